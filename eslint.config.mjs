@@ -1,0 +1,68 @@
+// Lint for the whole workspace. The module-boundary rule is what keeps the layering real:
+// each project's tags say what it may import (other projects by type) and which npm packages
+// it may import (one owner per I/O package: got only in fetch, pg only in db, …).
+import js from '@eslint/js';
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+const testOnly = ['vitest'];
+const allow = (...pkgs) => [...pkgs, ...testOnly];
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/.trawl/**', '**/.nx/**', '**/coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.mjs', '**/*.js'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-properties': ['error', {
+        object: 'process', property: 'env',
+        message: 'Only @trawl/config (and app entry points) read the environment; take a typed config slice instead.',
+      }],
+      '@nx/enforce-module-boundaries': ['error', {
+        enforceBuildableLibDependency: false,
+        allow: [],
+        depConstraints: [
+          // Layers: app → feature → adapter → platform → domain/contract.
+          { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
+          { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
+          { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
+          { sourceTag: 'type:contract', onlyDependOnLibsWithTags: ['type:contract'] },
+          { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
+          { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
+          // One owner per I/O package: each scope lists the npm packages it may import.
+          { sourceTag: 'scope:core', allowedExternalImports: allow() },
+          { sourceTag: 'scope:config', allowedExternalImports: allow('zod') },
+          { sourceTag: 'scope:url', allowedExternalImports: allow('tldts') },
+          { sourceTag: 'scope:recrawl', allowedExternalImports: allow() },
+          { sourceTag: 'scope:telemetry', allowedExternalImports: allow('pino', 'prom-client') },
+          { sourceTag: 'scope:redis', allowedExternalImports: allow('ioredis') },
+          { sourceTag: 'scope:seen', allowedExternalImports: allow('ioredis') },
+          { sourceTag: 'scope:frontier', allowedExternalImports: allow('ioredis') },
+          { sourceTag: 'scope:queue', allowedExternalImports: allow('bullmq', 'ioredis') },
+          { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup') },
+          { sourceTag: 'scope:parse', allowedExternalImports: allow('cheerio') },
+          { sourceTag: 'scope:store', allowedExternalImports: allow() },
+          { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
+          { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
+          { sourceTag: 'scope:crawl', allowedExternalImports: allow() },
+          { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
+          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander') },
+          { sourceTag: 'scope:worker', allowedExternalImports: allow() },
+          { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
+          { sourceTag: 'scope:dashboard', allowedExternalImports: allow() },
+        ],
+      }],
+    },
+  },
+  {
+    // Entry points and the config lib are the only readers of process.env.
+    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', 'vitest.config.ts', '**/bin/*.js'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+);

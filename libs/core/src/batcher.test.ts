@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from './batcher.js';
+
+describe('Batcher', () => {
+  it('groups items from many callers into one run and returns each caller its own results', async () => {
+    const runs: number[][] = [];
+    const batcher = new Batcher<number, number>({
+      maxItems: 100,
+      maxWaitMs: 5,
+      run: async (items) => {
+        runs.push(items);
+        return items.map((n) => n * 10);
+      },
+    });
+    const [a, b, c] = await Promise.all([batcher.add([1, 2]), batcher.add([3]), batcher.addOne(4)]);
+    expect(runs).toEqual([[1, 2, 3, 4]]);
+    expect(a).toEqual([10, 20]);
+    expect(b).toEqual([30]);
+    expect(c).toBe(40);
+  });
+
+  it('flushes at maxItems without waiting for the timer', async () => {
+    const runs: number[][] = [];
+    const batcher = new Batcher<number, void>({
+      maxItems: 2,
+      maxWaitMs: 60_000,
+      run: async (items) => {
+        runs.push(items);
+        return items.map(() => undefined);
+      },
+    });
+    await Promise.all([batcher.add([1]), batcher.add([2]), batcher.add([3, 4])]);
+    expect(runs).toEqual([[1, 2], [3, 4]]);
+  });
+
+  it('rejects every caller of a failed batch and keeps working afterwards', async () => {
+    let fail = true;
+    const batcher = new Batcher<number, number>({
+      maxItems: 10,
+      maxWaitMs: 1,
+      run: async (items) => {
+        if (fail) throw new Error('boom');
+        return items;
+      },
+    });
+    await expect(Promise.all([batcher.add([1]), batcher.add([2])])).rejects.toThrow('boom');
+    fail = false;
+    await expect(batcher.add([3])).resolves.toEqual([3]);
+  });
+
+  it('rejects a run that returns the wrong number of results', async () => {
+    const batcher = new Batcher<number, number>({ maxItems: 10, maxWaitMs: 1, run: async () => [1] });
+    await expect(batcher.add([1, 2])).rejects.toThrow(/1 results for 2 items/);
+  });
+
+  it('drain runs what is waiting and waits for running batches', async () => {
+    const done: number[] = [];
+    const batcher = new Batcher<number, void>({
+      maxItems: 100,
+      maxWaitMs: 60_000,
+      run: async (items) => {
+        await new Promise((r) => setTimeout(r, 10));
+        done.push(...items);
+        return items.map(() => undefined);
+      },
+    });
+    void batcher.add([1, 2]);
+    await batcher.drain();
+    expect(done).toEqual([1, 2]);
+    expect(batcher.size).toBe(0);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Collects items from many callers and hands them to one function in batches: a flush happens
+ * when `maxItems` are waiting or `maxWaitMs` after the first item arrived, whichever is first.
+ * Each caller's promise settles with its own items' results, so a job can await the durable
+ * write of exactly what it added. This is how per-page work becomes one round trip per batch.
+ */
+export interface BatcherOptions<T, R> {
+  maxItems: number;
+  maxWaitMs: number;
+  /** Must return one result per item, in order. */
+  run: (items: T[]) => Promise<R[]>;
+  /** How many flushes may run at once (default 1: batches are written in order). */
+  concurrency?: number;
+}
+
+interface Pending<T, R> {
+  items: T[];
+  resolve: (results: R[]) => void;
+  reject: (error: unknown) => void;
+}
+
+export class Batcher<T, R = void> {
+  private queue: Pending<T, R>[] = [];
+  private queuedItems = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: BatcherOptions<T, R>) {}
+
+  /** Adds items; resolves with their results once the batch holding them has run. */
+  add(items: T[]): Promise<R[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    return new Promise<R[]>((resolve, reject) => {
+      this.queue.push({ items, resolve, reject });
+      this.queuedItems += items.length;
+      if (this.queuedItems >= this.options.maxItems) this.flushSoon(0);
+      else this.flushSoon(this.options.maxWaitMs);
+    });
+  }
+
+  async addOne(item: T): Promise<R> {
+    const [result] = await this.add([item]);
+    return result as R;
+  }
+
+  /** Runs everything waiting now and resolves when no batch is running. */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0 || this.running > 0) {
+      if (this.queue.length > 0) this.flushNow();
+      if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    }
+  }
+
+  get size(): number {
+    return this.queuedItems;
+  }
+
+  private flushSoon(delayMs: number): void {
+    if (delayMs === 0) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      queueMicrotask(() => this.flushNow());
+      return;
+    }
+    if (!this.timer) this.timer = setTimeout(() => this.flushNow(), delayMs);
+  }
+
+  private flushNow(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const limit = this.options.concurrency ?? 1;
+    while (this.queue.length > 0 && this.running < limit) {
+      const batch: Pending<T, R>[] = [];
+      let count = 0;
+      while (this.queue.length > 0 && count < this.options.maxItems) {
+        const next = this.queue.shift() as Pending<T, R>;
+        batch.push(next);
+        count += next.items.length;
+      }
+      this.queuedItems -= count;
+      void this.runBatch(batch);
+    }
+  }
+
+  private async runBatch(batch: Pending<T, R>[]): Promise<void> {
+    this.running += 1;
+    const items = batch.flatMap((pending) => pending.items);
+    try {
+      const results = await this.options.run(items);
+      if (results.length !== items.length) {
+        throw new Error(`batch returned ${results.length} results for ${items.length} items`);
+      }
+      let offset = 0;
+      for (const pending of batch) {
+        pending.resolve(results.slice(offset, offset + pending.items.length));
+        offset += pending.items.length;
+      }
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+    } finally {
+      this.running -= 1;
+      if (this.queue.length > 0) this.flushSoon(this.queuedItems >= this.options.maxItems ? 0 : this.options.maxWaitMs);
+      if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Every error trawl raises has a stable code and says what should happen next. Exactly one
+ * function (in the crawl pipeline) turns the action into a queue action.
+ */
+export type ErrorAction =
+  /** Transient: try the same URL again later, through the host gate. */
+  | 'retry'
+  /** Not now: the host is busy or not yet due; run again at `retryAfterMs`. Not an attempt. */
+  | 'defer'
+  /** Permanent for this URL: record the reason, never retry (robots, scope, 404, type). */
+  | 'skip'
+  /** Give up on this URL: dead-letter it with the reason. */
+  | 'fail'
+  /** The process cannot go on (bad config, lost database): stop. */
+  | 'fatal';
+
+export const ErrorCode = {
+  ConfigInvalid: 'ERR_CONFIG_INVALID',
+  UrlInvalid: 'ERR_URL_INVALID',
+  UrlScheme: 'ERR_URL_SCHEME',
+  UrlTooLong: 'ERR_URL_TOO_LONG',
+  OutOfScope: 'ERR_OUT_OF_SCOPE',
+  MaxDepth: 'ERR_MAX_DEPTH',
+  HostBusy: 'ERR_HOST_BUSY',
+  HostNotDue: 'ERR_HOST_NOT_DUE',
+  LeaseStale: 'ERR_LEASE_STALE',
+  JobDataInvalid: 'ERR_JOB_DATA_INVALID',
+  FetchTimeout: 'ERR_FETCH_TIMEOUT',
+  FetchNetwork: 'ERR_FETCH_NETWORK',
+  HttpServerError: 'ERR_HTTP_5XX',
+  HttpClientError: 'ERR_HTTP_4XX',
+  HttpThrottled: 'ERR_HTTP_429',
+  TooManyRedirects: 'ERR_TOO_MANY_REDIRECTS',
+  ContentType: 'ERR_CONTENT_TYPE',
+  RobotsDisallowed: 'ERR_ROBOTS_DISALLOWED',
+  Parse: 'ERR_PARSE',
+  Store: 'ERR_STORE',
+  Database: 'ERR_DATABASE',
+  RedisScript: 'ERR_REDIS_SCRIPT',
+  EmbeddedStart: 'ERR_EMBEDDED_START',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export interface TrawlErrorOptions {
+  action: ErrorAction;
+  cause?: unknown;
+  /** For `defer` (and `retry` with a server-given Retry-After): when to try again, epoch ms. */
+  retryAt?: number;
+  /** Extra structured facts for logs and the dead-letter reason. */
+  details?: Record<string, unknown>;
+}
+
+export class TrawlError extends Error {
+  readonly code: ErrorCode;
+  readonly action: ErrorAction;
+  readonly retryAt: number | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: TrawlErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TrawlError';
+    this.code = code;
+    this.action = options.action;
+    this.retryAt = options.retryAt;
+    this.details = options.details;
+  }
+}
+
+export const isTrawlError = (error: unknown): error is TrawlError => error instanceof TrawlError;
+
+/** A short, single-line reason for logs and the dead-letter queue: `CODE: message`. */
+export function describeError(error: unknown): string {
+  if (isTrawlError(error)) return `${error.code}: ${error.message}`;
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}

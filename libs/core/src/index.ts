@@ -1,0 +1,11 @@
+export { type Clock, ManualClock, OffsetClock, systemClock } from './clock.js';
+export {
+  describeError,
+  type ErrorAction,
+  ErrorCode,
+  isTrawlError,
+  TrawlError,
+  type TrawlErrorOptions,
+} from './errors.js';
+export { Batcher, type BatcherOptions } from './batcher.js';
+export { jitter, sleep } from './time.js';
