@@ -1,1 +1,12 @@
-export {};
+export { isCidr } from './fields.js';
+export { ConfigError, listSettings, loadConfig, type LoadConfigOptions, type SettingInfo, settingsMarkdownTable } from './load.js';
+export {
+  type Config,
+  type ConfigInput,
+  configSchema,
+  type CrawlPolicyConfig,
+  type DispatchConfig,
+  type FetchConfig,
+  type SeenConfig,
+  type WorkerConfig,
+} from './schema.js';

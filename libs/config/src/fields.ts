@@ -1,0 +1,76 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/**
+ * Leaf schemas that accept either a typed value (config file, CLI flags) or the string an
+ * environment variable holds, and convert it strictly: "abc" is not a number, "0"/"false" are
+ * false, and an empty variable counts as unset.
+ */
+const fromString =
+  (convert: (s: string) => unknown) =>
+  (value: unknown): unknown =>
+    typeof value === 'string' ? convert(value.trim()) : value;
+
+export const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    fromString((s) => (/^-?\d+$/.test(s) ? Number(s) : s)),
+    z.number({ error: 'expected an integer' }).int('expected an integer').min(min).max(max),
+  );
+
+export const num = (min: number, max: number) =>
+  z.preprocess(
+    fromString((s) => (s !== '' && Number.isFinite(Number(s)) ? Number(s) : s)),
+    z.number({ error: 'expected a number' }).min(min).max(max),
+  );
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off']);
+export const bool = () =>
+  z.preprocess(
+    fromString((s) => (TRUE.has(s.toLowerCase()) ? true : FALSE.has(s.toLowerCase()) ? false : s)),
+    z.boolean({ error: 'expected true/false (1/0, yes/no, on/off)' }),
+  );
+
+export const str = () => z.string().trim().min(1);
+
+export const list = () =>
+  z.preprocess(
+    fromString((s) =>
+      s
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    ),
+    z.array(z.string().min(1)),
+  );
+
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.preprocess(fromString((s) => s.toLowerCase()), z.enum(values));
+
+export const url = (protocols: readonly string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    }, `expected a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`);
+
+/** "10.0.0.0/8", "127.0.0.0/8", "fd00::/8", or a bare address (a /32 or /128). */
+export function isCidr(value: string): boolean {
+  const [address, bits, extra] = value.split('/');
+  if (extra !== undefined || address === undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d+$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+export const cidrList = () =>
+  list().pipe(
+    z.array(z.string().refine(isCidr, 'expected CIDR ranges such as 127.0.0.0/8 or fd00::/8')),
+  );

@@ -1,0 +1,101 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isCidr } from './fields.js';
+import { ConfigError, listSettings, loadConfig } from './load.js';
+
+describe('loadConfig', () => {
+  it('works with no input at all: defaults for one machine', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.namespace).toBe('trawl');
+    expect(config.policy.minDelayMs).toBe(1000);
+    expect(config.policy.scope).toBe('domain');
+    expect(config.policy.maxDepth).toBeUndefined();
+    expect(config.worker.concurrency).toBe(32);
+    expect(config.fetch.allowNetworks).toEqual([]);
+    expect(config.redisUrl).toBeUndefined();
+    expect(Object.isFrozen(config.policy)).toBe(true);
+  });
+
+  it.each([
+    ['TRAWL_CONCURRENCY', '8', (c: ReturnType<typeof loadConfig>) => c.worker.concurrency, 8],
+    ['TRAWL_SORT_QUERY', '0', (c: ReturnType<typeof loadConfig>) => c.policy.sortQuery, false],
+    ['TRAWL_SORT_QUERY', 'false', (c: ReturnType<typeof loadConfig>) => c.policy.sortQuery, false],
+    ['TRAWL_SORT_QUERY', 'YES', (c: ReturnType<typeof loadConfig>) => c.policy.sortQuery, true],
+    ['TRAWL_SCOPE', 'Host', (c: ReturnType<typeof loadConfig>) => c.policy.scope, 'host'],
+    ['TRAWL_ALLOW_NETWORKS', '127.0.0.0/8, ::1/128', (c: ReturnType<typeof loadConfig>) => c.fetch.allowNetworks, ['127.0.0.0/8', '::1/128']],
+    ['TRAWL_SEEN_ERROR_RATE', '0.001', (c: ReturnType<typeof loadConfig>) => c.seen.errorRate, 0.001],
+    ['TRAWL_MAX_DEPTH', '0', (c: ReturnType<typeof loadConfig>) => c.policy.maxDepth, 0],
+    ['REDIS_URL', 'redis://10.0.0.1:6380/2', (c: ReturnType<typeof loadConfig>) => c.redisUrl, 'redis://10.0.0.1:6380/2'],
+    ['TRAWL_MIN_DELAY_MS', '', (c: ReturnType<typeof loadConfig>) => c.policy.minDelayMs, 1000],
+  ])('reads %s=%j', (name, value, pick, expected) => {
+    expect(pick(loadConfig({ env: { [name]: value } }))).toEqual(expected);
+  });
+
+  it('stops naming every bad field, with the variable and what was given', () => {
+    const attempt = () =>
+      loadConfig({
+        env: {
+          TRAWL_CONCURRENCY: 'lots',
+          TRAWL_SCOPE: 'planet',
+          TRAWL_SORT_QUERY: 'maybe',
+          TRAWL_ALLOW_NETWORKS: '127.0.0.0/8,not-a-net',
+          DATABASE_URL: 'mysql://x',
+          TRAWL_NAMESPACE: 'Bad-Name',
+          TRAWL_MIN_DELAY_MS: '-5',
+        },
+      });
+    expect(attempt).toThrow(ConfigError);
+    try {
+      attempt();
+    } catch (error) {
+      const problems = (error as ConfigError).problems.join('\n');
+      for (const name of ['TRAWL_CONCURRENCY', 'TRAWL_SCOPE', 'TRAWL_SORT_QUERY', 'TRAWL_ALLOW_NETWORKS', 'DATABASE_URL', 'TRAWL_NAMESPACE', 'TRAWL_MIN_DELAY_MS']) {
+        expect(problems).toContain(name);
+      }
+      expect(problems).toContain('"lots"');
+      expect((error as ConfigError).code).toBe('ERR_CONFIG_INVALID');
+    }
+  });
+
+  it('layers file < env < overrides', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-config-'));
+    const file = join(dir, 'trawl.json');
+    writeFileSync(file, JSON.stringify({ worker: { concurrency: 4, attempts: 2 }, policy: { minDelayMs: 50 } }));
+    const config = loadConfig({
+      env: { TRAWL_CONFIG_FILE: file, TRAWL_CONCURRENCY: '6' },
+      overrides: { policy: { minDelayMs: '75' } },
+    });
+    expect(config.worker.concurrency).toBe(6);
+    expect(config.worker.attempts).toBe(2);
+    expect(config.policy.minDelayMs).toBe(75);
+  });
+
+  it('reports an unreadable config file', () => {
+    expect(() => loadConfig({ env: { TRAWL_CONFIG_FILE: '/nonexistent/trawl.json' } })).toThrow(/TRAWL_CONFIG_FILE/);
+  });
+
+  it('declares each environment variable once', () => {
+    const names = listSettings().map((s) => s.env);
+    expect(new Set(names).size).toBe(names.length);
+    for (const s of listSettings()) expect(s.doc.length).toBeGreaterThan(10);
+  });
+});
+
+describe('isCidr', () => {
+  it.each([
+    ['127.0.0.0/8', true],
+    ['10.0.0.1', true],
+    ['fd00::/8', true],
+    ['::1/128', true],
+    ['10.0.0.0/33', false],
+    ['fd00::/129', false],
+    ['10.0.0/8', false],
+    ['example.com/8', false],
+    ['10.0.0.0/8/1', false],
+    ['10.0.0.0/x', false],
+  ])('%s → %s', (value, expected) => {
+    expect(isCidr(value)).toBe(expected);
+  });
+});

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { type Config, configSchema, type SettingMeta, settingsRegistry } from './schema.js';
+
+export interface SettingInfo extends SettingMeta {
+  /** Dotted path in the config object, e.g. "worker.concurrency". */
+  path: string;
+  /** The default as text, or '' when unset by default. */
+  defaultText: string;
+}
+
+/** Every setting in declaration order (for the README table, `trawl config`, and error messages). */
+export function listSettings(): SettingInfo[] {
+  const out: SettingInfo[] = [];
+  const walk = (schema: z.ZodObject, prefix: string[]): void => {
+    for (const [key, child] of Object.entries(schema.shape) as [string, z.ZodType][]) {
+      const path = [...prefix, key];
+      const meta = settingsRegistry.get(child);
+      if (meta) {
+        const parsed = child.safeParse(undefined);
+        const value = parsed.success ? parsed.data : undefined;
+        const defaultText = value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value);
+        out.push({ ...meta, path: path.join('.'), defaultText });
+      } else if (child instanceof z.ZodObject) {
+        walk(child, path);
+      }
+    }
+  };
+  walk(configSchema, []);
+  return out;
+}
+
+/** Invalid configuration: names every bad field with its environment variable. */
+export class ConfigError extends Error {
+  readonly code = 'ERR_CONFIG_INVALID';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadConfigOptions {
+  /** The environment (process.env in main.ts). */
+  env?: Record<string, string | undefined>;
+  /** Overrides from CLI flags, shaped like the config (strings are converted like env values). */
+  overrides?: DeepPartial<Record<string, unknown>>;
+  /** A JSON file shaped like the config; TRAWL_CONFIG_FILE in env names one too. */
+  file?: string;
+}
+type DeepPartial<T> = { [K in keyof T]?: unknown };
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function merge(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    const existing = target[key];
+    if (value && typeof value === 'object' && !Array.isArray(value) && existing && typeof existing === 'object' && !Array.isArray(existing)) {
+      merge(existing as Record<string, unknown>, value as Record<string, unknown>);
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+/**
+ * Resolves the configuration once: defaults < config file < environment < overrides (flags).
+ * Throws ConfigError naming every invalid field; the result is deeply frozen.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
+  const env = options.env ?? {};
+  const settings = listSettings();
+  const raw: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(configSchema.shape)) if (child instanceof z.ZodObject) raw[key] = {};
+  const problems: string[] = [];
+
+  const file = options.file ?? env.TRAWL_CONFIG_FILE;
+  if (file) {
+    try {
+      merge(raw, JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
+    } catch (error) {
+      problems.push(`TRAWL_CONFIG_FILE (${file}): ${(error as Error).message}`);
+    }
+  }
+  for (const setting of settings) {
+    const value = env[setting.env];
+    if (value !== undefined && value.trim() !== '') setPath(raw, setting.path.split('.'), value);
+  }
+  if (options.overrides) merge(raw, options.overrides as Record<string, unknown>);
+
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const byPath = new Map(settings.map((s) => [s.path, s]));
+    for (const issue of result.error.issues) {
+      const path = issue.path.filter((p) => typeof p === 'string' || typeof p === 'number').join('.');
+      const setting = byPath.get(path) ?? byPath.get(path.replace(/\.\d+$/, ''));
+      const given = setting ? env[setting.env] : undefined;
+      const where = setting ? `${setting.env} (${setting.path})` : path || 'config';
+      problems.push(`${where}: ${issue.message}${given !== undefined ? ` — got ${JSON.stringify(given)}` : ''}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(result.data as Config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The README table of settings (npm run docs:config writes it; a test checks it is current). */
+export function settingsMarkdownTable(): string {
+  const rows = listSettings().map(
+    (s) => `| \`${s.env}\` | ${s.defaultText === '' ? '(unset)' : `\`${s.defaultText}\``} | ${s.doc.replace(/\|/g, '\\|')} |`,
+  );
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+}

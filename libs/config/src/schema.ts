@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { bool, cidrList, int, list, num, oneOf, str, url } from './fields.js';
+
+/** Metadata of each setting: the environment variable that sets it and what it means. */
+export interface SettingMeta {
+  env: string;
+  doc: string;
+}
+export const settingsRegistry = z.registry<SettingMeta>();
+const set = <T extends z.ZodType>(schema: T, env: string, doc: string): T => {
+  settingsRegistry.add(schema, { env, doc });
+  return schema;
+};
+
+/**
+ * Every setting, declared once: schema, default, environment variable, and documentation. The
+ * README's configuration table is generated from this (npm run docs:config) and a test keeps
+ * the two in step.
+ */
+export const configSchema = z.object({
+  redisUrl: set(url(['redis:', 'rediss:']).optional(), 'REDIS_URL', 'Redis server. Unset: `trawl crawl` uses 127.0.0.1:6379 if it answers, else starts a private redis-server under `.trawl/`.'),
+  databaseUrl: set(url(['postgres:', 'postgresql:']).optional(), 'DATABASE_URL', 'PostgreSQL server. Unset: `trawl crawl` uses postgres@127.0.0.1:5432/trawl if it answers, else an embedded PGlite under `.trawl/`.'),
+  namespace: set(
+    z.string().trim().regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)').default('trawl'),
+    'TRAWL_NAMESPACE',
+    'Names one crawl: the Redis key prefix and the PostgreSQL schema. Processes with the same namespace share a crawl.',
+  ),
+  partitions: set(int(1, 1024).default(1), 'TRAWL_PARTITIONS', 'Frontier partitions (hosts are spread over them on a consistent-hash ring); each has its own fetch queue. Every process of a crawl must agree.'),
+
+  policy: z.object({
+    scope: set(oneOf(['host', 'domain', 'any']).default('domain'), 'TRAWL_SCOPE', 'Which discovered links are followed: the seeds\' hosts, their registrable domains, or any.'),
+    maxDepth: set(int(0).optional(), 'TRAWL_MAX_DEPTH', 'Links followed from a seed at most (seeds are depth 0). Unset: no limit.'),
+    maxPages: set(int(1).optional(), 'TRAWL_MAX_PAGES', 'Stop dispatching after this many URLs are done. Unset: no limit.'),
+    minDelayMs: set(int(0).default(1000), 'TRAWL_MIN_DELAY_MS', 'Per-host politeness delay: the next request to a host starts at least this long after the previous response ended.'),
+    maxUrlLength: set(int(16, 65_536).default(2048), 'TRAWL_MAX_URL_LENGTH', 'Longer canonical URLs are dropped.'),
+    maxUrlsPerHost: set(int(0).default(0), 'TRAWL_MAX_URLS_PER_HOST', 'URLs ever queued per host (0: no limit).'),
+    stripParams: set(list().optional(), 'TRAWL_STRIP_PARAMS', 'Query parameters removed during normalization (comma-separated, `utm_*` is a prefix). Unset: the built-in tracking and session list.'),
+    sortQuery: set(bool().default(true), 'TRAWL_SORT_QUERY', 'Sort query parameters by name during normalization.'),
+    maxLinksPerPage: set(int(1).default(5000), 'TRAWL_MAX_LINKS_PER_PAGE', 'Links taken from one page at most.'),
+  }),
+
+  worker: z.object({
+    concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
+    userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
+    attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
+    retryBaseMs: set(int(0).default(5000), 'TRAWL_RETRY_BASE_MS', 'First retry delay; doubles per attempt, with jitter.'),
+    retryMaxMs: set(int(0).default(600_000), 'TRAWL_RETRY_MAX_MS', 'Longest retry delay.'),
+    leaseMs: set(int(1000).default(300_000), 'TRAWL_LEASE_MS', 'How long a dispatched URL may stay out before it is returned to the frontier (covers dead workers and dispatchers).'),
+    stalledMs: set(int(1000).default(30_000), 'TRAWL_STALLED_MS', 'BullMQ job lock duration: a job whose worker stops renewing it for this long is handed to another worker.'),
+    drainTimeoutMs: set(int(0).default(30_000), 'TRAWL_DRAIN_TIMEOUT_MS', 'On SIGTERM, how long in-flight jobs may take to finish before the process exits anyway (their leases return them).'),
+    contentDir: set(str().default('.trawl/content'), 'TRAWL_CONTENT_DIR', 'Where page bodies are stored (content-addressed, gzip).'),
+  }),
+
+  fetch: z.object({
+    connectTimeoutMs: set(int(1).default(10_000), 'TRAWL_CONNECT_TIMEOUT_MS', 'DNS lookup plus TCP/TLS connect.'),
+    firstByteTimeoutMs: set(int(1).default(20_000), 'TRAWL_FIRST_BYTE_TIMEOUT_MS', 'From request sent to response headers.'),
+    idleTimeoutMs: set(int(1).default(20_000), 'TRAWL_IDLE_TIMEOUT_MS', 'Longest silence on the socket while reading.'),
+    deadlineMs: set(int(1).default(60_000), 'TRAWL_FETCH_DEADLINE_MS', 'Total time one fetch may take, whatever the server does.'),
+    maxBodyBytes: set(int(1024).default(10 * 1024 * 1024), 'TRAWL_MAX_BODY_BYTES', 'Body cap (decoded bytes); longer bodies are truncated, kept and parsed.'),
+    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+  }),
+
+  dispatch: z.object({
+    window: set(int(1, 100_000).default(64), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
+    bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
+  }),
+
+  seen: z.object({
+    backend: set(oneOf(['auto', 'redisbloom', 'lua']).default('auto'), 'TRAWL_SEEN_BACKEND', 'Bloom filter backend: RedisBloom (BF.*) if the server has it, else a Lua bitmap filter.'),
+    capacity: set(int(1000).default(10_000_000), 'TRAWL_SEEN_CAPACITY', 'Expected distinct URLs before the filter adds a layer.'),
+    errorRate: set(num(0.000001, 0.5).default(0.01), 'TRAWL_SEEN_ERROR_RATE', 'Bloom false-positive target (false positives are confirmed in PostgreSQL, never dropped).'),
+    shards: set(int(1, 256).default(1), 'TRAWL_SEEN_SHARDS', 'Independent filters (Redis Cluster slots) the seen-set is split over.'),
+  }),
+
+  log: z.object({
+    level: set(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'TRAWL_LOG_LEVEL', 'Log level (JSON lines on stderr).'),
+  }),
+});
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+export type CrawlPolicyConfig = Config['policy'];
+export type WorkerConfig = Config['worker'];
+export type FetchConfig = Config['fetch'];
+export type DispatchConfig = Config['dispatch'];
+export type SeenConfig = Config['seen'];
