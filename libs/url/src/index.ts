@@ -1,1 +1,11 @@
-export {};
+export {
+  DEFAULT_NORMALIZE_OPTIONS,
+  type NormalizeErrorCode,
+  type NormalizeOptions,
+  type NormalizeResult,
+  normalizeUrl,
+} from './normalize.js';
+export { DEFAULT_STRIP_PARAMS } from './strip.js';
+export { fingerprint, fingerprintHex } from './fingerprint.js';
+export { hostOf, registrableDomain } from './host.js';
+export { inScope, type Scope, type ScopeMode, scopeFromSeeds } from './scope.js';
