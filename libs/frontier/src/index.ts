@@ -1,1 +1,14 @@
-export {};
+export { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
+export {
+  type ClaimResult,
+  Frontier,
+  type FrontierOptions,
+  type FrontierStats,
+  type GateDecision,
+  type GateTicket,
+  type Lease,
+  type PartitionStats,
+  type PushItem,
+} from './frontier.js';
+export { type FrontierKeys, frontierKeys } from './keys.js';
+export { HashRing, murmur3 } from './ring.js';

@@ -1,0 +1,51 @@
+--[[
+  acquireHost (v1): the host gate, run by a worker immediately before a fetch. Whatever way a job
+  arrived (dispatch, retry, dead-letter re-run, manual job), the fetch happens only if this lease
+  holds the host, no other attempt is fetching from it, and the host's due time has passed.
+
+  KEYS[1] ready  KEYS[2] leases  KEYS[3] leaseData  KEYS[4] tombstones  KEYS[5] stats
+  ARGV[1] key base   ARGV[2] host   ARGV[3] lease id   ARGV[4] attempt token (unique per try)
+  ARGV[5] now (ms)   ARGV[6] lease ms   ARGV[7] fetch hold ms (how long the token is held at most)
+  ARGV[8] band       ARGV[9] entry (to adopt a job that has no lease)   ARGV[10] busy retry ms
+  Returns { code, atMs }
+    1 OK      fetch now; the token is held until now + fetch hold ms or release
+    2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
+    3 BUSY    another live lease or attempt holds the host; run again at atMs
+    4 STALE   this lease expired and its URL went back to the queue; drop the job
+]]
+local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local now = tonumber(ARGV[5])
+local leaseMs = tonumber(ARGV[6])
+local holdMs = tonumber(ARGV[7])
+local busyRetryMs = tonumber(ARGV[10])
+local hostKey = base .. 'h:' .. host
+
+if not redis.call('ZSCORE', KEYS[2], id) then
+  if redis.call('ZSCORE', KEYS[4], id) then return { 4, 0 } end
+  -- No lease and no tombstone: a job re-run from the dead-letter queue or added by hand.
+  -- Adopt it so that a dead worker running it still gives the URL back.
+  redis.call('HSET', KEYS[3], id, host .. '\n' .. ARGV[8] .. '\n' .. ARGV[9])
+  redis.call('ZADD', KEYS[2], now + leaseMs, id)
+end
+
+local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')
+local claim, due, tok, tokUntil = state[1], tonumber(state[2] or '0'), state[3], tonumber(state[4] or '0')
+
+if tok and tok ~= token and tokUntil > now then
+  return { 3, math.max(tokUntil, due, now + busyRetryMs) }
+end
+if claim and claim ~= id and redis.call('ZSCORE', KEYS[2], claim) then
+  return { 3, math.max(due, now) + busyRetryMs }
+end
+
+-- This lease holds the host from here on (it may have been dispatched, or adopted, or the
+-- previous holder's lease is gone).
+redis.call('HSET', hostKey, 'claim', id)
+redis.call('ZREM', KEYS[1], host)
+if due > now then
+  redis.call('ZADD', KEYS[2], due + leaseMs, id)
+  return { 2, due }
+end
+redis.call('HSET', hostKey, 'tok', token, 'tokUntil', now + holdMs)
+redis.call('ZADD', KEYS[2], now + leaseMs, id)
+return { 1, 0 }

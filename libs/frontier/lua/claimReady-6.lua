@@ -1,0 +1,62 @@
+--[[
+  claimReady (v1): the dispatcher's step. First returns the URLs of expired leases (dead
+  workers) to the front of their queues, then leases the next URL of each host that is due,
+  highest band first, up to a limit. A leased host leaves the ready heap until it is released,
+  so no second URL of it is dispatched while one is out.
+
+  KEYS[1] ready       ZSET host -> due ms
+  KEYS[2] leases      ZSET lease id -> expiry ms
+  KEYS[3] leaseData   HASH lease id -> "host\nband\nentry"
+  KEYS[4] tombstones  ZSET lease id -> when it expired (kept one day)
+  KEYS[5] stats       HASH queued, done
+  KEYS[6] seq         STRING lease id counter
+  ARGV[1] key base    ARGV[2] now (ms)    ARGV[3] max hosts to claim (0: only expire)
+  ARGV[4] lease ms    ARGV[5] bands       ARGV[6] lease id prefix ("p0")
+  ARGV[7] max leases to expire in this call
+  Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, id, host, ... }
+]]
+--- @include "requeueLease"
+local base = ARGV[1]
+local now = tonumber(ARGV[2])
+local max = tonumber(ARGV[3])
+local leaseMs = tonumber(ARGV[4])
+local bands = tonumber(ARGV[5])
+local keys = { ready = KEYS[1], leases = KEYS[2], leaseData = KEYS[3], tombstones = KEYS[4], stats = KEYS[5] }
+
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[7]))
+for _, id in ipairs(expired) do requeueLease(base, keys, id, now) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
+
+local out = { -1, #expired }
+if max > 0 then
+  local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, max)
+  local claimed = 0
+  for _, host in ipairs(hosts) do
+    redis.call('ZREM', KEYS[1], host)
+    local hostKey = base .. 'h:' .. host
+    local entry, band = false, 0
+    for b = bands - 1, 0, -1 do
+      entry = redis.call('LPOP', base .. 'q:' .. host .. ':' .. b)
+      if entry then band = b; break end
+    end
+    if entry then
+      redis.call('HINCRBY', hostKey, 'n', -1)
+      local id = ARGV[6] .. '-' .. redis.call('INCR', KEYS[6])
+      redis.call('HSET', hostKey, 'claim', id)
+      redis.call('ZADD', KEYS[2], now + leaseMs, id)
+      redis.call('HSET', KEYS[3], id, host .. '\n' .. band .. '\n' .. entry)
+      claimed = claimed + 1
+      out[#out + 1] = id
+      out[#out + 1] = host
+      out[#out + 1] = band
+      out[#out + 1] = entry
+    else
+      -- A ready host with nothing queued: repair the count rather than fail.
+      redis.call('HSET', hostKey, 'n', 0)
+    end
+  end
+  if claimed > 0 then redis.call('HINCRBY', KEYS[5], 'queued', -claimed) end
+end
+local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if head[2] then out[1] = tonumber(head[2]) end
+return out

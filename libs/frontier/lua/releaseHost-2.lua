@@ -1,0 +1,29 @@
+--[[
+  releaseHost (v1): a fetch from the host has ended (response read, or failed). Moves the host's
+  due time forward to nextDue (never backward), frees it for the next URL, and optionally keeps
+  the lease alive until leaseUntil (a retry waits in the queue that long).
+
+  KEYS[1] ready  KEYS[2] leases
+  ARGV[1] key base  ARGV[2] host  ARGV[3] lease id  ARGV[4] attempt token  ARGV[5] now (ms)
+  ARGV[6] nextDue (ms)  ARGV[7] leaseUntil (ms, 0 = leave the lease as it is)
+  Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
+  a fetch did happen).
+]]
+--- @include "hostReady"
+local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local now = tonumber(ARGV[5])
+local nextDue = tonumber(ARGV[6])
+local leaseUntil = tonumber(ARGV[7])
+local hostKey = base .. 'h:' .. host
+
+local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok')
+if state[3] == token then redis.call('HDEL', hostKey, 'tok', 'tokUntil') end
+local due = math.max(tonumber(state[2] or '0'), nextDue)
+redis.call('HSET', hostKey, 'due', due)
+if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', leaseUntil, id) end
+if state[1] == id then
+  redis.call('HDEL', hostKey, 'claim')
+  hostReady(base, KEYS[1], host, now)
+  return 1
+end
+return 0

@@ -1,0 +1,254 @@
+import { ManualClock } from '@trawl/core';
+import { testRedis, type TestRedis } from '@trawl/redis/testing';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { decodeEntry, encodeEntry } from './entry.js';
+import { Frontier, type FrontierOptions, type Lease, type PushItem } from './frontier.js';
+
+let clock: ManualClock;
+let run = 0;
+
+function makeFrontier(overrides: Partial<FrontierOptions> = {}): Frontier {
+  return new Frontier(t.redis, {
+    prefix: `${t.prefix}:${run}`,
+    partitions: 1,
+    bands: 4,
+    leaseMs: 60_000,
+    fetchHoldMs: 30_000,
+    busyRetryMs: 500,
+    maxUrlsPerHost: 0,
+    clock,
+    ...overrides,
+  });
+}
+
+const item = (host: string, path: string, priority = 0.5, depth = 1): PushItem => ({
+  host,
+  url: `http://${host}${path}`,
+  depth,
+  hops: 0,
+  flags: 0,
+  priority,
+});
+
+const ticket = (lease: Lease, token = 'tok-1') => ({
+  partition: lease.partition,
+  host: lease.host,
+  leaseId: lease.id,
+  token,
+  band: lease.band,
+  entry: lease,
+});
+
+const t: TestRedis = testRedis('frontier');
+afterAll(() => t.cleanup());
+beforeEach(() => {
+  run += 1;
+  clock = new ManualClock(1_000_000);
+});
+
+describe('entries', () => {
+  it('round-trips and keeps URLs whole', () => {
+    const e = { url: 'http://a.example/x?y=1', depth: 3, hops: 2, flags: 5 };
+    expect(decodeEntry(encodeEntry(e))).toEqual(e);
+    expect(() => decodeEntry('garbage')).toThrow(/malformed/);
+  });
+});
+
+describe('Frontier push and claim', () => {
+  it('claims at most one URL per host, highest band first, then in discovery order', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1', 0.1), item('a', '/2', 0.9), item('a', '/3', 0.9), item('b', '/1')]);
+    const first = await f.claim(0, 10);
+    expect(first.leases.map((l) => l.url).sort()).toEqual(['http://a/2', 'http://b/1']);
+    // a is leased: nothing more from it until it is released.
+    expect((await f.claim(0, 10)).leases).toEqual([]);
+    const leaseA = first.leases.find((l) => l.host === 'a') as Lease;
+    expect(await f.acquire(ticket(leaseA))).toEqual({ kind: 'ok' });
+    await f.release(ticket(leaseA), clock.now() + 1000);
+    expect((await f.claim(0, 10)).leases).toEqual([]); // not due yet
+    clock.advance(1000);
+    const next = await f.claim(0, 10);
+    expect(next.leases.map((l) => l.url)).toEqual(['http://a/3']);
+  });
+
+  it('reports the next due time so the dispatcher can sleep exactly', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now() + 2500);
+    const claim = await f.claim(0, 5);
+    expect(claim.leases).toEqual([]);
+    expect(claim.nextDueAt).toBe(clock.now() + 2500);
+  });
+
+  it('keeps depth, hops and flags through the queue', async () => {
+    const f = makeFrontier();
+    await f.push([{ host: 'h', url: 'http://h/x', depth: 7, hops: 2, flags: 4, priority: 1 }]);
+    const [lease] = (await f.claim(0, 1)).leases;
+    expect(lease).toMatchObject({ url: 'http://h/x', depth: 7, hops: 2, flags: 4, band: 3, host: 'h' });
+  });
+
+  it('refuses URLs over the per-host budget', async () => {
+    const f = makeFrontier({ maxUrlsPerHost: 2 });
+    expect(await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3'), item('b', '/1')])).toEqual({ pushed: 3, refused: 1 });
+    expect((await f.stats()).queued).toBe(3);
+  });
+
+  it('splits hosts across partitions by the ring, and each partition serves its own hosts', async () => {
+    const f = makeFrontier({ partitions: 4 });
+    const hosts = Array.from({ length: 40 }, (_, i) => `host${i}.example`);
+    await f.push(hosts.map((h) => item(h, '/')));
+    const claimed: string[] = [];
+    for (let p = 0; p < 4; p += 1) {
+      const { leases } = await f.claim(p, 100);
+      for (const l of leases) expect(f.partitionOf(l.host)).toBe(p);
+      claimed.push(...leases.map((l) => l.host));
+    }
+    expect(claimed.sort()).toEqual([...hosts].sort());
+    const stats = await f.stats();
+    expect(stats.partitions.filter((p) => p.leased > 0).length).toBeGreaterThan(1);
+    expect(stats.leased).toBe(40);
+  });
+});
+
+describe('the host gate', () => {
+  it('lets a dispatched lease fetch, and holds its token against a second attempt', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(lease, 'try-1'))).toEqual({ kind: 'ok' });
+    // The same lease redelivered (a stalled job) while the first attempt still fetches.
+    const second = await f.acquire(ticket(lease, 'try-2'));
+    expect(second.kind).toBe('busy');
+    await f.release(ticket(lease, 'try-1'), clock.now() + 100);
+    clock.advance(100);
+    expect(await f.acquire(ticket(lease, 'try-2'))).toEqual({ kind: 'ok' });
+  });
+
+  it('delays a job whose host is not yet due, and holds the host for it', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [l1] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(l1));
+    await f.release(ticket(l1), clock.now() + 5000);
+    // A manual job for a/2 arrives before a's due time: adopted, then told to wait.
+    const manual = { partition: 0, host: 'a', leaseId: 'manual-1', token: 'm1', band: 2, entry: { url: 'http://a/9', depth: 0, hops: 0, flags: 0 } };
+    expect(await f.acquire(manual)).toEqual({ kind: 'not-due', at: clock.now() + 5000 });
+    clock.advance(5000);
+    // The manual job holds the host, so the dispatcher cannot hand out a/2 concurrently.
+    expect((await f.claim(0, 10)).leases).toEqual([]);
+    expect(await f.acquire(manual)).toEqual({ kind: 'ok' });
+    await f.release(manual, clock.now() + 1000);
+    clock.advance(1000);
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
+  });
+
+  it('tells a job the host is busy while another live lease holds it', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    const other = { partition: 0, host: 'a', leaseId: 'manual-2', token: 'x', band: 1, entry: { url: 'http://a/z', depth: 0, hops: 0, flags: 0 } };
+    const decision = await f.acquire(other);
+    expect(decision).toEqual({ kind: 'busy', at: clock.now() + 500 });
+    expect(await f.acquire(ticket(lease))).toEqual({ kind: 'ok' });
+  });
+
+  it('never moves a due time backwards', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now() + 9000);
+    await f.release(ticket(lease), clock.now() + 10);
+    expect((await f.hostState('a')).due).toBe(clock.now() + 9000);
+  });
+});
+
+describe('leases', () => {
+  it('returns an expired lease to the front of its queue and makes the old job stale', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(lease))).toEqual({ kind: 'ok' });
+    clock.advance(10_001); // the worker died: no release, no ack
+    const again = await f.claim(0, 10);
+    expect(again.expired).toBe(1);
+    expect(again.leases.map((l) => l.url)).toEqual(['http://a/1']);
+    expect(again.leases[0]?.id).not.toBe(lease.id);
+    // The dead worker's job, redelivered late, must not fetch: the URL went back to the queue.
+    expect(await f.acquire(ticket(lease, 'late'))).toEqual({ kind: 'stale' });
+    expect(await f.ack(0, [lease.id])).toBe(0);
+  });
+
+  it('a redelivered job with a live lease waits for the dead attempt’s token to lapse', async () => {
+    const f = makeFrontier({ fetchHoldMs: 3000 });
+    await f.push([item('a', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(lease, 'dead-worker'))).toEqual({ kind: 'ok' });
+    const retry = await f.acquire(ticket(lease, 'new-worker'));
+    expect(retry).toEqual({ kind: 'busy', at: clock.now() + 3000 });
+    clock.advance(3000);
+    expect(await f.acquire(ticket(lease, 'new-worker'))).toEqual({ kind: 'ok' });
+  });
+
+  it('keeps a lease alive through a retry delay, and counts acks once', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now() + 1000, clock.now() + 60_000);
+    clock.advance(30_000);
+    expect((await f.claim(0, 10)).expired).toBe(0);
+    expect(await f.ack(0, [lease.id, lease.id])).toBe(1);
+    const stats = await f.stats();
+    expect(stats).toMatchObject({ queued: 0, leased: 0, done: 1 });
+  });
+
+  it('adopts a job that has no lease (a dead-letter re-run) and returns it if that worker dies', async () => {
+    const f = makeFrontier({ leaseMs: 5000 });
+    const manual = { partition: 0, host: 'b', leaseId: 'p0-dlq-7', token: 't', band: 2, entry: { url: 'http://b/x', depth: 2, hops: 0, flags: 0 } };
+    expect(await f.acquire(manual)).toEqual({ kind: 'ok' });
+    expect((await f.stats()).leased).toBe(1);
+    clock.advance(5001);
+    const claim = await f.claim(0, 10);
+    expect(claim.expired).toBe(1);
+    expect(claim.leases.map((l) => [l.url, l.depth])).toEqual([['http://b/x', 2]]);
+  });
+});
+
+describe('concurrency', () => {
+  it('many claimers on separate connections never lease one host twice at once', async () => {
+    const f = makeFrontier();
+    const hosts = Array.from({ length: 50 }, (_, i) => `h${i}`);
+    await f.push(hosts.flatMap((h) => [item(h, '/1'), item(h, '/2'), item(h, '/3')]));
+    const claimers = Array.from({ length: 6 }, (_, i) => {
+      const conn = t.redis.duplicate();
+      return { conn, frontier: new Frontier(conn, { ...f.options }), i };
+    });
+    const holding = new Set<string>();
+    const fetched: string[] = [];
+    let violations = 0;
+    await Promise.all(
+      claimers.map(async ({ frontier }) => {
+        for (let round = 0; round < 60 && fetched.length < 150; round += 1) {
+          const { leases } = await frontier.claim(0, 5);
+          for (const lease of leases) {
+            if (holding.has(lease.host)) violations += 1;
+            holding.add(lease.host);
+            expect((await frontier.acquire(ticket(lease, `${lease.id}`))).kind).toBe('ok');
+            fetched.push(lease.url);
+            holding.delete(lease.host);
+            await frontier.release(ticket(lease, `${lease.id}`), clock.now());
+            await frontier.ack(0, [lease.id]);
+          }
+        }
+      }),
+    );
+    for (const c of claimers) c.conn.disconnect();
+    expect(violations).toBe(0);
+    expect(new Set(fetched).size).toBe(150);
+    expect(fetched.length).toBe(150);
+    expect(await f.stats()).toMatchObject({ queued: 0, leased: 0, done: 150 });
+  });
+});

@@ -1,0 +1,279 @@
+import type { Clock } from '@trawl/core';
+import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
+import { decodeEntry, encodeEntry, type FrontierUrl } from './entry.js';
+import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
+import { HashRing } from './ring.js';
+
+const SCRIPTS = loadScripts(import.meta.url, '../lua', [
+  'pushUrls-2',
+  'claimReady-6',
+  'acquireHost-5',
+  'releaseHost-2',
+  'ackLeases-3',
+]);
+const SCRIPT_VERSION = 'frontier1';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases';
+
+/** Largest number of URLs sent to one script call; bigger pushes are split. */
+const PUSH_CHUNK = 1000;
+
+export interface FrontierOptions {
+  /** Key namespace, e.g. "trawl" or a test's own prefix. */
+  prefix: string;
+  partitions: number;
+  /** Priority bands per host (Mercator's front queues); higher bands are served first. */
+  bands: number;
+  /** How long a claimed URL may stay out before it is returned to its queue. */
+  leaseMs: number;
+  /** How long one fetch attempt may hold a host's token at most (the fetch deadline plus margin). */
+  fetchHoldMs: number;
+  /** When a job finds its host busy, how much later than the host's due time it tries again. */
+  busyRetryMs: number;
+  /** URLs ever queued per host; 0 for no limit. */
+  maxUrlsPerHost: number;
+  clock: Clock;
+}
+
+export interface PushItem extends FrontierUrl {
+  host: string;
+  /** 0..1; mapped onto the bands. */
+  priority: number;
+}
+
+export interface Lease extends FrontierUrl {
+  id: string;
+  partition: number;
+  host: string;
+  band: number;
+}
+
+/** What a job needs to pass the gate; a job without a live lease is adopted with this data. */
+export interface GateTicket {
+  partition: number;
+  host: string;
+  leaseId: string;
+  /** Unique per attempt (BullMQ's job lock token): two attempts of one lease never fetch together. */
+  token: string;
+  band: number;
+  entry: FrontierUrl;
+}
+
+export type GateDecision =
+  | { kind: 'ok' }
+  | { kind: 'not-due'; at: number }
+  | { kind: 'busy'; at: number }
+  | { kind: 'stale' };
+
+export interface ClaimResult {
+  leases: Lease[];
+  /** Due time of the earliest waiting host, or null when no host waits. */
+  nextDueAt: number | null;
+  /** Leases of dead workers returned to their queues by this call. */
+  expired: number;
+}
+
+export interface PartitionStats {
+  partition: number;
+  /** URLs waiting in back queues. */
+  queued: number;
+  /** URLs leased out (dispatched, being fetched, or waiting for a retry). */
+  leased: number;
+  /** Hosts with queued URLs that no lease holds. */
+  hostsWaiting: number;
+  /** Of those, hosts whose due time has passed. */
+  hostsReady: number;
+  /** Leases acknowledged since the namespace was created. */
+  done: number;
+}
+
+export interface FrontierStats extends Omit<PartitionStats, 'partition'> {
+  partitions: PartitionStats[];
+}
+
+export class Frontier {
+  private readonly scripts: Record<ScriptName, ScriptCaller>;
+  private readonly ring: HashRing<number>;
+  private readonly keys: FrontierKeys[];
+
+  constructor(
+    private readonly redis: Redis,
+    readonly options: FrontierOptions,
+  ) {
+    if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error('partitions must be a positive integer');
+    if (!Number.isInteger(options.bands) || options.bands < 1) throw new Error('bands must be a positive integer');
+    this.scripts = bindScripts<ScriptName>(redis, SCRIPT_VERSION, SCRIPTS);
+    this.ring = new HashRing(Array.from({ length: options.partitions }, (_, p) => p));
+    this.keys = Array.from({ length: options.partitions }, (_, p) => frontierKeys(options.prefix, p));
+  }
+
+  get partitions(): number {
+    return this.options.partitions;
+  }
+
+  partitionOf(host: string): number {
+    return this.options.partitions === 1 ? 0 : this.ring.owner(host);
+  }
+
+  bandOf(priority: number): number {
+    const clamped = Math.min(1, Math.max(0, Number.isFinite(priority) ? priority : 0));
+    return Math.min(this.options.bands - 1, Math.floor(clamped * this.options.bands));
+  }
+
+  keysOf(partition: number): FrontierKeys {
+    const keys = this.keys[partition];
+    if (!keys) throw new Error(`no partition ${partition} (have ${this.options.partitions})`);
+    return keys;
+  }
+
+  /**
+   * Appends URLs (already deduplicated by the seen-set) to their hosts' back queues. A host that
+   * has ever been given `maxUrlsPerHost` URLs refuses more (default: the frontier's option).
+   */
+  async push(items: readonly PushItem[], maxUrlsPerHost = this.options.maxUrlsPerHost): Promise<{ pushed: number; refused: number }> {
+    const byPartition = new Map<number, PushItem[]>();
+    for (const item of items) {
+      const partition = this.partitionOf(item.host);
+      let list = byPartition.get(partition);
+      if (!list) byPartition.set(partition, (list = []));
+      list.push(item);
+    }
+    const now = this.options.clock.now();
+    const calls: Promise<unknown>[] = [];
+    for (const [partition, list] of byPartition) {
+      const keys = this.keysOf(partition);
+      for (let i = 0; i < list.length; i += PUSH_CHUNK) {
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost];
+        for (const item of list.slice(i, i + PUSH_CHUNK)) {
+          args.push(item.host, this.bandOf(item.priority), encodeEntry(item));
+        }
+        calls.push(this.scripts.pushUrls([keys.ready, keys.stats], args));
+      }
+    }
+    const results = (await Promise.all(calls)) as [number, number][];
+    return results.reduce(
+      (sum, [pushed, refused]) => ({ pushed: sum.pushed + pushed, refused: sum.refused + refused }),
+      { pushed: 0, refused: 0 },
+    );
+  }
+
+  /** Leases the next URL of up to `max` due hosts of one partition; also expires dead leases. */
+  async claim(partition: number, max: number, expireLimit = 200): Promise<ClaimResult> {
+    const keys = this.keysOf(partition);
+    const raw = (await this.scripts.claimReady(
+      [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats, keys.seq],
+      [keys.base, this.options.clock.now(), Math.max(0, Math.floor(max)), this.options.leaseMs, this.options.bands, `p${partition}`, expireLimit],
+    )) as (string | number)[];
+    const leases: Lease[] = [];
+    for (let i = 2; i + 4 <= raw.length; i += 4) {
+      const entry = decodeEntry(String(raw[i + 3]));
+      leases.push({ ...entry, id: String(raw[i]), host: String(raw[i + 1]), band: Number(raw[i + 2]), partition });
+    }
+    const nextDue = Number(raw[0]);
+    return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
+  }
+
+  /** The host gate: may this attempt fetch from the host now? */
+  async acquire(ticket: GateTicket): Promise<GateDecision> {
+    const keys = this.keysOf(ticket.partition);
+    const [code, at] = (await this.scripts.acquireHost(
+      [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats],
+      [
+        keys.base,
+        ticket.host,
+        ticket.leaseId,
+        ticket.token,
+        this.options.clock.now(),
+        this.options.leaseMs,
+        this.options.fetchHoldMs,
+        ticket.band,
+        encodeEntry(ticket.entry),
+        this.options.busyRetryMs,
+      ],
+    )) as [number, number];
+    switch (code) {
+      case 1:
+        return { kind: 'ok' };
+      case 2:
+        return { kind: 'not-due', at: Number(at) };
+      case 3:
+        return { kind: 'busy', at: Number(at) };
+      case 4:
+        return { kind: 'stale' };
+      default:
+        throw new Error(`acquireHost returned unknown code ${code}`);
+    }
+  }
+
+  /**
+   * A fetch from the host has ended: the host may be fetched again from `nextDueAt`. With
+   * `leaseUntil`, the lease is kept alive that long (a retry waits in the queue).
+   */
+  async release(
+    ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>,
+    nextDueAt: number,
+    leaseUntil = 0,
+  ): Promise<boolean> {
+    const keys = this.keysOf(ticket.partition);
+    const held = await this.scripts.releaseHost(
+      [keys.ready, keys.leases],
+      [keys.base, ticket.host, ticket.leaseId, ticket.token, this.options.clock.now(), Math.ceil(nextDueAt), Math.ceil(leaseUntil)],
+    );
+    return Number(held) === 1;
+  }
+
+  /** The URLs of these leases are finished. Returns how many leases were still live. */
+  async ack(partition: number, leaseIds: readonly string[]): Promise<number> {
+    if (leaseIds.length === 0) return 0;
+    const keys = this.keysOf(partition);
+    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats], [...leaseIds]));
+  }
+
+  async stats(): Promise<FrontierStats> {
+    const now = this.options.clock.now();
+    const pipeline = this.redis.pipeline();
+    for (const keys of this.keys) {
+      pipeline.hmget(keys.stats, 'queued', 'done');
+      pipeline.zcard(keys.leases);
+      pipeline.zcard(keys.ready);
+      pipeline.zcount(keys.ready, '-inf', now);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const partitions: PartitionStats[] = this.keys.map((_, p) => {
+      const [counters, leased, waiting, ready] = replies.slice(p * 4, p * 4 + 4).map(([error, value]) => {
+        if (error) throw error;
+        return value;
+      });
+      const [queued, done] = counters as (string | null)[];
+      return {
+        partition: p,
+        queued: Number(queued ?? 0),
+        done: Number(done ?? 0),
+        leased: Number(leased),
+        hostsWaiting: Number(waiting),
+        hostsReady: Number(ready),
+      };
+    });
+    const sum = (field: keyof Omit<PartitionStats, 'partition'>): number => partitions.reduce((s, p) => s + p[field], 0);
+    return {
+      queued: sum('queued'),
+      leased: sum('leased'),
+      hostsWaiting: sum('hostsWaiting'),
+      hostsReady: sum('hostsReady'),
+      done: sum('done'),
+      partitions,
+    };
+  }
+
+  /** A host's politeness state (for operators and tests). */
+  async hostState(host: string): Promise<{ due: number; claim: string | null; fetching: boolean; queued: number; total: number }> {
+    const keys = this.keysOf(this.partitionOf(host));
+    const state = await this.redis.hgetall(hostKey(keys, host));
+    return {
+      due: Number(state.due ?? 0),
+      claim: state.claim ?? null,
+      fetching: state.tok !== undefined && Number(state.tokUntil ?? 0) > this.options.clock.now(),
+      queued: Number(state.n ?? 0),
+      total: Number(state.total ?? 0),
+    };
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Every frontier key of a partition carries the same Redis Cluster hash tag `{p<n>}`, so a
+ * partition lives in one slot and each Lua script touches one slot. Per-host keys are built
+ * inside the scripts from `base`:
+ *   <base>h:<host>          HASH  due, claim, tok, tokUntil, n (queued), total (ever queued)
+ *   <base>q:<host>:<band>   LIST  back queue entries of one priority band
+ */
+export interface FrontierKeys {
+  base: string;
+  ready: string;
+  leases: string;
+  leaseData: string;
+  tombstones: string;
+  stats: string;
+  seq: string;
+}
+
+export function frontierKeys(prefix: string, partition: number): FrontierKeys {
+  const base = `${prefix}:{p${partition}}:`;
+  return {
+    base,
+    ready: `${base}ready`,
+    leases: `${base}leases`,
+    leaseData: `${base}leasedata`,
+    tombstones: `${base}tomb`,
+    stats: `${base}stats`,
+    seq: `${base}seq`,
+  };
+}
+
+export const hostKey = (keys: FrontierKeys, host: string): string => `${keys.base}h:${host}`;
+export const queueKey = (keys: FrontierKeys, host: string, band: number): string => `${keys.base}q:${host}:${band}`;
