@@ -1,0 +1,82 @@
+import type { Redis } from '@trawl/redis';
+import { type BloomFilter, type BloomInfo, type BloomOptions, bloomKeyBase, byShard } from './bloom.js';
+
+/** True when the server has the RedisBloom module (BF.* commands): Redis 8, redis-stack. */
+export async function hasRedisBloom(redis: Redis): Promise<boolean> {
+  try {
+    const info = (await redis.call('COMMAND', 'INFO', 'BF.MADD')) as unknown[];
+    return Array.isArray(info) && info[0] !== null && info[0] !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** The seen-set on RedisBloom's scalable Bloom filter (BF.RESERVE … EXPANSION 2, BF.MADD). */
+export class RedisBloomFilter implements BloomFilter {
+  readonly backend = 'redisbloom' as const;
+  private readonly reserved = new Set<number>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: BloomOptions,
+  ) {}
+
+  private key(shard: number): string {
+    return `${bloomKeyBase(this.options.prefix, shard)}bf`;
+  }
+
+  private async reserve(shard: number): Promise<void> {
+    if (this.reserved.has(shard)) return;
+    const capacity = Math.max(1, Math.ceil(this.options.capacity / this.options.shards));
+    try {
+      await this.redis.call('BF.RESERVE', this.key(shard), this.options.errorRate, capacity, 'EXPANSION', 2);
+    } catch (error) {
+      if (!/exists/i.test(String((error as Error).message))) throw error;
+    }
+    this.reserved.add(shard);
+  }
+
+  private async run(command: 'BF.MADD' | 'BF.MEXISTS', fingerprints: readonly Buffer[]): Promise<number[]> {
+    const result = new Array<number>(fingerprints.length);
+    await Promise.all(
+      [...byShard(fingerprints, this.options.shards)].map(async ([shard, indexes]) => {
+        await this.reserve(shard);
+        const flags = (await this.redis.call(command, this.key(shard), ...indexes.map((i) => fingerprints[i] as Buffer))) as number[];
+        flags.forEach((flag, j) => {
+          result[indexes[j] as number] = Number(flag);
+        });
+      }),
+    );
+    return result;
+  }
+
+  async addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> {
+    return (await this.run('BF.MADD', fingerprints)).map((flag) => flag === 1);
+  }
+
+  async mightContain(fingerprints: readonly Buffer[]): Promise<boolean[]> {
+    return (await this.run('BF.MEXISTS', fingerprints)).map((flag) => flag === 1);
+  }
+
+  async info(): Promise<BloomInfo> {
+    let items = 0;
+    let bytes = 0;
+    let layers = 0;
+    for (let shard = 0; shard < this.options.shards; shard += 1) {
+      if ((await this.redis.exists(this.key(shard))) === 0) continue;
+      const raw = (await this.redis.call('BF.INFO', this.key(shard))) as (string | number)[];
+      const fields = new Map<string, number>();
+      for (let i = 0; i + 1 < raw.length; i += 2) fields.set(String(raw[i]).toLowerCase(), Number(raw[i + 1]));
+      items += fields.get('number of items inserted') ?? 0;
+      bytes += fields.get('size') ?? 0;
+      layers = Math.max(layers, fields.get('number of filters') ?? 0);
+    }
+    return { backend: this.backend, items, bytes, capacity: this.options.capacity, errorRate: this.options.errorRate, layers };
+  }
+
+  async clear(): Promise<void> {
+    const keys = Array.from({ length: this.options.shards }, (_, s) => this.key(s));
+    await this.redis.unlink(...keys);
+    this.reserved.clear();
+  }
+}
