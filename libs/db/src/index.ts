@@ -1,1 +1,10 @@
-export {};
+export {
+  Database,
+  type DatabaseOptions,
+  type DiscoveredUrl,
+  ensureDatabase,
+  type PageHistory,
+  type PageRecord,
+  probePostgres,
+  type UrlState,
+} from './database.js';

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database, PageRecord } from './database.js';
+import { TEST_DATABASE_URL, testDatabase } from './testing/index.js';
+import { Database as Db, probePostgres } from './database.js';
+
+const fp = (url: string) => createHash('sha256').update(url).digest().subarray(0, 16);
+const discovered = (url: string, depth = 1) => ({ hash: fp(url), url, host: new URL(url).host, depth, from: null });
+const record = (url: string, overrides: Partial<PageRecord> = {}): PageRecord => ({
+  hash: fp(url),
+  url,
+  host: new URL(url).host,
+  depth: 1,
+  state: 'done',
+  httpStatus: 200,
+  contentType: 'text/html',
+  contentHash: 'abc',
+  storageKey: 'ab/cd/abc.gz',
+  fetchedAt: 1_700_000_000_000,
+  contentLength: 100,
+  truncated: false,
+  fetchMs: 12,
+  redirectTo: null,
+  canonicalUrl: null,
+  linksFound: 3,
+  errorCode: null,
+  errorMessage: null,
+  changeFrequencyS: 86_400,
+  lastChangedAt: 1_700_000_000_000,
+  nextCrawlAt: 1_700_086_400_000,
+  etag: '"e1"',
+  lastModified: null,
+  ...overrides,
+});
+
+let db: Database;
+let cleanup: () => Promise<void>;
+beforeAll(async () => {
+  ({ db, cleanup } = await testDatabase('db'));
+});
+afterAll(() => cleanup());
+
+describe('Database', () => {
+  it('migrations are idempotent and safe to run concurrently', async () => {
+    await Promise.all([db.migrate(), db.migrate(), db.migrate()]);
+    const other = new Db({ url: TEST_DATABASE_URL, schema: db.options.schema });
+    await other.migrate();
+    await other.close();
+  });
+
+  it('discovery inserts only unknown URLs and says which it inserted', async () => {
+    const a = discovered('http://a.example/1');
+    const b = discovered('http://a.example/2');
+    const first = await db.insertDiscovered([a, b, a]);
+    expect(first.map((h) => h.toString('hex')).sort()).toEqual([a.hash, b.hash].map((h) => h.toString('hex')).sort());
+    const second = await db.insertDiscovered([a, discovered('http://a.example/3')]);
+    expect(second.map((h) => h.toString('hex'))).toEqual([fp('http://a.example/3').toString('hex')]);
+    const known = await db.existing([a.hash, fp('http://nowhere.example/')]);
+    expect(known.has(a.hash.toString('latin1'))).toBe(true);
+    expect(known.size).toBe(1);
+  });
+
+  it('concurrent discoverers of one URL: exactly one inserts it', async () => {
+    const url = discovered('http://race.example/x');
+    const results = await Promise.all(Array.from({ length: 8 }, () => db.insertDiscovered([url])));
+    expect(results.filter((r) => r.length === 1).length).toBe(1);
+  });
+
+  it('finds URLs inserted but never confirmed queued', async () => {
+    const lost = discovered('http://crash.example/lost');
+    const fine = discovered('http://crash.example/fine');
+    await db.insertDiscovered([lost, fine]);
+    await db.markQueued([fine.hash]);
+    const leftovers = await db.unqueued(0, 100);
+    const urls = leftovers.map((r) => r.url);
+    expect(urls).toContain('http://crash.example/lost');
+    expect(urls).not.toContain('http://crash.example/fine');
+    expect(await db.unqueued(60_000, 100)).toEqual([]);
+  });
+
+  it('records pages (upsert) and their history, and sets url state', async () => {
+    const url = 'http://rec.example/p';
+    await db.insertDiscovered([discovered(url)]);
+    await db.recordPages([record(url), record(url, { httpStatus: 304 })]);
+    let history = await db.pageHistory([fp(url)]);
+    expect(history.get(fp(url).toString('latin1'))).toEqual({ contentHash: 'abc', changeFrequencyS: 86_400, lastChangedAt: 1_700_000_000_000 });
+    await db.recordPages([record(url, { contentHash: 'def', changeFrequencyS: 3600, etag: null })]);
+    history = await db.pageHistory([fp(url)]);
+    expect(history.get(fp(url).toString('latin1'))?.contentHash).toBe('def');
+    const { rows } = await db.pool.query(`SELECT etag, http_status FROM "${db.options.schema}".crawled_pages WHERE url_hash = $1`, [fp(url)]);
+    expect(rows[0]).toEqual({ etag: '"e1"', http_status: 200 });
+    const counts = await db.counts();
+    expect(counts.pages).toBeGreaterThanOrEqual(1);
+    expect(counts.urls.done).toBeGreaterThanOrEqual(1);
+  });
+
+  it('records a page whose URL was never discovered (a hand-made job)', async () => {
+    await db.recordPages([record('http://manual.example/x', { state: 'failed', httpStatus: null, errorCode: 'ERR_FETCH_NETWORK' })]);
+    const known = await db.existing([fp('http://manual.example/x')]);
+    expect(known.size).toBe(1);
+  });
+
+  it('handles a large batch in one statement', async () => {
+    const urls = Array.from({ length: 5000 }, (_, i) => discovered(`http://big.example/${i}`));
+    expect((await db.insertDiscovered(urls)).length).toBe(5000);
+    await db.recordPages(urls.map((u) => record(u.url)));
+    expect((await db.counts()).pages).toBeGreaterThanOrEqual(5000);
+  });
+
+  it('probes servers without throwing', async () => {
+    expect(await probePostgres(TEST_DATABASE_URL)).toBe(true);
+    expect(await probePostgres('postgres://postgres@127.0.0.1:1/none', 300)).toBe(false);
+  });
+});

@@ -1,0 +1,297 @@
+import { fileURLToPath } from 'node:url';
+import { runner } from 'node-pg-migrate';
+import pg from 'pg';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+
+export type UrlState = 'new' | 'queued' | 'done' | 'failed' | 'skipped';
+
+export interface DiscoveredUrl {
+  hash: Buffer;
+  url: string;
+  host: string;
+  depth: number;
+  from: Buffer | null;
+}
+
+export interface PageHistory {
+  contentHash: string | null;
+  changeFrequencyS: number | null;
+  lastChangedAt: number | null;
+}
+
+/** The outcome of one fetch, as recorded in crawled_pages (and urls.state). */
+export interface PageRecord {
+  hash: Buffer;
+  url: string;
+  host: string;
+  depth: number;
+  state: UrlState;
+  httpStatus: number | null;
+  contentType: string | null;
+  contentHash: string | null;
+  storageKey: string | null;
+  fetchedAt: number;
+  contentLength: number | null;
+  truncated: boolean;
+  fetchMs: number | null;
+  redirectTo: string | null;
+  canonicalUrl: string | null;
+  linksFound: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  changeFrequencyS: number | null;
+  lastChangedAt: number | null;
+  nextCrawlAt: number | null;
+  etag: string | null;
+  lastModified: string | null;
+}
+
+export interface DatabaseOptions {
+  url: string;
+  /** PostgreSQL schema holding this crawl's tables (the namespace). */
+  schema: string;
+  poolSize?: number;
+  /** Set application_name to tell processes apart in pg_stat_activity. */
+  applicationName?: string;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Keeps the last row per key: a multi-row upsert may not touch one key twice. */
+function lastPerKey<T extends { hash: Buffer }>(rows: readonly T[]): T[] {
+  const byKey = new Map<string, T>();
+  for (const row of rows) byKey.set(row.hash.toString('latin1'), row);
+  return [...byKey.values()];
+}
+
+const toDate = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+
+/**
+ * PostgreSQL access for one crawl namespace: every known URL (`urls`) and every fetched page
+ * (`crawled_pages`). All writes take arrays and run as one statement (unnest), because the
+ * callers batch across many jobs.
+ */
+export class Database {
+  readonly pool: pg.Pool;
+  private readonly t: { urls: string; pages: string };
+
+  constructor(readonly options: DatabaseOptions) {
+    if (!IDENTIFIER.test(options.schema)) throw new Error(`invalid schema name: ${options.schema}`);
+    this.pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 8,
+      application_name: options.applicationName ?? 'trawl',
+    });
+    // A dropped idle connection must not crash the process; the pool replaces it.
+    this.pool.on('error', () => undefined);
+    this.t = { urls: `"${options.schema}".urls`, pages: `"${options.schema}".crawled_pages` };
+  }
+
+  /** Creates the schema and applies pending migrations; concurrent callers wait on a lock. */
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await runner({
+        dbClient: client,
+        dir: MIGRATIONS_DIR,
+        direction: 'up',
+        schema: this.options.schema,
+        createSchema: true,
+        migrationsTable: 'pgmigrations',
+        advisoryLockMode: 'wait',
+        log: () => undefined,
+        logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+      });
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Drops the namespace's schema and everything in it (tests, `trawl crawl --fresh`). */
+  async dropSchema(): Promise<void> {
+    await this.pool.query(`DROP SCHEMA IF EXISTS "${this.options.schema}" CASCADE`);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /** ExactStore: which fingerprints are known, as latin1 strings. */
+  async existing(hashes: readonly Buffer[]): Promise<Set<string>> {
+    if (hashes.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ url_hash: Buffer }>(`SELECT url_hash FROM ${this.t.urls} WHERE url_hash = ANY($1::bytea[])`, [hashes]);
+    return new Set(rows.map((r) => r.url_hash.toString('latin1')));
+  }
+
+  /**
+   * Discovery: inserts URLs not yet known (state 'new') and returns the fingerprints this call
+   * inserted. Only those may be pushed to the frontier: when two workers race on one URL, the
+   * insert decides who queues it.
+   */
+  async insertDiscovered(urls: readonly DiscoveredUrl[]): Promise<Buffer[]> {
+    if (urls.length === 0) return [];
+    const rows = lastPerKey(urls);
+    const { rows: inserted } = await this.pool.query<{ url_hash: Buffer }>(
+      `INSERT INTO ${this.t.urls} (url_hash, url, host, depth, state, discovered_from)
+       SELECT h, u, o, d, 'new', f FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int[], $5::bytea[]) AS x(h, u, o, d, f)
+       ON CONFLICT (url_hash) DO NOTHING
+       RETURNING url_hash`,
+      [rows.map((r) => r.hash), rows.map((r) => r.url), rows.map((r) => r.host), rows.map((r) => r.depth), rows.map((r) => r.from)],
+    );
+    return inserted.map((r) => r.url_hash);
+  }
+
+  /** The frontier now holds these URLs. */
+  async markQueued(hashes: readonly Buffer[]): Promise<void> {
+    if (hashes.length === 0) return;
+    await this.pool.query(
+      `UPDATE ${this.t.urls} SET state = 'queued', updated_at = now() WHERE url_hash = ANY($1::bytea[]) AND state = 'new'`,
+      [hashes],
+    );
+  }
+
+  /** URLs inserted but never confirmed queued, older than `olderThanMs` (crash leftovers). */
+  async unqueued(olderThanMs: number, limit: number): Promise<DiscoveredUrl[]> {
+    const { rows } = await this.pool.query<{ url_hash: Buffer; url: string; host: string; depth: number; discovered_from: Buffer | null }>(
+      `SELECT url_hash, url, host, depth, discovered_from FROM ${this.t.urls}
+       WHERE state = 'new' AND discovered_at < now() - make_interval(secs => $1::double precision / 1000)
+       ORDER BY discovered_at LIMIT $2`,
+      [olderThanMs, limit],
+    );
+    return rows.map((r) => ({ hash: r.url_hash, url: r.url, host: r.host, depth: r.depth, from: r.discovered_from }));
+  }
+
+  /** What the page records held before (for the re-crawl interval), by latin1 fingerprint. */
+  async pageHistory(hashes: readonly Buffer[]): Promise<Map<string, PageHistory>> {
+    const result = new Map<string, PageHistory>();
+    if (hashes.length === 0) return result;
+    const { rows } = await this.pool.query<{ url_hash: Buffer; content_hash: string | null; change_frequency_s: number | null; last_changed_at: Date | null }>(
+      `SELECT url_hash, content_hash, change_frequency_s, last_changed_at FROM ${this.t.pages} WHERE url_hash = ANY($1::bytea[])`,
+      [hashes],
+    );
+    for (const r of rows) {
+      result.set(r.url_hash.toString('latin1'), {
+        contentHash: r.content_hash,
+        changeFrequencyS: r.change_frequency_s,
+        lastChangedAt: r.last_changed_at ? r.last_changed_at.getTime() : null,
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Records fetch outcomes: upserts crawled_pages and sets urls.state, in one statement. A URL
+   * missing from `urls` (a job added by hand) is inserted.
+   */
+  async recordPages(records: readonly PageRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = lastPerKey(records);
+    const col = <K extends keyof PageRecord>(key: K) => rows.map((r) => r[key]);
+    await this.pool.query(
+      `WITH x AS (
+         SELECT * FROM unnest(
+           $1::bytea[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[], $7::text[], $8::text[], $9::text[],
+           $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::text[], $15::text[], $16::int[], $17::text[], $18::text[],
+           $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[]
+         ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod)
+       ),
+       pages AS (
+         INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
+           content_length, truncated, fetch_ms, redirect_to, canonical_url, links_found, error_code, error_message,
+           change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified)
+         SELECT h, url, host, depth, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
+           freq, changed, nxt, etag, lastmod FROM x
+         ON CONFLICT (url_hash) DO UPDATE SET
+           http_status = EXCLUDED.http_status, content_type = EXCLUDED.content_type,
+           content_hash = COALESCE(EXCLUDED.content_hash, p.content_hash), storage_key = COALESCE(EXCLUDED.storage_key, p.storage_key),
+           fetched_at = EXCLUDED.fetched_at, last_crawled_at = EXCLUDED.last_crawled_at, content_length = EXCLUDED.content_length,
+           truncated = EXCLUDED.truncated, fetch_ms = EXCLUDED.fetch_ms, redirect_to = EXCLUDED.redirect_to,
+           canonical_url = EXCLUDED.canonical_url, links_found = EXCLUDED.links_found, error_code = EXCLUDED.error_code,
+           error_message = EXCLUDED.error_message, change_frequency_s = EXCLUDED.change_frequency_s,
+           last_changed_at = EXCLUDED.last_changed_at, next_crawl_at = EXCLUDED.next_crawl_at,
+           etag = COALESCE(EXCLUDED.etag, p.etag), last_modified = COALESCE(EXCLUDED.last_modified, p.last_modified)
+       )
+       INSERT INTO ${this.t.urls} AS u (url_hash, url, host, depth, state)
+       SELECT h, url, host, depth, state FROM x
+       ON CONFLICT (url_hash) DO UPDATE SET state = EXCLUDED.state, updated_at = now()`,
+      [
+        col('hash'),
+        col('url'),
+        col('host'),
+        col('depth'),
+        col('state'),
+        col('httpStatus'),
+        col('contentType'),
+        col('contentHash'),
+        col('storageKey'),
+        rows.map((r) => new Date(r.fetchedAt)),
+        col('contentLength'),
+        col('truncated'),
+        col('fetchMs'),
+        col('redirectTo'),
+        col('canonicalUrl'),
+        col('linksFound'),
+        col('errorCode'),
+        col('errorMessage'),
+        col('changeFrequencyS'),
+        rows.map((r) => toDate(r.lastChangedAt)),
+        rows.map((r) => toDate(r.nextCrawlAt)),
+        col('etag'),
+        col('lastModified'),
+      ],
+    );
+  }
+
+  /** Sets urls.state without a page record (robots, scope, …). */
+  async setState(hashes: readonly Buffer[], state: UrlState): Promise<void> {
+    if (hashes.length === 0) return;
+    await this.pool.query(`UPDATE ${this.t.urls} SET state = $2, updated_at = now() WHERE url_hash = ANY($1::bytea[])`, [hashes, state]);
+  }
+
+  async counts(): Promise<{ urls: Record<UrlState, number>; pages: number; byStatus: Record<string, number> }> {
+    const urls: Record<UrlState, number> = { new: 0, queued: 0, done: 0, failed: 0, skipped: 0 };
+    const { rows } = await this.pool.query<{ state: UrlState; n: string }>(`SELECT state, count(*) AS n FROM ${this.t.urls} GROUP BY state`);
+    for (const r of rows) urls[r.state] = Number(r.n);
+    const { rows: statusRows } = await this.pool.query<{ status: number | null; n: string }>(
+      `SELECT http_status AS status, count(*) AS n FROM ${this.t.pages} GROUP BY http_status`,
+    );
+    const byStatus: Record<string, number> = {};
+    let pages = 0;
+    for (const r of statusRows) {
+      byStatus[r.status === null ? 'none' : String(r.status)] = Number(r.n);
+      pages += Number(r.n);
+    }
+    return { urls, pages, byStatus };
+  }
+}
+
+/** True when a PostgreSQL server accepts a connection at `url` within `timeoutMs`. */
+export async function probePostgres(url: string, timeoutMs = 1000): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Creates database `name` on the server of `adminUrl` if it does not exist. */
+export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  if (!IDENTIFIER.test(name)) throw new Error(`invalid database name: ${name}`);
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${name}"`).catch((error: { code?: string }) => {
+      if (error.code !== '42P04') throw error; // created concurrently
+    });
+  } finally {
+    await client.end();
+  }
+}
