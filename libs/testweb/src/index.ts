@@ -1,1 +1,38 @@
-export {};
+export {
+  TestWeb,
+  type RenderedLink,
+  type TestWebSummary,
+} from './testweb.js';
+export type { HostHandler, HostHandlerContext, TestWebOptions } from './options.js';
+export type { RequestLogEntry } from './log.js';
+export {
+  analyzeLog,
+  type AnalyzeLogOptions,
+  type ConcurrencyViolation,
+  type DuplicateFetch,
+  type HostAnalysis,
+  type IntervalViolation,
+  type LogAnalysis,
+} from './analyze.js';
+export {
+  createWebModel,
+  isQueryPage,
+  lookupResource,
+  pagePath,
+  pageSpec,
+  reachablePages,
+  type BaseHref,
+  type Link,
+  type LinkAnchor,
+  type LinkNoise,
+  type PageRef,
+  type PageSpec,
+  type Resource,
+  type WebModel,
+  type WebShape,
+} from './model.js';
+export { hrefOf, renderPage, type OriginOf } from './render.js';
+export { requestKey, removeDotSegments } from './request-key.js';
+export { hostAddresses } from './address.js';
+export { mulberry32 } from './prng.js';
+export { TestWebError, TestWebErrorCode } from './errors.js';

@@ -1,0 +1,63 @@
+/** What a synthetic web is made of, and the hook for hostile hosts. */
+import type http from 'node:http';
+import { TestWebError, TestWebErrorCode } from './errors.js';
+import type { RequestLogEntry } from './log.js';
+import { hashInts, mulberry32 } from './prng.js';
+
+export interface TestWebOptions {
+  hosts: number;
+  /** Pages per host, ids 0..n-1; page 0 is the root `/`. */
+  pagesPerHost: number;
+  /** Intra-host followable links per page, the p → p+1 link included (it is always there). */
+  linksPerPage: number;
+  /** Links per page to pages on other hosts; the root's first one goes to the next host's root. */
+  crossHostLinks: number;
+  /** Delay before the response headers, fixed or uniform in [min, max]. Applies to handlers too. */
+  latencyMs?: number | { min: number; max: number };
+  seed?: number;
+  /** First host address; default 127.1.0.1. Must be in 127.0.0.0/8. */
+  baseAddress?: string;
+  /** Default 0: choose a free port. */
+  port?: number;
+  /** Default true: non-canonical link forms, `<base href>`, mailto/javascript/tel and rel=nofollow links. */
+  noisyLinks?: boolean;
+  /** Default = noisyLinks: every fifth page (3, 8, 13, …) lives at `/q?a=<id>&b=<n>`. */
+  queryPages?: boolean;
+  /** Approximate HTML body size; default 2048. */
+  pageBytes?: number;
+  /** Body of /robots.txt; null → 404. Default: `User-agent: *\nAllow: /\n`. */
+  robotsTxt?: (hostIndex: number) => string | null;
+  /** Per-host override, so hostile hosts (traps, 429s, tarpits) are declared as data. */
+  hostHandlers?: Record<number, HostHandler>;
+  /** Ports tried when a later address has the chosen port taken; default 10. */
+  bindAttempts?: number;
+}
+
+export interface HostHandlerContext {
+  hostIndex: number;
+  origin: string;
+  /** What the default web calls this request (see RequestLogEntry.pageKey). */
+  pageKey: string | null;
+  /** Merges fields into this request's log entry (pageKey, note, …). */
+  log: (extra: Partial<RequestLogEntry>) => void;
+  /** Sends the default synthetic response (page, robots.txt, 404): a handler may misbehave only sometimes. */
+  serve: () => void;
+  /** Aborted by stop(): a tarpit should stop waiting. */
+  signal: AbortSignal;
+}
+
+export type HostHandler = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  ctx: HostHandlerContext,
+) => void | Promise<void>;
+
+/** Draws each response delay: fixed, or uniform in [min, max] from a seeded stream. */
+export function latencySource(option: TestWebOptions['latencyMs'], seed: number): () => number {
+  const { min, max } = typeof option === 'number' ? { min: option, max: option } : (option ?? { min: 0, max: 0 });
+  if (!(min >= 0 && max >= min && Number.isFinite(max))) {
+    throw new TestWebError(TestWebErrorCode.Options, `latencyMs must satisfy 0 ≤ min ≤ max, got ${JSON.stringify(option)}`);
+  }
+  const random = mulberry32(hashInts(seed, 0x1a7));
+  return () => (max === min ? min : min + random() * (max - min));
+}
