@@ -1,1 +1,11 @@
-export {};
+export {
+  DEFAULT_MAX_LINKS,
+  type ExtractedLink,
+  MAX_TITLE_CHARS,
+  type MetaRobots,
+  type ParsedPage,
+  parseHtml,
+  type ParseHtmlOptions,
+} from './parse-html.js';
+export { DEFAULT_MAX_NESTING_DEPTH } from './nesting.js';
+export { type ResolvedLink, type ResolvedLinks, resolveLinks } from './resolve-links.js';

@@ -1,0 +1,271 @@
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { type Clock, ErrorCode, systemClock, TrawlError } from '@trawl/core';
+import CacheableLookup from 'cacheable-lookup';
+import got, { type Got } from 'got';
+import { parseContentType } from './content-type.js';
+import { toFetchError } from './errors.js';
+import {
+  DEFAULT_ACCEPT,
+  DEFAULT_FREE_SOCKET_TIMEOUT_MS,
+  type FetcherOptions,
+  type FetchTimeouts,
+} from './options.js';
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
+export interface FetchResult {
+  /** The URL as the caller passed it (no redirect is ever followed). */
+  url: string;
+  status: number;
+  /** The response headers as received (including content-encoding / content-length). */
+  headers: ResponseHeaders;
+  /** Media type, lowercased, without parameters. */
+  contentType: string | null;
+  /** The content-type header's charset, lowercased; sniffing the body is the caller's job. */
+  charset: string | null;
+  /** For 3xx: Location resolved against `url` (the crawler enqueues it as a new URL). */
+  location: string | null;
+  /** Decoded (decompressed) body, at most `maxBodyBytes`. */
+  body: Buffer;
+  truncated: boolean;
+  /** Body bytes received on the wire, before decompression. */
+  rawBytes: number;
+  /** Epoch ms from the injected clock: request start, response headers, end of body. */
+  startedAt: number;
+  firstByteAt: number | null;
+  endedAt: number;
+  etag: string | null;
+  lastModified: string | null;
+}
+
+export interface FetchExtra {
+  /** Extra request headers, e.g. If-None-Match / If-Modified-Since on a re-crawl. */
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * One HTTP GET per call, with got 14. No retries (the queue is the one layer that retries), no
+ * redirects followed (a 3xx is a result; its Location goes back through normalize, scope,
+ * robots and the seen-set as a new URL), every HTTP status a result rather than an error, every
+ * phase under a timeout, the decoded body capped while it streams. Failures are TrawlErrors.
+ */
+export class Fetcher {
+  private readonly client: Got;
+  private readonly agents: { http: HttpAgent; https: HttpsAgent };
+  private readonly clock: Clock;
+  private readonly maxBodyBytes: number;
+  private readonly timeouts: FetchTimeouts;
+  private closed = false;
+
+  constructor(options: FetcherOptions) {
+    validate(options);
+    const { timeouts } = options;
+    this.clock = options.clock ?? systemClock;
+    this.maxBodyBytes = options.maxBodyBytes;
+    this.timeouts = { ...timeouts };
+
+    const agentOptions = {
+      keepAlive: true,
+      maxSockets: options.maxSocketsPerHost ?? Infinity,
+      // For an agent, `timeout` is how long a free (pooled) socket may idle before it is closed.
+      timeout: options.freeSocketTimeoutMs ?? DEFAULT_FREE_SOCKET_TIMEOUT_MS,
+    };
+    this.agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
+
+    this.client = got.extend({
+      agent: this.agents,
+      http2: false,
+      decompress: true,
+      followRedirect: false,
+      // Retries belong to the queue alone. got's default is 2; in stream mode it only retries
+      // when a 'retry' listener exists (we add none), and limit 0 makes that explicit.
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      // got has no timeouts by default. Each phase gets one (see timed-out.ts in got):
+      // lookup/connect/secureConnect until the socket is ready, response until the headers
+      // arrive, socket for any silence (so the first-byte wait is min(firstByteMs, idleMs)),
+      // request for the whole exchange up to the last body byte.
+      timeout: {
+        lookup: timeouts.connectMs,
+        connect: timeouts.connectMs,
+        secureConnect: timeouts.connectMs,
+        send: timeouts.connectMs,
+        response: timeouts.firstByteMs,
+        socket: timeouts.idleMs,
+        request: timeouts.totalMs,
+      },
+      headers: {
+        'user-agent': options.userAgent,
+        accept: options.acceptTypes ?? DEFAULT_ACCEPT,
+      },
+      ...(options.lookup === undefined ? { dnsCache: new CacheableLookup() } : { dnsLookup: options.lookup }),
+    });
+  }
+
+  async fetch(url: string, extra: FetchExtra = {}): Promise<FetchResult> {
+    if (this.closed) {
+      throw new TrawlError(ErrorCode.FetchNetwork, 'fetcher is closed', { action: 'retry', details: { url } });
+    }
+    const target = checkUrl(url);
+    const startedAt = this.clock.now();
+
+    return new Promise<FetchResult>((resolve, reject) => {
+      const stream = this.client.stream(target, {
+        ...(extra.headers === undefined ? {} : { headers: extra.headers }),
+        ...(extra.signal === undefined ? {} : { signal: extra.signal }),
+      });
+
+      let native: IncomingMessage | undefined;
+      let firstByteAt: number | null = null;
+      let rawBytes = 0;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      let settled = false;
+
+      const succeed = (): void => {
+        if (settled) return;
+        settled = true;
+        if (native === undefined) {
+          reject(toFetchError(new Error('the response ended before its headers'), url, this.timeouts));
+          return;
+        }
+        resolve(buildResult(url, native, {
+          body: Buffer.concat(chunks, size),
+          truncated,
+          rawBytes,
+          startedAt,
+          firstByteAt,
+          endedAt: this.clock.now(),
+        }));
+      };
+      const fail = (error: unknown): void => {
+        if (settled) return;
+        settled = true;
+        reject(toFetchError(error, url, this.timeouts, extra.signal));
+      };
+
+      // The raw response, before got's decompression: its headers are the wire headers and
+      // its data events count the bytes that crossed the network.
+      stream.on('request', (request: ClientRequest) => {
+        request.once('response', (response: IncomingMessage) => {
+          native = response;
+          firstByteAt = this.clock.now();
+          response.on('data', (chunk: Buffer) => {
+            rawBytes += chunk.length;
+          });
+        });
+      });
+      // The decoded body, capped while it streams: a 5 GB body costs maxBodyBytes, not 5 GB,
+      // and a decompression bomb stops at the cap too (zlib emits its output in small chunks).
+      stream.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        const room = this.maxBodyBytes - size;
+        if (chunk.length <= room) {
+          chunks.push(chunk);
+          size += chunk.length;
+          return;
+        }
+        if (room > 0) {
+          chunks.push(chunk.subarray(0, room));
+          size += room;
+        }
+        truncated = true;
+        succeed();
+        // Tears the socket down: the rest of the body is never read.
+        stream.destroy();
+      });
+      stream.once('end', succeed);
+      // Stays attached after settling: a late error from a destroyed stream must not be unhandled.
+      stream.on('error', fail);
+      stream.once('close', () => {
+        const premature = Object.assign(new Error('the response stream closed before its end'), {
+          code: 'ERR_STREAM_PREMATURE_CLOSE',
+        });
+        fail(premature);
+      });
+    });
+  }
+
+  /** Destroys the keep-alive agents (and with them every pooled and in-flight socket). */
+  close(): void {
+    this.closed = true;
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+}
+
+function buildResult(
+  url: string,
+  response: IncomingMessage,
+  rest: Pick<FetchResult, 'body' | 'truncated' | 'rawBytes' | 'startedAt' | 'firstByteAt' | 'endedAt'>,
+): FetchResult {
+  const headers: ResponseHeaders = { ...response.headers };
+  const status = response.statusCode ?? 0;
+  const { contentType, charset } = parseContentType(headers['content-type']);
+  const location = firstValue(headers['location']);
+  return {
+    url,
+    status,
+    headers,
+    contentType,
+    charset,
+    location: status >= 300 && status < 400 && location !== null ? resolveLocation(location, url) : null,
+    etag: firstValue(headers['etag']),
+    lastModified: firstValue(headers['last-modified']),
+    ...rest,
+  };
+}
+
+function firstValue(value: string | string[] | undefined): string | null {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first === '' ? null : first;
+}
+
+function resolveLocation(location: string, base: string): string | null {
+  try {
+    return new URL(location.trim(), base).href;
+  } catch {
+    return null;
+  }
+}
+
+function checkUrl(url: string): URL {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch (error) {
+    throw new TrawlError(ErrorCode.UrlInvalid, `not a URL: ${JSON.stringify(url.slice(0, 200))}`, {
+      action: 'skip',
+      cause: error,
+    });
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new TrawlError(ErrorCode.UrlScheme, `cannot fetch ${target.protocol} URLs: ${url.slice(0, 200)}`, {
+      action: 'skip',
+    });
+  }
+  return target;
+}
+
+function validate(options: FetcherOptions): void {
+  const problems: string[] = [];
+  if (typeof options.userAgent !== 'string' || options.userAgent.trim() === '') problems.push('userAgent is empty');
+  for (const [name, value] of Object.entries(options.timeouts ?? {})) {
+    if (!Number.isFinite(value) || value <= 0) problems.push(`timeouts.${name} must be > 0 ms, got ${value}`);
+  }
+  for (const name of ['connectMs', 'firstByteMs', 'idleMs', 'totalMs'] as const) {
+    if (options.timeouts?.[name] === undefined) problems.push(`timeouts.${name} is required`);
+  }
+  if (!Number.isSafeInteger(options.maxBodyBytes) || options.maxBodyBytes <= 0) {
+    problems.push(`maxBodyBytes must be a positive integer, got ${options.maxBodyBytes}`);
+  }
+  if (options.maxSocketsPerHost !== undefined && !(options.maxSocketsPerHost >= 1)) {
+    problems.push(`maxSocketsPerHost must be >= 1, got ${options.maxSocketsPerHost}`);
+  }
+  if (problems.length > 0) {
+    throw new TrawlError(ErrorCode.ConfigInvalid, `Fetcher: ${problems.join('; ')}`, { action: 'fatal' });
+  }
+}

@@ -1,0 +1,43 @@
+import type { LookupFunction } from 'node:net';
+import type { Clock } from '@trawl/core';
+
+export interface FetchTimeouts {
+  /** DNS lookup, TCP connect and TLS handshake, each. */
+  connectMs: number;
+  /** From the request being written to the response headers arriving. */
+  firstByteMs: number;
+  /** Longest silence on the socket, at any point of the exchange. */
+  idleMs: number;
+  /** The whole fetch, from start to the last body byte. */
+  totalMs: number;
+}
+
+export interface FetchOptions {
+  userAgent: string;
+  timeouts: FetchTimeouts;
+  /** Cap on the decoded body: reading stops there, what arrived is kept, `truncated` is set. */
+  maxBodyBytes: number;
+  /** The Accept header. Default `text/html,application/xhtml+xml;q=0.9,*\/*;q=0.5`. */
+  acceptTypes?: string;
+  /** Keep-alive agent: concurrent sockets per origin. Default: unlimited (politeness caps it upstream). */
+  maxSocketsPerHost?: number;
+  /**
+   * How long an idle keep-alive socket is kept. Default 4000: below the 5 s that Node and
+   * Apache servers default to (and lowered further by a server's `Keep-Alive: timeout=` hint),
+   * so we rarely reuse a socket the server is closing.
+   */
+  freeSocketTimeoutMs?: number;
+}
+
+export interface FetcherOptions extends FetchOptions {
+  /** Stamps startedAt / firstByteAt / endedAt. Default: the system clock. */
+  clock?: Clock;
+  /**
+   * DNS lookup for every connection (where an SSRF guard or the synthetic web's resolver plugs
+   * in). Default: a per-Fetcher cacheable-lookup cache. Must honour `options.all`.
+   */
+  lookup?: LookupFunction;
+}
+
+export const DEFAULT_ACCEPT = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5';
+export const DEFAULT_FREE_SOCKET_TIMEOUT_MS = 4_000;

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { contentHash, contentKey } from './content-store.js';
+import { LocalContentStore } from './local-store.js';
+import { storeContract } from './testing/index.js';
+
+const makeTempDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'trawl-store-test-'));
+
+storeContract('LocalContentStore', async () => {
+  const dir = await makeTempDir();
+  return { store: new LocalContentStore({ dir }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+});
+
+storeContract('LocalContentStore without fsync, gzip level 1', async () => {
+  const dir = await makeTempDir();
+  return {
+    store: new LocalContentStore({ dir, gzipLevel: 1, fsync: false }),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
+}
+
+describe('LocalContentStore on disk', () => {
+  let dir: string;
+  let store: LocalContentStore;
+
+  beforeEach(async () => {
+    dir = await makeTempDir();
+    store = new LocalContentStore({ dir });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lays bodies out as <hh>/<hh>/<sha256>.gz, valid gzip, no temp files left', async () => {
+    const body = Buffer.from('<p>layout</p>');
+    const hash = contentHash(body);
+    await store.put(body);
+    await store.put(Buffer.from('another'));
+    const files = await listFiles(dir);
+    expect(files).toHaveLength(2);
+    const expected = join(hash.slice(0, 2), hash.slice(2, 4), `${hash}.gz`);
+    expect(files).toContain(expected);
+    expect(gunzipSync(await readFile(join(dir, expected)))).toEqual(body);
+  });
+
+  it('concurrent puts in one process write once', async () => {
+    const body = randomBytes(512 * 1024);
+    const results = await Promise.all(Array.from({ length: 10 }, () => store.put(body)));
+    expect(results.filter((r) => !r.existed)).toHaveLength(1);
+    expect(await listFiles(dir)).toHaveLength(1);
+  });
+
+  it('a temp file left by a crash is invisible and does not block the next put', async () => {
+    const body = Buffer.from('written after a crash');
+    const hash = contentHash(body);
+    const key = contentKey(hash);
+    const shard = join(dir, hash.slice(0, 2), hash.slice(2, 4));
+    await mkdir(shard, { recursive: true });
+    await writeFile(join(shard, `.${hash}.crashed.tmp`), Buffer.from([0x1f, 0x8b, 0x08])); // half a gzip header
+
+    expect(await store.has(key)).toBe(false);
+    expect(await store.get(key)).toBeNull();
+    const result = await store.put(body);
+    expect(result.existed).toBe(false);
+    expect(await store.get(key)).toEqual(body);
+  });
+
+  it('a corrupt stored body is an ERR_STORE failure, not a page', async () => {
+    const body = Buffer.from('will be corrupted');
+    const { key, contentHash: hash } = await store.put(body);
+    const path = join(dir, hash.slice(0, 2), hash.slice(2, 4), `${hash}.gz`);
+
+    await writeFile(path, Buffer.from('not gzip at all'));
+    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });
+
+    // Valid gzip of the wrong bytes: caught by the hash check.
+    const { gzipSync } = await import('node:zlib');
+    await writeFile(path, gzipSync(Buffer.from('something else')));
+    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });
+  });
+
+  it('a dir that cannot be a directory is a fatal ERR_STORE', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'x');
+    const broken = new LocalContentStore({ dir: file });
+    await expect(broken.put(Buffer.from('body'))).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fatal' });
+    await broken.close();
+  });
+
+  it('the gzip level is applied', async () => {
+    const body = Buffer.from('compress me please '.repeat(5_000));
+    const storedAt = async (gzipLevel: number): Promise<number> => {
+      const levelDir = await mkdtemp(join(dir, `level-${gzipLevel}-`));
+      const levelStore = new LocalContentStore({ dir: levelDir, gzipLevel });
+      const { storedBytes } = await levelStore.put(body);
+      await levelStore.close();
+      return storedBytes;
+    };
+    expect(await storedAt(0)).toBeGreaterThan(body.length); // stored, plus gzip framing
+    expect(await storedAt(9)).toBeLessThan(body.length / 50);
+  });
+
+  it('rejects bad options with ERR_CONFIG_INVALID', () => {
+    expect(() => new LocalContentStore({ dir: '' })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
+    expect(() => new LocalContentStore({ dir, gzipLevel: 10 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
+    expect(() => new LocalContentStore({ dir, gzipLevel: 1.5 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
+  });
+});
