@@ -1,1 +1,2 @@
-export {};
+export { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
+export { FetchQueues, type FetchQueueOptions, FetchWorker, type FetchWorkerOptions } from './queues.js';

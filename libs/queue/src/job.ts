@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/**
+ * A fetch job's payload. Kept small (BullMQ stores it per waiting job): the URL and the few
+ * fields the gate and the pipeline need. Field names are short on purpose.
+ */
+export const fetchJobDataSchema = z.object({
+  /** Canonical URL. */
+  u: z.string().min(1).max(65_536),
+  /** Host (politeness key). */
+  h: z.string().min(1).max(300),
+  /** Frontier partition. */
+  p: z.number().int().min(0),
+  /** Depth from the seed. */
+  d: z.number().int().min(0),
+  /** Redirect hops that led here. */
+  x: z.number().int().min(0).default(0),
+  /** Flags (seed, re-crawl, redirect target). */
+  f: z.number().int().min(0).default(0),
+  /** Priority band (to put the URL back where it came from). */
+  b: z.number().int().min(0).default(0),
+  /** Frontier lease id; absent for a job added by hand (it is adopted at the gate). */
+  l: z.string().min(1).max(200).optional(),
+});
+export type FetchJobData = z.output<typeof fetchJobDataSchema>;
+
+/** What the pipeline decided about one job; the queue turns it into a BullMQ action. */
+export type JobResult =
+  /** Finished (fetched and recorded, or skipped on purpose): complete the job. */
+  | { outcome: 'done'; summary: Record<string, unknown> }
+  /** The host gate said not yet: run again at `until` (not an attempt). */
+  | { outcome: 'defer'; until: number }
+  /** A transient failure: try again after `delayMs` (counts as an attempt). */
+  | { outcome: 'retry'; reason: string; delayMs: number }
+  /** Give up: move to the failed set (the dead-letter queue) with this reason. */
+  | { outcome: 'dead'; reason: string }
+  /** The job carries a lease that expired and whose URL went back to the frontier. */
+  | { outcome: 'stale' };
+
+export interface FetchJobContext {
+  id: string;
+  data: FetchJobData;
+  /** Unique per processing attempt (the job lock token). */
+  token: string;
+  /** 1 for the first try. */
+  attempt: number;
+  maxAttempts: number;
+  signal: AbortSignal | undefined;
+}
+
+export const fetchQueueName = (partition: number): string => `fetch-p${partition}`;
+/** BullMQ key prefix: carries the partition's hash tag, like the frontier's keys. */
+export const fetchQueuePrefix = (namespace: string, partition: number): string => `${namespace}:{p${partition}}`;

@@ -1,0 +1,108 @@
+import { createRedis } from '@trawl/redis';
+import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FetchJobContext, FetchJobData, JobResult } from './job.js';
+import { FetchQueues, FetchWorker } from './queues.js';
+
+const t = testRedis('queue');
+const blocking = createRedis(TEST_REDIS_URL, { blocking: true });
+afterAll(async () => {
+  blocking.disconnect();
+  await t.cleanup();
+});
+let n = 0;
+
+const job = (id: string, url = `http://h/${id}`): FetchJobData => ({ u: url, h: 'h', p: 0, d: 0, x: 0, f: 0, b: 0, l: id });
+
+async function withWorker(
+  attempts: number,
+  handler: (ctx: FetchJobContext) => Promise<JobResult>,
+  body: (queues: FetchQueues) => Promise<void>,
+): Promise<void> {
+  const namespace = `${t.prefix}q${(n += 1)}`;
+  const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts });
+  const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 4, stalledMs: 5000 }, handler);
+  void worker.run();
+  try {
+    await body(queues);
+  } finally {
+    await worker.close();
+    await queues.close();
+  }
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('FetchQueues and FetchWorker', () => {
+  it('completes done jobs, and one lease id makes one job', async () => {
+    const seen: string[] = [];
+    await withWorker(3, async (ctx) => {
+      seen.push(ctx.data.u);
+      return { outcome: 'done', summary: { ok: true } };
+    }, async (queues) => {
+      await queues.addLeased(0, [job('p0-1'), job('p0-1'), job('p0-2')]);
+      await until(async () => (await queues.counts()).completed === 2);
+      expect(seen.sort()).toEqual(['http://h/p0-1', 'http://h/p0-2']);
+    });
+  });
+
+  it('defers without spending an attempt', async () => {
+    const calls: { attempt: number; at: number }[] = [];
+    await withWorker(1, async (ctx) => {
+      calls.push({ attempt: ctx.attempt, at: Date.now() });
+      if (calls.length === 1) return { outcome: 'defer', until: Date.now() + 300 };
+      return { outcome: 'done', summary: {} };
+    }, async (queues) => {
+      await queues.addLeased(0, [job('p0-9')]);
+      await until(async () => (await queues.counts()).completed === 1);
+      expect(calls.map((c) => c.attempt)).toEqual([1, 1]);
+      expect((calls[1] as { at: number }).at - (calls[0] as { at: number }).at).toBeGreaterThanOrEqual(290);
+    });
+  });
+
+  it('retries after the delay the pipeline chose, then dead-letters with the reason', async () => {
+    const attempts: number[] = [];
+    await withWorker(3, async (ctx) => {
+      attempts.push(ctx.attempt);
+      if (ctx.attempt < 3) return { outcome: 'retry', reason: 'ERR_FETCH_TIMEOUT: first byte', delayMs: 100 };
+      return { outcome: 'dead', reason: 'ERR_FETCH_TIMEOUT: gave up after 3 attempts' };
+    }, async (queues) => {
+      await queues.addLeased(0, [job('p0-5')]);
+      await until(async () => (await queues.counts()).failed === 1);
+      expect(attempts).toEqual([1, 2, 3]);
+      const [failed] = await queues.queue(0).getFailed();
+      expect(failed?.failedReason).toBe('ERR_FETCH_TIMEOUT: gave up after 3 attempts');
+    });
+  });
+
+  it('dead-letters a job with an invalid payload and says why', async () => {
+    const invalid: string[] = [];
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 3 });
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, onInvalid: (id, p) => invalid.push(`${id} ${p}`) }, async () => ({ outcome: 'done', summary: {} }));
+    void worker.run();
+    await queues.queue(0).add('fetch', { u: 42, h: '' }, { jobId: 'bad-1', attempts: 3 });
+    await until(async () => (await queues.counts()).failed === 1);
+    const [failed] = await queues.queue(0).getFailed();
+    expect(failed?.failedReason).toMatch(/^ERR_JOB_DATA_INVALID: /);
+    expect(failed?.attemptsMade).toBe(1);
+    expect(invalid[0]).toMatch(/^bad-1 /);
+    await worker.close();
+    await queues.close();
+  });
+
+  it('counts waiting jobs for backpressure', async () => {
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 2, attempts: 1 });
+    await queues.addLeased(1, [job('p1-1'), job('p1-2'), job('p1-3')]);
+    expect(await queues.waiting(1)).toBe(3);
+    expect(await queues.waiting(0)).toBe(0);
+    await queues.close();
+  });
+});

@@ -1,0 +1,177 @@
+import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
+
+export interface FetchQueueOptions {
+  namespace: string;
+  partitions: number;
+  /** Tries per URL before the failed set. */
+  attempts: number;
+  /** Completed jobs kept for operators to look at. */
+  keepCompleted?: KeepJobs;
+  /** Failed jobs (the dead-letter queue) kept. */
+  keepFailed?: KeepJobs;
+}
+
+const DEFAULT_KEEP_COMPLETED: KeepJobs = { count: 1000, age: 3600 };
+const DEFAULT_KEEP_FAILED: KeepJobs = { age: 30 * 24 * 3600 };
+
+/** Carries a retry delay chosen by the pipeline to BullMQ's backoff strategy. */
+class RetryLater extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+  ) {
+    super(message);
+    this.name = 'RetryLater';
+  }
+}
+
+/** Producer side: one BullMQ queue per frontier partition. */
+export class FetchQueues {
+  private readonly queues: Queue[];
+
+  constructor(
+    connection: Redis,
+    readonly options: FetchQueueOptions,
+  ) {
+    this.queues = Array.from(
+      { length: options.partitions },
+      (_, p) => new Queue(fetchQueueName(p), { connection, prefix: fetchQueuePrefix(options.namespace, p) }),
+    );
+  }
+
+  queue(partition: number): Queue {
+    const queue = this.queues[partition];
+    if (!queue) throw new Error(`no fetch queue for partition ${partition}`);
+    return queue;
+  }
+
+  /** All queues (for dashboards). */
+  all(): readonly Queue[] {
+    return this.queues;
+  }
+
+  /**
+   * Adds one job per leased URL. The job id is the lease id, so adding the same lease twice
+   * (a dispatcher retrying after a timeout) creates one job.
+   */
+  async addLeased(partition: number, jobs: readonly FetchJobData[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.queue(partition).addBulk(
+      jobs.map((data) => ({
+        name: 'fetch',
+        data,
+        opts: {
+          jobId: data.l,
+          attempts: this.options.attempts,
+          backoff: { type: 'trawl' },
+          removeOnComplete: this.options.keepCompleted ?? DEFAULT_KEEP_COMPLETED,
+          removeOnFail: this.options.keepFailed ?? DEFAULT_KEEP_FAILED,
+        },
+      })),
+    );
+  }
+
+  /** Jobs waiting to be picked up (not active, not delayed): the dispatcher's backpressure signal. */
+  async waiting(partition: number): Promise<number> {
+    return this.queue(partition).getWaitingCount();
+  }
+
+  async counts(): Promise<Record<string, number>> {
+    const totals: Record<string, number> = {};
+    for (const queue of this.queues) {
+      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+      for (const [state, n] of Object.entries(counts)) totals[state] = (totals[state] ?? 0) + n;
+    }
+    return totals;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.queues.map((q) => q.close()));
+  }
+}
+
+export interface FetchWorkerOptions {
+  namespace: string;
+  partition: number;
+  concurrency: number;
+  /** Job lock duration: a job whose worker stops renewing it this long is handed to another. */
+  stalledMs: number;
+  /** Called for a job whose payload fails validation (it is dead-lettered). */
+  onInvalid?: (jobId: string, problem: string) => void;
+  /** Called when the worker itself reports an error (connection trouble). */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Consumer side: runs `process` for every job of one partition and turns its JobResult into a
+ * BullMQ action. This is the only place that knows how deferral, retry and dead-lettering map
+ * onto BullMQ (moveToDelayed + DelayedError, a thrown error with a custom backoff,
+ * UnrecoverableError).
+ */
+export class FetchWorker {
+  readonly worker: Worker;
+
+  constructor(
+    connection: Redis,
+    options: FetchWorkerOptions,
+    process: (job: FetchJobContext) => Promise<JobResult>,
+  ) {
+    this.worker = new Worker(
+      fetchQueueName(options.partition),
+      async (job: Job, token?: string, signal?: AbortSignal) => {
+        const parsed = fetchJobDataSchema.safeParse(job.data);
+        if (!parsed.success) {
+          const problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+          options.onInvalid?.(String(job.id), problem);
+          throw new UnrecoverableError(`ERR_JOB_DATA_INVALID: ${problem}`);
+        }
+        const result = await process({
+          id: String(job.id),
+          data: parsed.data,
+          token: token ?? `${job.id}:${job.attemptsStarted}`,
+          attempt: job.attemptsMade + 1,
+          maxAttempts: job.opts.attempts ?? 1,
+          signal,
+        });
+        switch (result.outcome) {
+          case 'done':
+            return result.summary;
+          case 'stale':
+            return { stale: true };
+          case 'defer':
+            await job.moveToDelayed(Math.ceil(result.until), token);
+            throw new DelayedError();
+          case 'retry':
+            throw new RetryLater(result.reason, result.delayMs);
+          case 'dead':
+            throw new UnrecoverableError(result.reason);
+        }
+      },
+      {
+        connection,
+        prefix: fetchQueuePrefix(options.namespace, options.partition),
+        concurrency: options.concurrency,
+        lockDuration: options.stalledMs,
+        stalledInterval: options.stalledMs,
+        maxStalledCount: 5,
+        autorun: false,
+        settings: {
+          backoffStrategy: (_attemptsMade: number, _type?: string, error?: Error) => (error instanceof RetryLater ? error.delayMs : 1000),
+        },
+      },
+    );
+    this.worker.on('error', (error) => options.onError?.(error));
+  }
+
+  /** Starts consuming; resolves when the worker stops. */
+  run(): Promise<void> {
+    return this.worker.run();
+  }
+
+  /** Stops taking jobs and waits for active ones to finish (or abandons them with force). */
+  close(force = false): Promise<void> {
+    return this.worker.close(force);
+  }
+}
