@@ -1,0 +1,83 @@
+import type { Redis } from '@trawl/redis';
+
+/** What every process counts; summed across processes in `<namespace>:stats`. */
+export const COUNTERS = [
+  'fetched',
+  'bytes',
+  'status2xx',
+  'status3xx',
+  'status4xx',
+  'status5xx',
+  'fetchErrors',
+  'retries',
+  'dead',
+  'deferred',
+  'stale',
+  'linksFound',
+  'urlsNew',
+  'urlsPushed',
+  'bloomFalsePositives',
+  'outOfScope',
+  'tooDeep',
+  'invalidUrls',
+  'redirects',
+  'overBudget',
+  'repaired',
+] as const;
+export type CounterName = (typeof COUNTERS)[number];
+export type CounterValues = Record<CounterName, number>;
+
+export const zeroCounters = (): CounterValues => Object.fromEntries(COUNTERS.map((c) => [c, 0])) as CounterValues;
+
+/**
+ * In-process counters, flushed to Redis with one HINCRBY pipeline every `flushMs` (never a
+ * round trip per event). The crawl's progress and summary read the sum.
+ */
+export class Counters {
+  private pending = zeroCounters();
+  private dirty = false;
+  private timer: NodeJS.Timeout | undefined;
+  readonly local = zeroCounters();
+  private readonly key: string;
+
+  constructor(
+    private readonly redis: Redis,
+    namespace: string,
+    private readonly flushMs = 500,
+  ) {
+    this.key = `${namespace}:stats`;
+  }
+
+  add(name: CounterName, by = 1): void {
+    if (by === 0) return;
+    this.pending[name] += by;
+    this.local[name] += by;
+    this.dirty = true;
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().catch(() => undefined);
+    }, this.flushMs);
+  }
+
+  async flush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (!this.dirty) return;
+    const batch = this.pending;
+    this.pending = zeroCounters();
+    this.dirty = false;
+    const pipeline = this.redis.pipeline();
+    for (const name of COUNTERS) if (batch[name] !== 0) pipeline.hincrby(this.key, name, batch[name]);
+    await pipeline.exec();
+  }
+
+  /** The crawl-wide totals. */
+  async read(): Promise<CounterValues> {
+    const raw = await this.redis.hgetall(this.key);
+    const values = zeroCounters();
+    for (const name of COUNTERS) values[name] = Number(raw[name] ?? 0);
+    return values;
+  }
+}

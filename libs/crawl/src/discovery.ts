@@ -1,0 +1,171 @@
+import { Batcher, type Clock } from '@trawl/core';
+import type { Database } from '@trawl/db';
+import { type Frontier, type PushItem, UrlFlag } from '@trawl/frontier';
+import type { SeenSet } from '@trawl/seen';
+import type { Logger } from '@trawl/telemetry';
+import { fingerprint, hostOf, inScope, normalizeUrl } from '@trawl/url';
+import type { Counters } from './counters.js';
+import type { ResolvedPolicy } from './policy.js';
+
+/** A URL on its way into the frontier. */
+export interface Candidate extends PushItem {
+  hash: Buffer;
+  /** Fingerprint of the page it was found on (null for seeds). */
+  from: Buffer | null;
+}
+
+export const PRIORITY = { seed: 1, link: 0.5 } as const;
+
+export interface LinkSource {
+  url: string;
+  hash: Buffer;
+  depth: number;
+}
+
+/**
+ * Normalizes a page's links and keeps those the policy allows (scheme, length, scope, depth).
+ * Pure CPU; counts what it drops.
+ */
+export function candidatesFromLinks(
+  links: readonly { url: string; nofollow: boolean }[],
+  page: LinkSource,
+  policy: ResolvedPolicy,
+  counters: Counters,
+): Candidate[] {
+  const depth = page.depth + 1;
+  if (policy.policy.maxDepth !== null && depth > policy.policy.maxDepth) {
+    counters.add('tooDeep', links.length);
+    return [];
+  }
+  const out: Candidate[] = [];
+  const seen = new Set<string>();
+  for (const link of links) {
+    if (link.nofollow) continue;
+    const normalized = normalizeUrl(link.url, undefined, policy.normalize);
+    if (!normalized.ok) {
+      counters.add('invalidUrls');
+      continue;
+    }
+    const url = normalized.url;
+    if (seen.has(url) || url === page.url) continue;
+    seen.add(url);
+    if (!inScope(policy.scope, url)) {
+      counters.add('outOfScope');
+      continue;
+    }
+    out.push({ url, hash: fingerprint(url), host: hostOf(url), depth, hops: 0, flags: 0, priority: PRIORITY.link, from: page.hash });
+  }
+  return out;
+}
+
+/** A seed URL as a candidate, or the reason it is not one. */
+export function seedCandidate(raw: string, policy: ResolvedPolicy): Candidate | { error: string } {
+  const normalized = normalizeUrl(raw, undefined, policy.normalize);
+  if (!normalized.ok) return { error: `${normalized.code}: ${normalized.reason}` };
+  const url = normalized.url;
+  return { url, hash: fingerprint(url), host: hostOf(url), depth: 0, hops: 0, flags: UrlFlag.Seed, priority: PRIORITY.seed, from: null };
+}
+
+export interface DiscoveryDeps {
+  seen: SeenSet;
+  db: Database;
+  frontier: Frontier;
+  counters: Counters;
+  logger: Logger;
+  clock: Clock;
+  /** The current policy's per-host URL budget (0: none). */
+  maxUrlsPerHost: () => number;
+}
+
+export interface DiscoveryResult {
+  /** Queued now: never discovered before. */
+  queued: number;
+  /** Already known. */
+  known: number;
+}
+
+/**
+ * Feeds discovered URLs to the frontier, batched across every page a process is working on:
+ * seen-set (Bloom, then the exact store for "maybe seen"), insert into `urls` (the insert decides
+ * who queues a URL when workers race), push to the frontier, confirm as queued. One round trip
+ * per step per batch.
+ */
+export class Discovery {
+  private readonly batcher: Batcher<Candidate, boolean>;
+
+  constructor(
+    private readonly deps: DiscoveryDeps,
+    options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 2000, maxWaitMs: 10 },
+  ) {
+    this.batcher = new Batcher<Candidate, boolean>({
+      maxItems: options.maxBatch,
+      maxWaitMs: options.maxWaitMs,
+      run: (items) => this.withRetries(() => this.run(items)),
+    });
+  }
+
+  /** Resolves when every candidate is queued or known to be seen. */
+  async add(candidates: readonly Candidate[]): Promise<DiscoveryResult> {
+    const queued = await this.batcher.add([...candidates]);
+    const n = queued.filter(Boolean).length;
+    return { queued: n, known: queued.length - n };
+  }
+
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
+
+  /**
+   * Pushes URLs that were inserted but never confirmed queued (a process died between the
+   * insert and the push). Returns how many it pushed.
+   */
+  async repair(olderThanMs: number, limit = 5000): Promise<number> {
+    const rows = await this.deps.db.unqueued(olderThanMs, limit);
+    if (rows.length === 0) return 0;
+    await this.deps.frontier.push(rows.map((r) => ({ url: r.url, host: r.host, depth: r.depth, hops: 0, flags: 0, priority: PRIORITY.link })));
+    await this.deps.db.markQueued(rows.map((r) => r.hash));
+    this.deps.counters.add('repaired', rows.length);
+    this.deps.logger.warn({ repaired: rows.length }, 'pushed URLs left unqueued by a crash');
+    return rows.length;
+  }
+
+  private async withRetries<T>(step: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await step();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        this.deps.logger.warn({ err: error, attempt }, 'discovery batch failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
+  }
+
+  private async run(items: Candidate[]): Promise<boolean[]> {
+    const { seen, db, frontier, counters } = this.deps;
+    // One candidate per fingerprint; the shallowest depth wins.
+    const byHash = new Map<string, Candidate>();
+    for (const item of items) {
+      const key = item.hash.toString('latin1');
+      const existing = byHash.get(key);
+      if (!existing || item.depth < existing.depth) byHash.set(key, item);
+    }
+    const distinct = [...byHash.values()];
+    const verdicts = await seen.filterUnseen(distinct.map((c) => c.hash));
+    counters.add('bloomFalsePositives', verdicts.falsePositives);
+    const unseen = distinct.filter((_, i) => verdicts.unseen[i]);
+
+    const inserted = await db.insertDiscovered(unseen.map((c) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from })));
+    seen.markKnown(unseen.map((c) => c.hash));
+    const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));
+    const toPush = unseen.filter((c) => insertedKeys.has(c.hash.toString('latin1')));
+    if (toPush.length > 0) {
+      const { pushed, refused } = await frontier.push(toPush, this.deps.maxUrlsPerHost());
+      counters.add('urlsPushed', pushed);
+      counters.add('overBudget', refused);
+      await db.markQueued(toPush.map((c) => c.hash));
+    }
+    counters.add('urlsNew', toPush.length);
+    return items.map((item) => insertedKeys.has(item.hash.toString('latin1')) && byHash.get(item.hash.toString('latin1')) === item);
+  }
+}

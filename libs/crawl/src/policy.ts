@@ -1,0 +1,135 @@
+import type { Config } from '@trawl/config';
+import type { Redis } from '@trawl/redis';
+import { DEFAULT_STRIP_PARAMS, type NormalizeOptions, type Scope, scopeFromSeeds } from '@trawl/url';
+import { z } from 'zod';
+
+/**
+ * The rules every process of one crawl must share: scope, limits, politeness delay and URL
+ * normalization (two workers normalizing differently would fingerprint one page twice).
+ * `trawl crawl` publishes it in Redis; workers read it at start and follow changes.
+ */
+export const crawlPolicySchema = z.object({
+  version: z.number().int().min(1),
+  scope: z.object({
+    mode: z.enum(['host', 'domain', 'any']),
+    hosts: z.array(z.string()),
+    domains: z.array(z.string()),
+  }),
+  maxDepth: z.number().int().min(0).nullable(),
+  maxPages: z.number().int().min(1).nullable(),
+  /** Frontier "done" count when maxPages was set: the limit counts pages from there. */
+  pagesBaseline: z.number().int().min(0).default(0),
+  minDelayMs: z.number().int().min(0),
+  maxUrlLength: z.number().int().min(16),
+  maxUrlsPerHost: z.number().int().min(0),
+  maxLinksPerPage: z.number().int().min(1),
+  maxRedirects: z.number().int().min(0),
+  stripParams: z.array(z.string()),
+  sortQuery: z.boolean(),
+});
+export type CrawlPolicy = z.output<typeof crawlPolicySchema>;
+
+/** The policy a crawl started with `config` and these seeds follows. */
+export function policyFromConfig(config: Config, seeds: readonly string[]): CrawlPolicy {
+  const scope = scopeFromSeeds(config.policy.scope, seeds);
+  return {
+    version: 1,
+    scope: { mode: scope.mode, hosts: [...scope.hosts], domains: [...scope.domains] },
+    maxDepth: config.policy.maxDepth ?? null,
+    maxPages: config.policy.maxPages ?? null,
+    pagesBaseline: 0,
+    minDelayMs: config.policy.minDelayMs,
+    maxUrlLength: config.policy.maxUrlLength,
+    maxUrlsPerHost: config.policy.maxUrlsPerHost,
+    maxLinksPerPage: config.policy.maxLinksPerPage,
+    maxRedirects: 5,
+    stripParams: [...(config.policy.stripParams ?? DEFAULT_STRIP_PARAMS)],
+    sortQuery: config.policy.sortQuery,
+  };
+}
+
+/** Widens a policy's scope with more seeds (seeds added to a running crawl). */
+export function withSeeds(policy: CrawlPolicy, seeds: readonly string[]): CrawlPolicy {
+  const scope = scopeFromSeeds(policy.scope.mode, seeds);
+  return {
+    ...policy,
+    scope: {
+      mode: policy.scope.mode,
+      hosts: [...new Set([...policy.scope.hosts, ...scope.hosts])],
+      domains: [...new Set([...policy.scope.domains, ...scope.domains])],
+    },
+  };
+}
+
+/** The policy in the forms the pipeline uses. */
+export interface ResolvedPolicy {
+  policy: CrawlPolicy;
+  scope: Scope;
+  normalize: NormalizeOptions;
+}
+
+export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
+  return {
+    policy,
+    scope: { mode: policy.scope.mode, hosts: new Set(policy.scope.hosts), domains: new Set(policy.scope.domains) },
+    normalize: { stripParams: policy.stripParams, sortQuery: policy.sortQuery, maxUrlLength: policy.maxUrlLength },
+  };
+}
+
+/** Where the policy lives in Redis. */
+export class PolicyStore {
+  private readonly key: string;
+
+  constructor(
+    private readonly redis: Redis,
+    namespace: string,
+  ) {
+    this.key = `${namespace}:policy`;
+  }
+
+  async load(): Promise<CrawlPolicy | null> {
+    const raw = await this.redis.get(this.key);
+    if (raw === null) return null;
+    const parsed = crawlPolicySchema.safeParse(JSON.parse(raw));
+    if (!parsed.success) throw new Error(`the crawl policy stored at ${this.key} is invalid: ${parsed.error.message}`);
+    return parsed.data;
+  }
+
+  /** Stores the policy under the next version number; returns what was stored. */
+  async publish(policy: CrawlPolicy): Promise<CrawlPolicy> {
+    const previous = await this.load();
+    const next = crawlPolicySchema.parse({ ...policy, version: (previous?.version ?? 0) + 1 });
+    await this.redis.set(this.key, JSON.stringify(next));
+    return next;
+  }
+}
+
+/** Follows the published policy: reloads it at most every `refreshMs`. */
+export class PolicyFollower {
+  private current: ResolvedPolicy | null = null;
+  private loadedAt = 0;
+  private loading: Promise<ResolvedPolicy | null> | null = null;
+
+  constructor(
+    private readonly store: PolicyStore,
+    private readonly refreshMs = 5000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The current policy, or null when no crawl has published one yet. */
+  async get(): Promise<ResolvedPolicy | null> {
+    if (this.current && this.now() - this.loadedAt < this.refreshMs) return this.current;
+    this.loading ??= this.store
+      .load()
+      .then((policy) => {
+        this.loadedAt = this.now();
+        if (policy && policy.version !== this.current?.policy.version) this.current = resolvePolicy(policy);
+        if (!policy) this.current = null;
+        return this.current;
+      })
+      .finally(() => {
+        this.loading = null;
+      });
+    return this.loading;
+  }
+}

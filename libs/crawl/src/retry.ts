@@ -1,0 +1,45 @@
+import { type ErrorAction, isTrawlError } from '@trawl/core';
+
+export interface RetryOptions {
+  baseMs: number;
+  maxMs: number;
+}
+
+/**
+ * Delay before retry number `attempt` (1 = the first retry): exponential with full jitter in
+ * [½·d, d], capped; a server-given time (Retry-After) wins when later. Pure.
+ */
+export function retryDelayMs(
+  attempt: number,
+  options: RetryOptions,
+  now: number,
+  retryAt?: number,
+  random: () => number = Math.random,
+): number {
+  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
+  const jittered = Math.round(exponential * (0.5 + random() / 2));
+  const serverSays = retryAt !== undefined ? Math.max(0, retryAt - now) : 0;
+  return Math.min(options.maxMs, Math.max(jittered, serverSays));
+}
+
+/** How an HTTP status is handled. */
+export type StatusClass = 'ok' | 'not-modified' | 'redirect' | 'retry' | 'permanent';
+
+/**
+ * 2xx: a page. 304: unchanged. 3xx with a Location: a redirect (its target is queued as a new
+ * URL). 408, 425, 429 and most 5xx: transient, retried. Other 4xx (and 501, 505): recorded,
+ * never retried.
+ */
+export function classifyStatus(status: number, hasLocation: boolean): StatusClass {
+  if (status >= 200 && status < 300) return 'ok';
+  if (status === 304) return 'not-modified';
+  if (status >= 300 && status < 400) return hasLocation ? 'redirect' : 'permanent';
+  if (status === 408 || status === 425 || status === 429) return 'retry';
+  if (status >= 500 && status !== 501 && status !== 505) return 'retry';
+  return 'permanent';
+}
+
+/** The action an error asks for; unknown errors are treated as transient. */
+export function errorAction(error: unknown): ErrorAction {
+  return isTrawlError(error) ? error.action : 'retry';
+}

@@ -1,0 +1,73 @@
+import type { Config } from '@trawl/config';
+import { ensureDatabase, probePostgres } from '@trawl/db';
+import { startEmbeddedPostgres, startEmbeddedRedis } from '@trawl/embedded';
+import { probeRedis } from '@trawl/redis';
+import type { Logger } from '@trawl/telemetry';
+
+export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';
+export const LOCAL_POSTGRES_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+export const LOCAL_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/trawl';
+
+export interface Services {
+  redisUrl: string;
+  databaseUrl: string;
+  /** Which servers this process started ("redis", "postgres"). */
+  embedded: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Finds the servers a process uses: REDIS_URL / DATABASE_URL when set; else local servers on
+ * their standard ports if they answer; else (only where `allowEmbedded`) a private redis-server
+ * child and PGlite with their data under `dataDir`.
+ */
+export async function resolveServices(
+  config: Readonly<Config>,
+  options: { dataDir: string; logger: Logger; allowEmbedded: boolean },
+): Promise<Services> {
+  const stops: (() => Promise<void>)[] = [];
+  const embedded: string[] = [];
+  const { logger } = options;
+  try {
+    let redisUrl = config.redisUrl;
+    if (!redisUrl) {
+      if (await probeRedis(LOCAL_REDIS_URL)) redisUrl = LOCAL_REDIS_URL;
+      else if (options.allowEmbedded) {
+        const server = await startEmbeddedRedis({ dir: `${options.dataDir}/redis` });
+        stops.push(() => server.stop());
+        embedded.push('redis');
+        redisUrl = server.url;
+        logger.info({ url: redisUrl }, 'started an embedded redis-server');
+      } else {
+        throw new Error(`REDIS_URL is not set and nothing answers at ${LOCAL_REDIS_URL}`);
+      }
+    }
+
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      if (await probePostgres(LOCAL_POSTGRES_ADMIN_URL)) {
+        await ensureDatabase(LOCAL_POSTGRES_ADMIN_URL, 'trawl');
+        databaseUrl = LOCAL_POSTGRES_URL;
+      } else if (options.allowEmbedded) {
+        const server = await startEmbeddedPostgres({ dir: `${options.dataDir}/pgdata` });
+        stops.push(() => server.stop());
+        embedded.push('postgres');
+        databaseUrl = server.url;
+        logger.info({ url: databaseUrl }, 'started an embedded PostgreSQL (PGlite)');
+      } else {
+        throw new Error(`DATABASE_URL is not set and nothing answers at ${LOCAL_POSTGRES_ADMIN_URL}`);
+      }
+    }
+    return {
+      redisUrl,
+      databaseUrl,
+      embedded,
+      async stop() {
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,56 @@
+import { ErrorCode, TrawlError } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
+import { type ParsedPage, parseHtml, resolveLinks } from '@trawl/parse';
+import type { ContentStore } from '@trawl/store';
+
+/** Media types parsed for links. Others are stored, never parsed as HTML. */
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+export function isHtml(result: Pick<FetchResult, 'contentType' | 'body'>): boolean {
+  if (result.contentType) return HTML_TYPES.has(result.contentType);
+  // No Content-Type: sniff the first bytes for markup.
+  const head = result.body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
+  return head.startsWith('<!doctype html') || head.startsWith('<html') || head.startsWith('<head') || head.startsWith('<body');
+}
+
+/** Decodes a body with the response's charset when the platform knows it, else UTF-8; never throws. */
+export function decodeBody(body: Buffer, charset: string | null): string {
+  if (charset) {
+    try {
+      return new TextDecoder(charset, { fatal: false }).decode(body);
+    } catch {
+      // Unknown label: fall through to UTF-8 (invalid bytes become U+FFFD).
+    }
+  }
+  return new TextDecoder('utf-8', { fatal: false }).decode(body);
+}
+
+export interface StoredBody {
+  storageKey: string;
+  contentHash: string;
+  storedBytes: number;
+}
+
+/** Store stage: content-addressed, so a body already stored costs nothing more. */
+export async function storeBody(store: ContentStore, body: Buffer): Promise<StoredBody> {
+  try {
+    const put = await store.put(body);
+    return { storageKey: put.key, contentHash: put.contentHash, storedBytes: put.storedBytes };
+  } catch (error) {
+    throw new TrawlError(ErrorCode.Store, `could not store body: ${(error as Error).message}`, { action: 'retry', cause: error });
+  }
+}
+
+export interface ParsedLinks {
+  page: ParsedPage;
+  links: { url: string; nofollow: boolean }[];
+  /** Links dropped for a non-http(s) scheme or unparseable. */
+  dropped: number;
+}
+
+/** Parse stage: links (with <base href>), canonical, meta robots. Never throws on bad HTML. */
+export function parseLinks(html: string, pageUrl: string, maxLinks: number): ParsedLinks {
+  const page = parseHtml(html, { maxLinks });
+  const { urls, dropped } = resolveLinks(page, pageUrl);
+  return { page, links: urls, dropped };
+}
