@@ -1,1 +1,124 @@
-export {};
+#!/usr/bin/env node
+import { ConfigError } from '@trawl/config';
+import { isTrawlError } from '@trawl/core';
+import { Command, InvalidArgumentError } from 'commander';
+import { type CliContext, configCommand, crawlCommand, demoCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
+
+const signals: ((signal: string) => void)[] = [];
+let signalled = 0;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    signalled += 1;
+    if (signalled > 1) {
+      process.stderr.write(`\n${signal} again: exiting without draining\n`);
+      process.exit(130);
+    }
+    for (const handler of signals.splice(0)) handler(signal);
+  });
+}
+
+const ctx: CliContext = {
+  env: process.env,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  onSignal: (handler) => {
+    signals.push(handler);
+  },
+};
+
+const wholeNumber = (value: string): string => {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return value;
+};
+
+const program = new Command('trawl')
+  .description('A polite, distributed web crawler.')
+  .showHelpAfterError()
+  .configureHelp({ sortSubcommands: false });
+
+const withCrawlOptions = (command: Command): Command =>
+  command
+    .option('--namespace <name>', 'crawl namespace: Redis key prefix and PostgreSQL schema (TRAWL_NAMESPACE)')
+    .option('--partitions <n>', 'frontier partitions (TRAWL_PARTITIONS)', wholeNumber)
+    .option('--concurrency <n>', 'fetch jobs this process runs at once (TRAWL_CONCURRENCY)', wholeNumber);
+
+withCrawlOptions(
+  program
+    .command('crawl')
+    .description('crawl from seed URLs: dispatcher and worker in this process, until done')
+    .argument('[urls...]', 'seed URLs')
+    .option('--seeds-file <path>', 'file with one seed URL per line')
+    .option('--max-pages <n>', 'stop after this many pages (TRAWL_MAX_PAGES)', wholeNumber)
+    .option('--max-depth <n>', 'follow links at most this deep from a seed (TRAWL_MAX_DEPTH)', wholeNumber)
+    .option('--scope <scope>', 'host | domain | any: which links to follow (TRAWL_SCOPE, default domain)')
+    .option('--min-delay-ms <ms>', 'per-host politeness delay (TRAWL_MIN_DELAY_MS, default 1000)', wholeNumber)
+    .option('--fresh', 'wipe the namespace (frontier, seen-set, database tables) first')
+    .option('--json', 'print the final summary as JSON')
+    .option('--no-progress', 'no live status line'),
+).action(async (urls: string[], flags) => {
+  await crawlCommand(ctx, urls, flags);
+});
+
+withCrawlOptions(program.command('worker').description('fetch worker: joins the crawl of its namespace until SIGTERM')).action(async (flags) => {
+  await workerCommand(ctx, flags);
+});
+
+withCrawlOptions(
+  program
+    .command('seed')
+    .description('add seed URLs to the crawl of a namespace')
+    .argument('[urls...]', 'seed URLs')
+    .option('--seeds-file <path>', 'file with one seed URL per line'),
+).action(async (urls: string[], flags) => {
+  await seedCommand(ctx, urls, flags);
+});
+
+program
+  .command('status')
+  .description('frontier, queues, counters and database of a namespace, as JSON')
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .action(async (flags) => {
+    await statusCommand(ctx, flags);
+  });
+
+const withTestWebOptions = (command: Command): Command =>
+  command
+    .option('--hosts <n>', 'hosts, each on its own 127.x.y.z address', wholeNumber, '20')
+    .option('--pages <n>', 'pages per host', wholeNumber, '10')
+    .option('--links <n>', 'links per page within the host', wholeNumber, '4')
+    .option('--cross <n>', 'links per page to other hosts', wholeNumber, '1')
+    .option('--latency-ms <ms>', 'delay before each response', wholeNumber, '5')
+    .option('--seed <n>', 'generator seed', wholeNumber, '1');
+
+withTestWebOptions(program.command('testweb').description('serve the synthetic web (many loopback hosts) until SIGTERM'))
+  .option('--port <n>', 'port for every host (default: any free one)', wholeNumber)
+  .action(async (flags) => {
+    await testwebCommand(ctx, flags);
+  });
+
+withCrawlOptions(withTestWebOptions(program.command('demo').description('start the synthetic web and crawl it (namespace "demo", fresh)')))
+  .option('--min-delay-ms <ms>', 'per-host politeness delay', wholeNumber, '100')
+  .option('--json', 'print the final summary as JSON')
+  .option('--no-progress', 'no live status line')
+  .action(async (flags) => {
+    await demoCommand(ctx, flags);
+  });
+
+program
+  .command('config')
+  .description('print the resolved configuration (or --markdown: the table of settings)')
+  .option('--markdown', 'the settings table of the README')
+  .action((flags) => configCommand(ctx, flags));
+
+program.parseAsync(process.argv).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`trawl: ${error.message}\n`);
+      process.exit(2);
+    }
+    const message = isTrawlError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? (error.stack ?? error.message) : String(error);
+    process.stderr.write(`trawl: ${message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,193 @@
+import { mkdirSync } from 'node:fs';
+import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
+import { addSeeds, type CrawlSummary, CrawlWorker, resolveServices, runCrawl, Runtime, type Services } from '@trawl/crawl';
+import { createLogger, type Logger } from '@trawl/telemetry';
+import { TestWeb } from '@trawl/testweb';
+import { crawlOverrides, readSeedsFile } from './args.js';
+import { progressLine, StatusLine, summaryText } from './progress.js';
+
+export interface CliContext {
+  env: Record<string, string | undefined>;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  /** Resolves when SIGINT/SIGTERM arrives. */
+  onSignal(handler: (signal: string) => void): void;
+}
+
+const DATA_DIR = '.trawl';
+
+function config(ctx: CliContext, overrides: Record<string, unknown>, extraEnv: Record<string, string> = {}): Readonly<Config> {
+  return loadConfig({ env: { ...extraEnv, ...ctx.env }, overrides });
+}
+
+function logger(cfg: Readonly<Config>, role: string, quietOnTty: boolean, ctx: CliContext): Logger {
+  // On a terminal the status line is the interface; logs below warn would scroll it away.
+  const level = quietOnTty && ctx.stderr.isTTY && !ctx.env.TRAWL_LOG_LEVEL ? 'warn' : cfg.log.level;
+  return createLogger({ level, name: role });
+}
+
+async function open(cfg: Readonly<Config>, log: Logger, role: string, allowEmbedded: boolean): Promise<{ runtime: Runtime; services: Services }> {
+  mkdirSync(DATA_DIR, { recursive: true });
+  const services = await resolveServices(cfg, { dataDir: DATA_DIR, logger: log, allowEmbedded });
+  try {
+    const runtime = await Runtime.open({ config: cfg, redisUrl: services.redisUrl, databaseUrl: services.databaseUrl, logger: log, role });
+    return { runtime, services };
+  } catch (error) {
+    await services.stop();
+    throw error;
+  }
+}
+
+export interface CrawlFlags {
+  seedsFile?: string;
+  json?: boolean;
+  progress?: boolean;
+  fresh?: boolean;
+  [key: string]: unknown;
+}
+
+/** `trawl crawl`: dispatcher and worker in this process, until the crawl is done. */
+export async function crawlCommand(ctx: CliContext, urls: string[], flags: CrawlFlags, extraEnv: Record<string, string> = {}): Promise<CrawlSummary> {
+  const seeds = [...urls, ...(flags.seedsFile ? readSeedsFile(flags.seedsFile) : [])];
+  const cfg = config(ctx, crawlOverrides(flags), extraEnv);
+  if (seeds.length === 0) throw new ConfigError(['no seeds: give URLs as arguments or --seeds-file <path>']);
+  const log = logger(cfg, 'crawl', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'crawl', true);
+  const controller = new AbortController();
+  ctx.onSignal((signal) => {
+    log.warn({ signal }, 'stopping: draining in-flight work');
+    controller.abort();
+  });
+  const showProgress = flags.progress !== false && !flags.json && ctx.stderr.isTTY;
+  const status = new StatusLine(ctx.stderr);
+  try {
+    const summary = await runCrawl(runtime, {
+      seeds,
+      fresh: flags.fresh === true,
+      concurrency: cfg.worker.concurrency,
+      signal: controller.signal,
+      progressEveryMs: showProgress ? 500 : 5000,
+      onProgress: (p) => (showProgress ? status.update(progressLine(p)) : log.info(p, 'progress')),
+    });
+    status.done();
+    ctx.stdout.write(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : `${summaryText(summary)}\n`);
+    return summary;
+  } finally {
+    status.done();
+    await runtime.close();
+    await services.stop();
+  }
+}
+
+/** `trawl worker`: consume fetch jobs of a crawl another process started, until SIGTERM. */
+export async function workerCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'worker', false, ctx);
+  const { runtime, services } = await open(cfg, log, 'worker', false);
+  const worker = new CrawlWorker(runtime, { concurrency: cfg.worker.concurrency });
+  worker.start();
+  log.info({ namespace: cfg.namespace, concurrency: cfg.worker.concurrency }, 'worker started');
+  await new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  log.info('SIGTERM: draining in-flight jobs');
+  const { drained } = await worker.stop(cfg.worker.drainTimeoutMs);
+  log.info({ drained }, 'worker stopped');
+  const mine = runtime.counters.local;
+  ctx.stdout.write(`${JSON.stringify({ worker: process.pid, drained, fetched: mine.fetched, fetchErrors: mine.fetchErrors, retries: mine.retries, dead: mine.dead })}\n`);
+  await runtime.close();
+  await services.stop();
+}
+
+/** `trawl seed`: queue seeds into a namespace's crawl. */
+export async function seedCommand(ctx: CliContext, urls: string[], flags: Record<string, unknown>): Promise<void> {
+  const seeds = [...urls, ...(typeof flags.seedsFile === 'string' ? readSeedsFile(flags.seedsFile) : [])];
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'seed', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'seed', false);
+  try {
+    const result = await addSeeds(runtime, seeds);
+    const { policy: _policy, ...report } = result;
+    ctx.stdout.write(`${JSON.stringify(report)}\n`);
+  } finally {
+    await runtime.close();
+    await services.stop();
+  }
+}
+
+/** `trawl status`: the frontier, the queues, the counters and the database of a namespace. */
+export async function statusCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'status', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'status', false);
+  try {
+    const [frontier, queues, counters, db, policy] = await Promise.all([
+      runtime.frontier.stats(),
+      runtime.queues.counts(),
+      runtime.counters.read(),
+      runtime.db.counts(),
+      runtime.policyStore.load(),
+    ]);
+    const bloom = await runtime.seen.bloom.info();
+    const { partitions: _p, ...frontierTotals } = frontier;
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, counters, db, seen: bloom, policy }, null, 2)}\n`);
+  } finally {
+    await runtime.close();
+    await services.stop();
+  }
+}
+
+export interface TestWebFlags {
+  hosts: string;
+  pages: string;
+  links: string;
+  cross: string;
+  latencyMs: string;
+  seed: string;
+  port?: string;
+}
+
+function testWebOptions(flags: TestWebFlags) {
+  const int = (name: string, value: string) => {
+    if (!/^\d+$/.test(value)) throw new ConfigError([`--${name}: expected a whole number, got ${JSON.stringify(value)}`]);
+    return Number(value);
+  };
+  return {
+    hosts: int('hosts', flags.hosts),
+    pagesPerHost: int('pages', flags.pages),
+    linksPerPage: int('links', flags.links),
+    crossHostLinks: int('cross', flags.cross),
+    latencyMs: int('latency-ms', flags.latencyMs),
+    seed: int('seed', flags.seed),
+    port: flags.port === undefined ? 0 : int('port', flags.port),
+  };
+}
+
+/** `trawl testweb`: serve the synthetic web until SIGTERM. */
+export async function testwebCommand(ctx: CliContext, flags: TestWebFlags): Promise<void> {
+  const web = await TestWeb.start(testWebOptions(flags));
+  ctx.stdout.write(`${JSON.stringify(web.describe(), null, 2)}\n`);
+  await new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  await web.stop();
+}
+
+/** `trawl demo`: start the synthetic web here and crawl it — trawl with nothing else to set up. */
+export async function demoCommand(ctx: CliContext, flags: TestWebFlags & CrawlFlags): Promise<CrawlSummary> {
+  const web = await TestWeb.start(testWebOptions(flags));
+  try {
+    return await crawlCommand(
+      ctx,
+      web.rootUrls(),
+      { ...flags, fresh: true, namespace: flags.namespace ?? 'demo', minDelayMs: flags.minDelayMs ?? '100' },
+      { TRAWL_ALLOW_NETWORKS: '127.0.0.0/8' },
+    );
+  } finally {
+    await web.stop();
+  }
+}
+
+export function configCommand(ctx: CliContext, flags: { markdown?: boolean }): void {
+  if (flags.markdown) {
+    ctx.stdout.write(`${settingsMarkdownTable()}\n`);
+    return;
+  }
+  ctx.stdout.write(`${JSON.stringify(loadConfig({ env: ctx.env }), null, 2)}\n`);
+}
