@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
-import { addSeeds, type CrawlSummary, CrawlWorker, resolveServices, runCrawl, Runtime, type Services } from '@trawl/crawl';
+import { addSeeds, type CrawlSummary, resolveServices, runCrawl, Runtime, runWorkerProcess, type Services } from '@trawl/crawl';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { TestWeb } from '@trawl/testweb';
 import { crawlOverrides, readSeedsFile } from './args.js';
@@ -83,18 +83,9 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
 export async function workerCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
   const cfg = config(ctx, crawlOverrides(flags));
   const log = logger(cfg, 'worker', false, ctx);
-  const { runtime, services } = await open(cfg, log, 'worker', false);
-  const worker = new CrawlWorker(runtime, { concurrency: cfg.worker.concurrency });
-  worker.start();
-  log.info({ namespace: cfg.namespace, concurrency: cfg.worker.concurrency }, 'worker started');
-  await new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
-  log.info('SIGTERM: draining in-flight jobs');
-  const { drained } = await worker.stop(cfg.worker.drainTimeoutMs);
-  log.info({ drained }, 'worker stopped');
-  const mine = runtime.counters.local;
-  ctx.stdout.write(`${JSON.stringify({ worker: process.pid, drained, fetched: mine.fetched, fetchErrors: mine.fetchErrors, retries: mine.retries, dead: mine.dead })}\n`);
-  await runtime.close();
-  await services.stop();
+  const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  const report = await runWorkerProcess(cfg, { logger: log, dataDir: DATA_DIR, stopped });
+  ctx.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
 /** `trawl seed`: queue seeds into a namespace's crawl. */

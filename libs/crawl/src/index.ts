@@ -18,3 +18,4 @@ export { classifyStatus, errorAction, retryDelayMs, type StatusClass } from './r
 export { Runtime, type RuntimeOptions } from './runtime.js';
 export { CrawlWorker, type CrawlWorkerOptions, createDiscovery } from './worker.js';
 export { LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, resolveServices, type Services } from './services.js';
+export { runWorkerProcess, type WorkerProcessReport } from './worker-process.js';

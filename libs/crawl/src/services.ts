@@ -23,15 +23,22 @@ export interface Services {
  */
 export async function resolveServices(
   config: Readonly<Config>,
-  options: { dataDir: string; logger: Logger; allowEmbedded: boolean },
+  options: {
+    dataDir: string;
+    logger: Logger;
+    allowEmbedded: boolean;
+    /** Where to look for local servers (tests point these at closed ports). */
+    local?: { redisUrl: string; postgresAdminUrl: string; postgresUrl: string };
+  },
 ): Promise<Services> {
+  const local = options.local ?? { redisUrl: LOCAL_REDIS_URL, postgresAdminUrl: LOCAL_POSTGRES_ADMIN_URL, postgresUrl: LOCAL_POSTGRES_URL };
   const stops: (() => Promise<void>)[] = [];
   const embedded: string[] = [];
   const { logger } = options;
   try {
     let redisUrl = config.redisUrl;
     if (!redisUrl) {
-      if (await probeRedis(LOCAL_REDIS_URL)) redisUrl = LOCAL_REDIS_URL;
+      if (await probeRedis(local.redisUrl)) redisUrl = local.redisUrl;
       else if (options.allowEmbedded) {
         const server = await startEmbeddedRedis({ dir: `${options.dataDir}/redis` });
         stops.push(() => server.stop());
@@ -39,15 +46,15 @@ export async function resolveServices(
         redisUrl = server.url;
         logger.info({ url: redisUrl }, 'started an embedded redis-server');
       } else {
-        throw new Error(`REDIS_URL is not set and nothing answers at ${LOCAL_REDIS_URL}`);
+        throw new Error(`REDIS_URL is not set and nothing answers at ${local.redisUrl}`);
       }
     }
 
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
-      if (await probePostgres(LOCAL_POSTGRES_ADMIN_URL)) {
-        await ensureDatabase(LOCAL_POSTGRES_ADMIN_URL, 'trawl');
-        databaseUrl = LOCAL_POSTGRES_URL;
+      if (await probePostgres(local.postgresAdminUrl)) {
+        await ensureDatabase(local.postgresAdminUrl, new URL(local.postgresUrl).pathname.slice(1));
+        databaseUrl = local.postgresUrl;
       } else if (options.allowEmbedded) {
         const server = await startEmbeddedPostgres({ dir: `${options.dataDir}/pgdata` });
         stops.push(() => server.stop());
@@ -55,7 +62,7 @@ export async function resolveServices(
         databaseUrl = server.url;
         logger.info({ url: databaseUrl }, 'started an embedded PostgreSQL (PGlite)');
       } else {
-        throw new Error(`DATABASE_URL is not set and nothing answers at ${LOCAL_POSTGRES_ADMIN_URL}`);
+        throw new Error(`DATABASE_URL is not set and nothing answers at ${local.postgresAdminUrl}`);
       }
     }
     return {
