@@ -58,13 +58,14 @@ export default tseslint.config(
           { sourceTag: 'scope:worker', allowedExternalImports: allow() },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
           { sourceTag: 'scope:dashboard', allowedExternalImports: allow() },
+          { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', 'crawlee') },
         ],
       }],
     },
   },
   {
     // Entry points and the config lib are the only readers of process.env.
-    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
+    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

@@ -70,7 +70,9 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
       onProgress: (p) => (showProgress ? status.update(progressLine(p)) : log.info(p, 'progress')),
     });
     status.done();
-    ctx.stdout.write(flags.json ? `${JSON.stringify(summary, null, 2)}\n` : `${summaryText(summary)}\n`);
+    const usage = process.resourceUsage();
+    const resources = { cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000), maxRssMb: Math.round(usage.maxRSS / 1024) };
+    ctx.stdout.write(flags.json ? `${JSON.stringify({ ...summary, process: resources }, null, 2)}\n` : `${summaryText(summary)}\n`);
     return summary;
   } finally {
     status.done();
@@ -85,7 +87,9 @@ export async function workerCommand(ctx: CliContext, flags: Record<string, unkno
   const log = logger(cfg, 'worker', false, ctx);
   const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
   const report = await runWorkerProcess(cfg, { logger: log, dataDir: DATA_DIR, stopped });
-  ctx.stdout.write(`${JSON.stringify(report)}\n`);
+  const usage = process.resourceUsage();
+  const resources = { cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000), maxRssMb: Math.round(usage.maxRSS / 1024) };
+  ctx.stdout.write(`${JSON.stringify({ ...report, process: resources })}\n`);
 }
 
 /** `trawl seed`: queue seeds into a namespace's crawl. */

@@ -2,7 +2,7 @@ import { Database } from '@trawl/db';
 import { createRedis, deleteByPrefix } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from './helpers.js';
+import { DATABASE_URL, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * The whole system, as users run it: `trawl crawl` (dispatcher + worker) and two `trawl worker`

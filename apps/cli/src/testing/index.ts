@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
-export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
-const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+export const REPO = fileURLToPath(new URL('../../../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -17,7 +17,7 @@ export interface Proc {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs the trawl CLI from its sources in a child process (as `trawl …` would). */
+/** Runs the trawl CLI from its sources in a child process (as `trawl …` would), for tests and benchmarks. */
 export function trawl(args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, ['--conditions=trawl-source', '--import', 'tsx', MAIN, ...args], {
     cwd: REPO,

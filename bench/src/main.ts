@@ -1,0 +1,20 @@
+import { crawlBench } from './crawl.js';
+import { memoryBench } from './memory.js';
+
+const benches: Record<string, () => Promise<void>> = {
+  memory: () => memoryBench(),
+  crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
+};
+
+const wanted = process.argv.slice(2);
+const names = wanted.length > 0 ? wanted : Object.keys(benches);
+for (const name of names) {
+  const bench = benches[name];
+  if (!bench) {
+    console.error(`unknown benchmark ${name}; have: ${Object.keys(benches).join(', ')}`);
+    process.exit(2);
+  }
+  console.log(`\n=== ${name} ===`);
+  await bench();
+}
+process.exit(0);
