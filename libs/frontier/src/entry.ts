@@ -1,6 +1,8 @@
 /**
  * A queued URL is one compact string in its host's back queue: "<depth> <hops> <flags> <url>".
- * Canonical URLs never contain spaces, so the URL is everything after the third space.
+ * Canonical URLs never contain spaces, so the URL is everything after the third space. The
+ * back queue already names the host, so a URL on its own origin is stored as its path alone
+ * (the scheme in a flag bit): about a third less Redis memory per queued URL.
  */
 export const UrlFlag = {
   /** Added as a seed by an operator. */
@@ -11,6 +13,9 @@ export const UrlFlag = {
   RedirectTarget: 4,
 } as const;
 
+/** Entry-only flag: the stored URL is a path on https://<host> (else http://<host>). */
+const HTTPS_PATH = 1 << 10;
+
 export interface FrontierUrl {
   url: string;
   depth: number;
@@ -19,19 +24,28 @@ export interface FrontierUrl {
   flags: number;
 }
 
-export function encodeEntry(item: FrontierUrl): string {
-  return `${item.depth} ${item.hops} ${item.flags} ${item.url}`;
+export function encodeEntry(item: FrontierUrl, host: string): string {
+  const flags = item.flags & ~HTTPS_PATH;
+  for (const [scheme, bit] of [['https://', HTTPS_PATH], ['http://', 0]] as const) {
+    const origin = `${scheme}${host}`;
+    if (item.url.startsWith(origin) && item.url.charCodeAt(origin.length) === 47 /* / */) {
+      return `${item.depth} ${item.hops} ${flags | bit} ${item.url.slice(origin.length)}`;
+    }
+  }
+  return `${item.depth} ${item.hops} ${flags} ${item.url}`;
 }
 
-export function decodeEntry(entry: string): FrontierUrl {
+export function decodeEntry(entry: string, host: string): FrontierUrl {
   const a = entry.indexOf(' ');
   const b = entry.indexOf(' ', a + 1);
   const c = entry.indexOf(' ', b + 1);
   if (a < 0 || b < 0 || c < 0) throw new Error(`malformed frontier entry: ${entry.slice(0, 80)}`);
+  const flags = Number(entry.slice(b + 1, c));
+  const stored = entry.slice(c + 1);
   return {
     depth: Number(entry.slice(0, a)),
     hops: Number(entry.slice(a + 1, b)),
-    flags: Number(entry.slice(b + 1, c)),
-    url: entry.slice(c + 1),
+    flags: flags & ~HTTPS_PATH,
+    url: stored.startsWith('/') ? `${flags & HTTPS_PATH ? 'https' : 'http'}://${host}${stored}` : stored,
   };
 }

@@ -47,10 +47,20 @@ beforeEach(() => {
 });
 
 describe('entries', () => {
-  it('round-trips and keeps URLs whole', () => {
-    const e = { url: 'http://a.example/x?y=1', depth: 3, hops: 2, flags: 5 };
-    expect(decodeEntry(encodeEntry(e))).toEqual(e);
-    expect(() => decodeEntry('garbage')).toThrow(/malformed/);
+  it.each([
+    ['http://a.example/x?y=1', 'a.example', '3 2 5 /x?y=1'],
+    ['https://a.example/', 'a.example', '3 2 1029 /'],
+    ['https://a.example:8443/p q', 'a.example:8443', '3 2 1029 /p q'],
+    ['http://other.example/x', 'a.example', '3 2 5 http://other.example/x'],
+    ['http://a.example.evil/x', 'a.example', '3 2 5 http://a.example.evil/x'],
+  ])('stores %s on host %s as %j and reads it back', (url, host, stored) => {
+    const e = { url, depth: 3, hops: 2, flags: 5 };
+    expect(encodeEntry(e, host)).toBe(stored);
+    expect(decodeEntry(encodeEntry(e, host), host)).toEqual(e);
+  });
+
+  it('rejects a malformed entry', () => {
+    expect(() => decodeEntry('garbage', 'h')).toThrow(/malformed/);
   });
 });
 

@@ -144,7 +144,7 @@ export class Frontier {
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
         const args: (string | number)[] = [keys.base, now, maxUrlsPerHost];
         for (const item of list.slice(i, i + PUSH_CHUNK)) {
-          args.push(item.host, this.bandOf(item.priority), encodeEntry(item));
+          args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host));
         }
         calls.push(this.scripts.pushUrls([keys.ready, keys.stats], args));
       }
@@ -165,8 +165,9 @@ export class Frontier {
     )) as (string | number)[];
     const leases: Lease[] = [];
     for (let i = 2; i + 4 <= raw.length; i += 4) {
-      const entry = decodeEntry(String(raw[i + 3]));
-      leases.push({ ...entry, id: String(raw[i]), host: String(raw[i + 1]), band: Number(raw[i + 2]), partition });
+      const host = String(raw[i + 1]);
+      const entry = decodeEntry(String(raw[i + 3]), host);
+      leases.push({ ...entry, id: String(raw[i]), host, band: Number(raw[i + 2]), partition });
     }
     const nextDue = Number(raw[0]);
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
@@ -186,7 +187,7 @@ export class Frontier {
         this.options.leaseMs,
         this.options.fetchHoldMs,
         ticket.band,
-        encodeEntry(ticket.entry),
+        encodeEntry(ticket.entry, ticket.host),
         this.options.busyRetryMs,
       ],
     )) as [number, number];
