@@ -16,6 +16,12 @@ export interface CliContext {
 
 const DATA_DIR = '.trawl';
 
+/** CPU time since `since` (excluding start-up: module loading) and the process's peak RSS. */
+function resources(since: NodeJS.CpuUsage): { cpuMs: number; maxRssMb: number } {
+  const cpu = process.cpuUsage(since);
+  return { cpuMs: Math.round((cpu.user + cpu.system) / 1000), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
+}
+
 function config(ctx: CliContext, overrides: Record<string, unknown>, extraEnv: Record<string, string> = {}): Readonly<Config> {
   return loadConfig({ env: { ...extraEnv, ...ctx.env }, overrides });
 }
@@ -60,6 +66,7 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
   });
   const showProgress = flags.progress !== false && !flags.json && ctx.stderr.isTTY;
   const status = new StatusLine(ctx.stderr);
+  const cpuAtStart = process.cpuUsage();
   try {
     const summary = await runCrawl(runtime, {
       seeds,
@@ -70,9 +77,7 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
       onProgress: (p) => (showProgress ? status.update(progressLine(p)) : log.info(p, 'progress')),
     });
     status.done();
-    const usage = process.resourceUsage();
-    const resources = { cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000), maxRssMb: Math.round(usage.maxRSS / 1024) };
-    ctx.stdout.write(flags.json ? `${JSON.stringify({ ...summary, process: resources }, null, 2)}\n` : `${summaryText(summary)}\n`);
+    ctx.stdout.write(flags.json ? `${JSON.stringify({ ...summary, process: resources(cpuAtStart) }, null, 2)}\n` : `${summaryText(summary)}\n`);
     return summary;
   } finally {
     status.done();
@@ -86,10 +91,9 @@ export async function workerCommand(ctx: CliContext, flags: Record<string, unkno
   const cfg = config(ctx, crawlOverrides(flags));
   const log = logger(cfg, 'worker', false, ctx);
   const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  const cpuAtStart = process.cpuUsage();
   const report = await runWorkerProcess(cfg, { logger: log, dataDir: DATA_DIR, stopped });
-  const usage = process.resourceUsage();
-  const resources = { cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000), maxRssMb: Math.round(usage.maxRSS / 1024) };
-  ctx.stdout.write(`${JSON.stringify({ ...report, process: resources })}\n`);
+  ctx.stdout.write(`${JSON.stringify({ ...report, process: resources(cpuAtStart) })}\n`);
 }
 
 /** `trawl seed`: queue seeds into a namespace's crawl. */
