@@ -1,0 +1,16 @@
+export { type RobotsCacheOptions, RobotsCache, type RobotsLookup } from './cache.js';
+export { type RobotsRule } from './match.js';
+export { originOf, robotsUrlFor } from './origin.js';
+export { agentToken, parseRobots, type RobotsRules } from './parse.js';
+export {
+  decide,
+  entryFromFetch,
+  needsFetch,
+  ROBOTS_MAX_TTL_MS,
+  type RobotsDecision,
+  type RobotsEntry,
+  type RobotsFetchOutcome,
+  type RobotsOptions,
+} from './policy.js';
+export { readEntry, robotsEntrySchema } from './schema.js';
+export { matchForm, ROBOTS_MAX_BYTES, robotsText } from './text.js';
