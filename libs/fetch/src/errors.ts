@@ -1,6 +1,81 @@
-import { type ErrorAction, ErrorCode, TrawlError } from '@trawl/core';
+import { type ErrorAction, ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import { TimeoutError } from 'got';
 import type { FetchTimeouts } from './options.js';
+
+/**
+ * Every code a fetch can fail with. `ERR_SSRF_BLOCKED` is this lib's own (the address is not
+ * one the crawler may connect to; action `skip`): @trawl/core's `ErrorCode` union does not list
+ * it, so compare `error.code` as a string (`(error.code as string) === FetchErrorCode.SsrfBlocked`).
+ */
+export const FetchErrorCode = {
+  Timeout: ErrorCode.FetchTimeout,
+  Network: ErrorCode.FetchNetwork,
+  UrlInvalid: ErrorCode.UrlInvalid,
+  UrlScheme: ErrorCode.UrlScheme,
+  SsrfBlocked: 'ERR_SSRF_BLOCKED',
+} as const;
+export type FetchErrorCode = (typeof FetchErrorCode)[keyof typeof FetchErrorCode];
+
+/**
+ * A TrawlError with one of this lib's codes. The cast is the one place where a code outside
+ * @trawl/core's union enters a TrawlError; at run time a code is a string either way.
+ */
+export function fetchError(code: FetchErrorCode, message: string, options: ConstructorParameters<typeof TrawlError>[2]): TrawlError {
+  return new TrawlError(code as ErrorCode, message, options);
+}
+
+/** What each DNS error code means, for messages. c-ares (dns.resolve*) and getaddrinfo codes. */
+const DNS_MEANING: Record<string, string> = {
+  ENOTFOUND: 'no such host (NXDOMAIN)',
+  ENODATA: 'the name has no address records',
+  ENONAME: 'no such host',
+  EAI_NONAME: 'no such host',
+  EBADNAME: 'malformed hostname',
+  ESERVFAIL: 'the DNS server failed (SERVFAIL)',
+  ETIMEOUT: 'the DNS query timed out',
+  EAI_AGAIN: 'temporary DNS failure',
+  EAI_FAIL: 'non-recoverable DNS failure',
+  EREFUSED: 'the DNS server refused the query',
+  ECONNREFUSED: 'the DNS server is unreachable',
+  EBADRESP: 'malformed DNS reply',
+  EFORMERR: 'the DNS server rejected the query as malformed',
+  ENOTIMP: 'the DNS server does not implement the query',
+  ECANCELLED: 'the DNS query was cancelled',
+  EDESTRUCTION: 'the DNS channel was destroyed',
+};
+
+/**
+ * Answers that say the name has no address: the host does not exist, and retrying within the
+ * negative-cache hour is pointless. Everything else (SERVFAIL, timeouts, EAI_AGAIN) is transient.
+ */
+export function dnsMeansNoSuchHost(code: string): boolean {
+  return code === 'ENOTFOUND' || code === 'ENODATA' || code === 'ENONAME' || code === 'EAI_NONAME' || code === 'EBADNAME';
+}
+
+/** An error from a resolver or a lookup function, recognised by its syscall or its code. */
+function dnsErrorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const { code, syscall, cause } = current as { code?: unknown; syscall?: unknown; cause?: unknown };
+    if (typeof code === 'string') {
+      const bySyscall = typeof syscall === 'string' && /^(getaddrinfo|query|resolve|lookup)/i.test(syscall);
+      const byCode = code !== 'ECONNREFUSED' && code !== 'ECANCELLED' && code in DNS_MEANING;
+      if (bySyscall || byCode) return code;
+    }
+    current = cause;
+  }
+  return undefined;
+}
+
+/** The innermost TrawlError in a cause chain (the SSRF guard's, raised under got). */
+function innerTrawlError(error: unknown): TrawlError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    if (isTrawlError(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
 
 /** Our timeout phases, named after `FetchTimeouts`, for each of got's timeout events. */
 const PHASE_OF_GOT_EVENT: Record<string, { phase: string; setting: keyof FetchTimeouts }> = {
@@ -57,6 +132,17 @@ export function toFetchError(error: unknown, url: string, timeouts: FetchTimeout
       { action: 'retry', cause: error, details: { url, phase: error.event, timeoutMs: limit } },
     );
   }
+  const inner = innerTrawlError(error);
+  if (inner !== undefined) {
+    return new TrawlError(inner.code, `fetch of ${url} failed: ${inner.message}`, {
+      action: inner.action,
+      cause: inner,
+      ...(inner.retryAt === undefined ? {} : { retryAt: inner.retryAt }),
+      details: { ...inner.details, url },
+    });
+  }
+  const dnsCode = dnsErrorCode(error);
+  if (dnsCode !== undefined) return dnsFailure(error, dnsCode, url);
   const code = errorCode(error) ?? 'UNKNOWN';
   const action: ErrorAction = isPermanent(code) ? 'fail' : 'retry';
   const message = error instanceof Error ? error.message : String(error);
@@ -74,4 +160,42 @@ function errorCode(error: unknown): string | undefined {
   const inner = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
   if (typeof inner === 'string') return inner;
   return typeof code === 'string' ? code : undefined;
+}
+
+function dnsFailure(error: unknown, code: string, url: string): TrawlError {
+  const facts = innermost(error) as { hostname?: unknown; cached?: unknown; retryAt?: unknown };
+  const hostname = typeof facts.hostname === 'string' ? facts.hostname : safeHostname(url);
+  const cached = facts.cached === true;
+  const retryAt = typeof facts.retryAt === 'number' ? facts.retryAt : undefined;
+  const noSuchHost = dnsMeansNoSuchHost(code);
+  const meaning = DNS_MEANING[code] ?? 'DNS lookup failed';
+  return new TrawlError(
+    ErrorCode.FetchNetwork,
+    `fetch of ${url} failed: DNS lookup of ${hostname} failed: ${code} (${meaning})${cached ? ' [negative cache]' : ''}`,
+    {
+      action: noSuchHost ? 'skip' : 'retry',
+      cause: error,
+      ...(retryAt === undefined || noSuchHost ? {} : { retryAt }),
+      details: { url, errno: code, hostname, dns: true, cached },
+    },
+  );
+}
+
+/** The deepest error in a cause chain: the resolver's own, with its hostname and flags. */
+function innermost(error: unknown): object {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4; depth++) {
+    const cause = typeof current === 'object' && current !== null ? (current as { cause?: unknown }).cause : undefined;
+    if (typeof cause !== 'object' || cause === null) break;
+    current = cause;
+  }
+  return typeof current === 'object' && current !== null ? current : {};
+}
+
+function safeHostname(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
 }

@@ -1,93 +1,19 @@
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
-import { type AddressInfo, createServer as createTcpServer, type LookupFunction, type Socket } from 'node:net';
+import type { LookupFunction, Socket } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { isTrawlError, type TrawlError } from '@trawl/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Fetcher } from './fetcher.js';
-import type { FetcherOptions } from './options.js';
+import {
+  baseOptions,
+  causeCode,
+  closeAll,
+  fetchError,
+  makeFetcher,
+  startServer,
+  startTcpServer,
+} from './servers.test-helpers.js';
 
-// ---------------------------------------------------------------------------------------------
-// The test web: a real node:http server on 127.0.0.1, port 0, with a request log.
-
-interface LoggedRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-}
-
-interface TestServer {
-  origin: string;
-  port: number;
-  requests: LoggedRequest[];
-  connections: number;
-  /** Resolves when the server sees a response socket close before the response finished. */
-  aborted: Promise<void>;
-}
-
-const servers: Server[] = [];
-const fetchers: Fetcher[] = [];
-
-afterEach(async () => {
-  for (const fetcher of fetchers.splice(0)) fetcher.close();
-  await Promise.all(
-    servers.splice(0).map(async (server) => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    }),
-  );
-});
-
-async function startServer(handler: RequestListener): Promise<TestServer> {
-  let onAborted: () => void = () => undefined;
-  const state: TestServer = {
-    origin: '',
-    port: 0,
-    requests: [],
-    connections: 0,
-    aborted: new Promise((resolve) => (onAborted = resolve)),
-  };
-  const server = createServer((req, res) => {
-    state.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    res.on('close', () => {
-      if (!res.writableFinished) onAborted();
-    });
-    handler(req, res);
-  });
-  server.on('connection', () => state.connections++);
-  servers.push(server);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  state.port = (server.address() as AddressInfo).port;
-  state.origin = `http://127.0.0.1:${state.port}`;
-  return state;
-}
-
-const baseOptions: FetcherOptions = {
-  userAgent: 'trawl-test/1.0 (+https://example.invalid/bot)',
-  timeouts: { connectMs: 2_000, firstByteMs: 5_000, idleMs: 5_000, totalMs: 15_000 },
-  maxBodyBytes: 10 * 1024 * 1024,
-};
-
-function makeFetcher(overrides: Partial<FetcherOptions> = {}): Fetcher {
-  const fetcher = new Fetcher({ ...baseOptions, ...overrides });
-  fetchers.push(fetcher);
-  return fetcher;
-}
-
-async function fetchError(promise: Promise<unknown>): Promise<TrawlError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!isTrawlError(error)) throw new Error(`expected a TrawlError, got ${String(error)}`);
-  return error;
-}
-
-const causeCode = (error: TrawlError): unknown => (error.cause as { code?: unknown } | undefined)?.code;
-
-// ---------------------------------------------------------------------------------------------
+afterEach(closeAll);
 
 describe('Fetcher results', () => {
   it('returns a 200 with body, headers, validators and clock stamps', async () => {
@@ -113,6 +39,7 @@ describe('Fetcher results', () => {
       charset: 'iso-8859-1',
       location: null,
       truncated: false,
+      bodySkipped: false,
       etag: '"v1"',
       lastModified: 'Wed, 21 Oct 2015 07:28:00 GMT',
     });
@@ -199,13 +126,14 @@ describe('Fetcher results', () => {
     expect(result.truncated).toBe(false);
   });
 
-  it('caps the body: 5 MB sent, 1 MB kept, truncated, and the fetch ends promptly', async () => {
+  it('caps the body: 10 MB sent, 1 MB kept, truncated, and the fetch ends promptly', async () => {
     const chunk = Buffer.alloc(64 * 1024, 'a');
     const server = await startServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(80 * chunk.length) });
+      // Larger than cap + loopback socket buffers (~4 MB), so the server must see the hang-up.
+      res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(160 * chunk.length) });
       let sent = 0;
       const pump = (): void => {
-        while (sent < 80) {
+        while (sent < 160) {
           sent++;
           if (!res.write(chunk)) {
             res.once('drain', pump);
@@ -222,7 +150,7 @@ describe('Fetcher results', () => {
     expect(result.body.length).toBe(1024 * 1024);
     expect(result.truncated).toBe(true);
     expect(result.status).toBe(200);
-    await server.aborted; // the client hung up instead of reading the other 4 MB
+    await server.aborted; // the client hung up instead of reading the other 9 MB
   });
 
   it('caps a decompression bomb at the decoded size', async () => {
@@ -315,9 +243,8 @@ describe('Fetcher errors', () => {
 
   it('connection refused is a retryable network error', async () => {
     const server = await startServer(() => undefined);
-    const closed = servers.pop();
-    closed?.close();
-    if (closed) await once(closed, 'close');
+    server.server.close();
+    await once(server.server, 'close');
     const error = await fetchError(makeFetcher().fetch(`${server.origin}/`));
     expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action: 'retry' });
     expect(causeCode(error)).toBe('ECONNREFUSED');
@@ -333,13 +260,19 @@ describe('Fetcher errors', () => {
     expect(server.requests).toHaveLength(1); // got's own retries are off
   });
 
-  it('a DNS failure is a retryable network error', async () => {
+  it.each([
+    ['ENOTFOUND', 'getaddrinfo', 'skip', /no such host/],
+    ['EAI_AGAIN', 'getaddrinfo', 'retry', /temporary/],
+    ['ESERVFAIL', 'queryA', 'retry', /SERVFAIL/],
+  ])('a DNS %s from the lookup is a network error with action %s', async (code, syscall, action, meaning) => {
     const lookup = ((hostname: string, _options: unknown, callback: (error: Error) => void) => {
-      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname }));
+      callback(Object.assign(new Error(`${syscall} ${code} ${hostname}`), { code, hostname, syscall }));
     }) as unknown as LookupFunction;
     const error = await fetchError(makeFetcher({ lookup }).fetch('http://no-such-host.invalid/'));
-    expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action: 'retry' });
-    expect(causeCode(error)).toBe('ENOTFOUND');
+    expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action, details: { errno: code, dns: true } });
+    expect(error.message).toMatch(/DNS lookup of no-such-host\.invalid failed/);
+    expect(error.message).toMatch(meaning);
+    expect(causeCode(error)).toBe(code);
   });
 
   it('times out a DNS lookup that never answers (connect phase)', async () => {
@@ -353,19 +286,12 @@ describe('Fetcher errors', () => {
   });
 
   it('a malformed HTTP response is a permanent failure', async () => {
-    const tcp = createTcpServer((socket: Socket) => {
+    const tcp = await startTcpServer((socket: Socket) => {
       socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\nbody'));
     });
-    tcp.listen(0, '127.0.0.1');
-    await once(tcp, 'listening');
-    try {
-      const { port } = tcp.address() as AddressInfo;
-      const error = await fetchError(makeFetcher().fetch(`http://127.0.0.1:${port}/`));
-      expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action: 'fail' });
-      expect(String(causeCode(error))).toMatch(/^HPE_/);
-    } finally {
-      tcp.close();
-    }
+    const error = await fetchError(makeFetcher().fetch(`http://127.0.0.1:${tcp.port}/`));
+    expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action: 'fail' });
+    expect(String(causeCode(error))).toMatch(/^HPE_/);
   });
 
   it('a body that does not decompress is a permanent failure', async () => {

@@ -1,16 +1,18 @@
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { type Clock, ErrorCode, systemClock, TrawlError } from '@trawl/core';
-import CacheableLookup from 'cacheable-lookup';
 import got, { type Got } from 'got';
 import { parseContentType } from './content-type.js';
+import { DnsCache } from './dns-cache.js';
 import { toFetchError } from './errors.js';
+import { GuardedHttpAgent, GuardedHttpsAgent, guardLookup, literalHostBlocked } from './guard.js';
 import {
   DEFAULT_ACCEPT,
   DEFAULT_FREE_SOCKET_TIMEOUT_MS,
   type FetcherOptions,
   type FetchTimeouts,
 } from './options.js';
+import { fetchRobotsFile, type RobotsFetchOptions, type RobotsFetchResult } from './robots-fetch.js';
+import { type AddressPolicy, addressPolicyProblems } from './ssrf.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
@@ -26,9 +28,11 @@ export interface FetchResult {
   charset: string | null;
   /** For 3xx: Location resolved against `url` (the crawler enqueues it as a new URL). */
   location: string | null;
-  /** Decoded (decompressed) body, at most `maxBodyBytes`. */
+  /** Decoded (decompressed) body, at most `maxBodyBytes`; empty when `bodySkipped`. */
   body: Buffer;
   truncated: boolean;
+  /** `acceptBody` refused the content type: the body was never read (the socket was closed). */
+  bodySkipped: boolean;
   /** Body bytes received on the wire, before decompression. */
   rawBytes: number;
   /** Epoch ms from the injected clock: request start, response headers, end of body. */
@@ -43,17 +47,30 @@ export interface FetchExtra {
   /** Extra request headers, e.g. If-None-Match / If-Modified-Since on a re-crawl. */
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /**
+   * Asked once the response headers arrive, with the media type (lowercased, no parameters;
+   * null when absent). `false`: the body is not downloaded (the connection is closed) and the
+   * result has an empty body and `bodySkipped: true`. Called for every status, 3xx included.
+   */
+  acceptBody?: (contentType: string | null) => boolean;
+}
+
+/** One request's plan: the caller's extras and the body cap (robots.txt has its own). */
+interface RequestPlan extends FetchExtra {
+  maxBodyBytes: number;
 }
 
 /**
  * One HTTP GET per call, with got 14. No retries (the queue is the one layer that retries), no
  * redirects followed (a 3xx is a result; its Location goes back through normalize, scope,
  * robots and the seen-set as a new URL), every HTTP status a result rather than an error, every
- * phase under a timeout, the decoded body capped while it streams. Failures are TrawlErrors.
+ * phase under a timeout, the decoded body capped while it streams, every connection through
+ * the DNS cache and the SSRF guard (see guard.ts). Failures are TrawlErrors.
  */
 export class Fetcher {
   private readonly client: Got;
-  private readonly agents: { http: HttpAgent; https: HttpsAgent };
+  private readonly agents: { http: GuardedHttpAgent; https: GuardedHttpsAgent };
+  private readonly policy: AddressPolicy;
   private readonly clock: Clock;
   private readonly maxBodyBytes: number;
   private readonly timeouts: FetchTimeouts;
@@ -65,6 +82,8 @@ export class Fetcher {
     this.clock = options.clock ?? systemClock;
     this.maxBodyBytes = options.maxBodyBytes;
     this.timeouts = { ...timeouts };
+    this.policy = Object.freeze({ allowNetworks: Object.freeze([...(options.ssrf?.allowNetworks ?? [])]) });
+    const lookup = options.lookup ?? (options.dns ?? new DnsCache({ clock: this.clock })).lookup;
 
     const agentOptions = {
       keepAlive: true,
@@ -72,7 +91,10 @@ export class Fetcher {
       // For an agent, `timeout` is how long a free (pooled) socket may idle before it is closed.
       timeout: options.freeSocketTimeoutMs ?? DEFAULT_FREE_SOCKET_TIMEOUT_MS,
     };
-    this.agents = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) };
+    this.agents = {
+      http: new GuardedHttpAgent(agentOptions, this.policy),
+      https: new GuardedHttpsAgent(agentOptions, this.policy),
+    };
 
     this.client = got.extend({
       agent: this.agents,
@@ -100,21 +122,42 @@ export class Fetcher {
         'user-agent': options.userAgent,
         accept: options.acceptTypes ?? DEFAULT_ACCEPT,
       },
-      ...(options.lookup === undefined ? { dnsCache: new CacheableLookup() } : { dnsLookup: options.lookup }),
+      // Passed to every request as `lookup`, down to net.connect (got's options.js
+      // createNativeRequestOptions); node skips it for IP-literal hosts, hence the literal check.
+      dnsLookup: guardLookup(lookup, this.policy),
     });
   }
 
   async fetch(url: string, extra: FetchExtra = {}): Promise<FetchResult> {
+    return this.request(url, { ...extra, maxBodyBytes: this.maxBodyBytes });
+  }
+
+  /**
+   * GETs a robots.txt, following up to `maxRedirects` (5) redirects itself, each hop through
+   * the same guard and timeouts, reading at most `maxBytes` (500 KiB). Never throws.
+   */
+  async fetchRobots(robotsUrl: string, options: RobotsFetchOptions = {}): Promise<RobotsFetchResult> {
+    return fetchRobotsFile(
+      (url, maxBytes, signal) => this.request(url, { maxBodyBytes: maxBytes, ...(signal === undefined ? {} : { signal }) }),
+      robotsUrl,
+      options,
+    );
+  }
+
+  private async request(url: string, plan: RequestPlan): Promise<FetchResult> {
     if (this.closed) {
       throw new TrawlError(ErrorCode.FetchNetwork, 'fetcher is closed', { action: 'retry', details: { url } });
     }
     const target = checkUrl(url);
+    const refused = literalHostBlocked(target, this.policy);
+    if (refused !== null) throw refused;
     const startedAt = this.clock.now();
+    const { maxBodyBytes, acceptBody } = plan;
 
     return new Promise<FetchResult>((resolve, reject) => {
       const stream = this.client.stream(target, {
-        ...(extra.headers === undefined ? {} : { headers: extra.headers }),
-        ...(extra.signal === undefined ? {} : { signal: extra.signal }),
+        ...(plan.headers === undefined ? {} : { headers: plan.headers }),
+        ...(plan.signal === undefined ? {} : { signal: plan.signal }),
       });
 
       let native: IncomingMessage | undefined;
@@ -123,6 +166,7 @@ export class Fetcher {
       const chunks: Buffer[] = [];
       let size = 0;
       let truncated = false;
+      let bodySkipped = false;
       let settled = false;
 
       const succeed = (): void => {
@@ -135,6 +179,7 @@ export class Fetcher {
         resolve(buildResult(url, native, {
           body: Buffer.concat(chunks, size),
           truncated,
+          bodySkipped,
           rawBytes,
           startedAt,
           firstByteAt,
@@ -144,7 +189,7 @@ export class Fetcher {
       const fail = (error: unknown): void => {
         if (settled) return;
         settled = true;
-        reject(toFetchError(error, url, this.timeouts, extra.signal));
+        reject(toFetchError(error, url, this.timeouts, plan.signal));
       };
 
       // The raw response, before got's decompression: its headers are the wire headers and
@@ -156,13 +201,28 @@ export class Fetcher {
           response.on('data', (chunk: Buffer) => {
             rawBytes += chunk.length;
           });
+          if (acceptBody === undefined) return;
+          let accepted: boolean;
+          try {
+            accepted = acceptBody(parseContentType(response.headers['content-type']).contentType);
+          } catch (error) {
+            settled = true;
+            reject(error);
+            stream.destroy();
+            return;
+          }
+          if (accepted) return;
+          // Not a type we want: keep the headers, never download the body.
+          bodySkipped = true;
+          succeed();
+          stream.destroy();
         });
       });
       // The decoded body, capped while it streams: a 5 GB body costs maxBodyBytes, not 5 GB,
       // and a decompression bomb stops at the cap too (zlib emits its output in small chunks).
       stream.on('data', (chunk: Buffer) => {
         if (settled) return;
-        const room = this.maxBodyBytes - size;
+        const room = maxBodyBytes - size;
         if (chunk.length <= room) {
           chunks.push(chunk);
           size += chunk.length;
@@ -200,7 +260,7 @@ export class Fetcher {
 function buildResult(
   url: string,
   response: IncomingMessage,
-  rest: Pick<FetchResult, 'body' | 'truncated' | 'rawBytes' | 'startedAt' | 'firstByteAt' | 'endedAt'>,
+  rest: Pick<FetchResult, 'body' | 'truncated' | 'bodySkipped' | 'rawBytes' | 'startedAt' | 'firstByteAt' | 'endedAt'>,
 ): FetchResult {
   const headers: ResponseHeaders = { ...response.headers };
   const status = response.statusCode ?? 0;
@@ -265,6 +325,8 @@ function validate(options: FetcherOptions): void {
   if (options.maxSocketsPerHost !== undefined && !(options.maxSocketsPerHost >= 1)) {
     problems.push(`maxSocketsPerHost must be >= 1, got ${options.maxSocketsPerHost}`);
   }
+  if (options.ssrf !== undefined) problems.push(...addressPolicyProblems(options.ssrf));
+  if (options.dns !== undefined && options.lookup !== undefined) problems.push('pass either dns or lookup, not both');
   if (problems.length > 0) {
     throw new TrawlError(ErrorCode.ConfigInvalid, `Fetcher: ${problems.join('; ')}`, { action: 'fatal' });
   }

@@ -1,5 +1,6 @@
 export { type MediaType, parseContentType } from './content-type.js';
-export { toFetchError } from './errors.js';
+export { DnsCache, type DnsCacheOptions, type DnsCacheStats, type DnsRecord, type DnsResolver } from './dns-cache.js';
+export { FetchErrorCode, toFetchError } from './errors.js';
 export { type FetchExtra, Fetcher, type FetchResult, type ResponseHeaders } from './fetcher.js';
 export {
   DEFAULT_ACCEPT,
@@ -8,3 +9,10 @@ export {
   type FetchOptions,
   type FetchTimeouts,
 } from './options.js';
+export {
+  DEFAULT_ROBOTS_MAX_BYTES,
+  DEFAULT_ROBOTS_MAX_REDIRECTS,
+  type RobotsFetchOptions,
+  type RobotsFetchResult,
+} from './robots-fetch.js';
+export { type AddressPolicy, blockedReason, DEFAULT_ADDRESS_POLICY } from './ssrf.js';

@@ -1,5 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import type { Clock } from '@trawl/core';
+import type { DnsCache } from './dns-cache.js';
+import type { AddressPolicy } from './ssrf.js';
 
 export interface FetchTimeouts {
   /** DNS lookup, TCP connect and TLS handshake, each. */
@@ -33,10 +35,21 @@ export interface FetcherOptions extends FetchOptions {
   /** Stamps startedAt / firstByteAt / endedAt. Default: the system clock. */
   clock?: Clock;
   /**
-   * DNS lookup for every connection (where an SSRF guard or the synthetic web's resolver plugs
-   * in). Default: a per-Fetcher cacheable-lookup cache. Must honour `options.all`.
+   * The DNS cache every connection resolves through (robots.txt included). Pass one to share it
+   * (one per process). Default: a DnsCache of this Fetcher's own, on `clock`.
+   */
+  dns?: DnsCache;
+  /**
+   * A lookup function instead of `dns` (the synthetic web's resolver plugs in here). Must honour
+   * `options.all`. The SSRF guard filters its answers like the cache's. Not with `dns`.
    */
   lookup?: LookupFunction;
+  /**
+   * The SSRF guard: addresses outside globally routable unicast are refused (ERR_SSRF_BLOCKED,
+   * action skip) unless inside `allowNetworks`. Default `{ allowNetworks: [] }`: on, nothing
+   * private allowed. A crawl of the synthetic web on loopback needs `['127.0.0.0/8']`.
+   */
+  ssrf?: AddressPolicy;
 }
 
 export const DEFAULT_ACCEPT = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5';
