@@ -9,3 +9,5 @@ export {
 } from './parse-html.js';
 export { DEFAULT_MAX_NESTING_DEPTH } from './nesting.js';
 export { type ResolvedLink, type ResolvedLinks, resolveLinks } from './resolve-links.js';
+export { type CharsetSource, type DecodedHtml, decodeHtml } from './decode.js';
+export { mergeDirectives, parseXRobotsTag, type RobotsDirectives } from './robots-directives.js';
