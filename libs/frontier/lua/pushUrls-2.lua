@@ -6,21 +6,35 @@
   ARGV[1] key base "<prefix>:{p<n>}:"; host state is <base>h:<host>, back queues <base>q:<host>:<band>
   ARGV[2] now (ms)
   ARGV[3] per-host budget: URLs ever queued for one host; 0 = unlimited
-  ARGV[4..] triples: host, band (integer, higher is served first), entry
-  Returns { pushed, refusedOverBudget }
+  ARGV[4] per-path cap on query variants: URLs ever queued with one path and different
+          queries (a calendar, a faceted search); 0 = unlimited. Counted in <base>v:<host>.
+  ARGV[5..] quadruples: host, band (integer, higher is served first), entry, variant key ('' = none)
+  Returns { pushed, refusedOverBudget, refusedOverVariants }
   The caller has already deduplicated through the seen-set; this script never checks membership.
 ]]
 --- @include "hostReady"
 local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
-local pushed, refused = 0, 0
-for i = 4, #ARGV, 3 do
-  local host, band, entry = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+local maxVariants = tonumber(ARGV[4])
+local pushed, refused, refusedVariants = 0, 0, 0
+for i = 5, #ARGV, 4 do
+  local host, band, entry, variant = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local hostKey = base .. 'h:' .. host
-  local total = redis.call('HINCRBY', hostKey, 'total', 1)
-  if budget > 0 and total > budget then
+  local overVariants = false
+  if maxVariants > 0 and variant ~= '' then
+    local variantsKey = base .. 'v:' .. host
+    if redis.call('HINCRBY', variantsKey, variant, 1) > maxVariants then
+      redis.call('HINCRBY', variantsKey, variant, -1)
+      overVariants = true
+    end
+  end
+  local total = overVariants and 0 or redis.call('HINCRBY', hostKey, 'total', 1)
+  if overVariants then
+    refusedVariants = refusedVariants + 1
+  elseif budget > 0 and total > budget then
     redis.call('HINCRBY', hostKey, 'total', -1)
+    if maxVariants > 0 and variant ~= '' then redis.call('HINCRBY', base .. 'v:' .. host, variant, -1) end
     refused = refused + 1
   else
     redis.call('RPUSH', base .. 'q:' .. host .. ':' .. band, entry)
@@ -30,4 +44,4 @@ for i = 4, #ARGV, 3 do
   end
 end
 if pushed > 0 then redis.call('HINCRBY', KEYS[2], 'queued', pushed) end
-return { pushed, refused }
+return { pushed, refused, refusedVariants }

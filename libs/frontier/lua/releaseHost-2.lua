@@ -6,6 +6,9 @@
   KEYS[1] ready  KEYS[2] leases
   ARGV[1] key base  ARGV[2] host  ARGV[3] lease id  ARGV[4] attempt token  ARGV[5] now (ms)
   ARGV[6] nextDue (ms)  ARGV[7] leaseUntil (ms, 0 = leave the lease as it is)
+  ARGV[8] streak, ARGV[9] back-off ms: the host's new health ('' = unchanged)
+  ARGV[10] 1 = keep holding the host for this lease (its job waits for the due time, e.g. after
+           fetching robots.txt); 0 = free it for the next URL
   Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
   a fetch did happen).
 ]]
@@ -14,13 +17,16 @@ local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = tonumber(ARGV[5])
 local nextDue = tonumber(ARGV[6])
 local leaseUntil = tonumber(ARGV[7])
+local keepClaim = ARGV[10] == '1'
 local hostKey = base .. 'h:' .. host
 
 local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok')
 if state[3] == token then redis.call('HDEL', hostKey, 'tok', 'tokUntil') end
 local due = math.max(tonumber(state[2] or '0'), nextDue)
 redis.call('HSET', hostKey, 'due', due)
+if ARGV[8] ~= '' then redis.call('HSET', hostKey, 'streak', ARGV[8], 'backoff', ARGV[9]) end
 if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', leaseUntil, id) end
+if state[1] == id and keepClaim then return 1 end
 if state[1] == id then
   redis.call('HDEL', hostKey, 'claim')
   hostReady(base, KEYS[1], host, now)

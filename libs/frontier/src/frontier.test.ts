@@ -73,7 +73,7 @@ describe('Frontier push and claim', () => {
     // a is leased: nothing more from it until it is released.
     expect((await f.claim(0, 10)).leases).toEqual([]);
     const leaseA = first.leases.find((l) => l.host === 'a') as Lease;
-    expect(await f.acquire(ticket(leaseA))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(leaseA))).toMatchObject({ kind: 'ok' });
     await f.release(ticket(leaseA), clock.now() + 1000);
     expect((await f.claim(0, 10)).leases).toEqual([]); // not due yet
     clock.advance(1000);
@@ -101,8 +101,20 @@ describe('Frontier push and claim', () => {
 
   it('refuses URLs over the per-host budget', async () => {
     const f = makeFrontier({ maxUrlsPerHost: 2 });
-    expect(await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3'), item('b', '/1')])).toEqual({ pushed: 3, refused: 1 });
+    expect(await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3'), item('b', '/1')])).toEqual({ pushed: 3, refused: 1, refusedVariants: 0 });
     expect((await f.stats()).queued).toBe(3);
+  });
+
+  it('caps the query variants of one path (calendars, faceted search)', async () => {
+    const f = makeFrontier();
+    const v = (path: string, key: string | null) => ({ ...item('a', path), variantKey: key });
+    const result = await f.push(
+      [v('/cal?d=1', 'a/cal'), v('/cal?d=2', 'a/cal'), v('/cal?d=3', 'a/cal'), v('/s?q=1', 'a/s'), v('/plain', null)],
+      { maxQueryVariants: 2 },
+    );
+    expect(result).toEqual({ pushed: 4, refused: 0, refusedVariants: 1 });
+    expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 2 })).toMatchObject({ pushed: 0, refusedVariants: 1 });
+    expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 0 })).toMatchObject({ pushed: 1 });
   });
 
   it('splits hosts across partitions by the ring, and each partition serves its own hosts', async () => {
@@ -127,13 +139,13 @@ describe('the host gate', () => {
     const f = makeFrontier();
     await f.push([item('a', '/1')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
-    expect(await f.acquire(ticket(lease, 'try-1'))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(lease, 'try-1'))).toMatchObject({ kind: 'ok' });
     // The same lease redelivered (a stalled job) while the first attempt still fetches.
     const second = await f.acquire(ticket(lease, 'try-2'));
     expect(second.kind).toBe('busy');
     await f.release(ticket(lease, 'try-1'), clock.now() + 100);
     clock.advance(100);
-    expect(await f.acquire(ticket(lease, 'try-2'))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(lease, 'try-2'))).toMatchObject({ kind: 'ok' });
   });
 
   it('delays a job whose host is not yet due, and holds the host for it', async () => {
@@ -148,7 +160,7 @@ describe('the host gate', () => {
     clock.advance(5000);
     // The manual job holds the host, so the dispatcher cannot hand out a/2 concurrently.
     expect((await f.claim(0, 10)).leases).toEqual([]);
-    expect(await f.acquire(manual)).toEqual({ kind: 'ok' });
+    expect(await f.acquire(manual)).toMatchObject({ kind: 'ok' });
     await f.release(manual, clock.now() + 1000);
     clock.advance(1000);
     expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
@@ -161,7 +173,29 @@ describe('the host gate', () => {
     const other = { partition: 0, host: 'a', leaseId: 'manual-2', token: 'x', band: 1, entry: { url: 'http://a/z', depth: 0, hops: 0, flags: 0 } };
     const decision = await f.acquire(other);
     expect(decision).toEqual({ kind: 'busy', at: clock.now() + 500 });
-    expect(await f.acquire(ticket(lease))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(lease))).toMatchObject({ kind: 'ok' });
+  });
+
+  it('keeps the host for the lease when asked (robots.txt fetched, the page waits for its turn)', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease, 'robots'));
+    await f.release(ticket(lease, 'robots'), clock.now() + 1000, { keepHost: true });
+    clock.advance(1000);
+    expect((await f.claim(0, 10)).leases).toEqual([]); // still held: a/2 is not dispatched
+    expect(await f.acquire(ticket(lease, 'page'))).toMatchObject({ kind: 'ok' });
+  });
+
+  it('stores the host health the politeness model hands back, and returns it at the gate', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [l1] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(l1))).toEqual({ kind: 'ok', health: { streak: 0, backoffMs: 0 } });
+    await f.release(ticket(l1), clock.now() + 10, { health: { streak: 3, backoffMs: 20_000 } });
+    clock.advance(10);
+    const [l2] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(l2))).toEqual({ kind: 'ok', health: { streak: 3, backoffMs: 20_000 } });
   });
 
   it('never moves a due time backwards', async () => {
@@ -180,7 +214,7 @@ describe('leases', () => {
     const f = makeFrontier({ leaseMs: 10_000 });
     await f.push([item('a', '/1'), item('a', '/2')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
-    expect(await f.acquire(ticket(lease))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(lease))).toMatchObject({ kind: 'ok' });
     clock.advance(10_001); // the worker died: no release, no ack
     const again = await f.claim(0, 10);
     expect(again.expired).toBe(1);
@@ -195,11 +229,11 @@ describe('leases', () => {
     const f = makeFrontier({ fetchHoldMs: 3000 });
     await f.push([item('a', '/1')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
-    expect(await f.acquire(ticket(lease, 'dead-worker'))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(lease, 'dead-worker'))).toMatchObject({ kind: 'ok' });
     const retry = await f.acquire(ticket(lease, 'new-worker'));
     expect(retry).toEqual({ kind: 'busy', at: clock.now() + 3000 });
     clock.advance(3000);
-    expect(await f.acquire(ticket(lease, 'new-worker'))).toEqual({ kind: 'ok' });
+    expect(await f.acquire(ticket(lease, 'new-worker'))).toMatchObject({ kind: 'ok' });
   });
 
   it('keeps a lease alive through a retry delay, and counts acks once', async () => {
@@ -207,7 +241,7 @@ describe('leases', () => {
     await f.push([item('a', '/1')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
     await f.acquire(ticket(lease));
-    await f.release(ticket(lease), clock.now() + 1000, clock.now() + 60_000);
+    await f.release(ticket(lease), clock.now() + 1000, { leaseUntil: clock.now() + 60_000 });
     clock.advance(30_000);
     expect((await f.claim(0, 10)).expired).toBe(0);
     expect(await f.ack(0, [lease.id, lease.id])).toBe(1);
@@ -218,7 +252,7 @@ describe('leases', () => {
   it('adopts a job that has no lease (a dead-letter re-run) and returns it if that worker dies', async () => {
     const f = makeFrontier({ leaseMs: 5000 });
     const manual = { partition: 0, host: 'b', leaseId: 'p0-dlq-7', token: 't', band: 2, entry: { url: 'http://b/x', depth: 2, hops: 0, flags: 0 } };
-    expect(await f.acquire(manual)).toEqual({ kind: 'ok' });
+    expect(await f.acquire(manual)).toMatchObject({ kind: 'ok' });
     expect((await f.stats()).leased).toBe(1);
     clock.advance(5001);
     const claim = await f.claim(0, 10);

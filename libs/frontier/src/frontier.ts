@@ -38,6 +38,23 @@ export interface PushItem extends FrontierUrl {
   host: string;
   /** 0..1; mapped onto the bands. */
   priority: number;
+  /** For a URL with a query: the host+path its query variants are counted under. */
+  variantKey?: string | null;
+}
+
+export interface PushLimits {
+  /** URLs ever queued per host (0: none). */
+  maxUrlsPerHost?: number;
+  /** URLs ever queued per host+path with different queries (0: none). */
+  maxQueryVariants?: number;
+}
+
+export interface PushResult {
+  pushed: number;
+  /** Refused: the host's budget is spent. */
+  refused: number;
+  /** Refused: the path has had its share of query variants. */
+  refusedVariants: number;
 }
 
 export interface Lease extends FrontierUrl {
@@ -58,8 +75,14 @@ export interface GateTicket {
   entry: FrontierUrl;
 }
 
+/** A host's health as the politeness model keeps it (consecutive failures, back-off). */
+export interface HostHealthState {
+  streak: number;
+  backoffMs: number;
+}
+
 export type GateDecision =
-  | { kind: 'ok' }
+  | { kind: 'ok'; health: HostHealthState }
   | { kind: 'not-due'; at: number }
   | { kind: 'busy'; at: number }
   | { kind: 'stale' };
@@ -127,9 +150,12 @@ export class Frontier {
 
   /**
    * Appends URLs (already deduplicated by the seen-set) to their hosts' back queues. A host that
-   * has ever been given `maxUrlsPerHost` URLs refuses more (default: the frontier's option).
+   * has ever been given `maxUrlsPerHost` URLs refuses more (default: the frontier's option), and
+   * a path that has had `maxQueryVariants` different queries refuses more of them.
    */
-  async push(items: readonly PushItem[], maxUrlsPerHost = this.options.maxUrlsPerHost): Promise<{ pushed: number; refused: number }> {
+  async push(items: readonly PushItem[], limits: PushLimits = {}): Promise<PushResult> {
+    const maxUrlsPerHost = limits.maxUrlsPerHost ?? this.options.maxUrlsPerHost;
+    const maxQueryVariants = limits.maxQueryVariants ?? 0;
     const byPartition = new Map<number, PushItem[]>();
     for (const item of items) {
       const partition = this.partitionOf(item.host);
@@ -142,17 +168,21 @@ export class Frontier {
     for (const [partition, list] of byPartition) {
       const keys = this.keysOf(partition);
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
-        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost];
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants];
         for (const item of list.slice(i, i + PUSH_CHUNK)) {
-          args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host));
+          args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), item.variantKey ?? '');
         }
         calls.push(this.scripts.pushUrls([keys.ready, keys.stats], args));
       }
     }
-    const results = (await Promise.all(calls)) as [number, number][];
+    const results = (await Promise.all(calls)) as [number, number, number][];
     return results.reduce(
-      (sum, [pushed, refused]) => ({ pushed: sum.pushed + pushed, refused: sum.refused + refused }),
-      { pushed: 0, refused: 0 },
+      (sum, [pushed, refused, refusedVariants]) => ({
+        pushed: sum.pushed + pushed,
+        refused: sum.refused + refused,
+        refusedVariants: sum.refusedVariants + refusedVariants,
+      }),
+      { pushed: 0, refused: 0, refusedVariants: 0 },
     );
   }
 
@@ -176,7 +206,7 @@ export class Frontier {
   /** The host gate: may this attempt fetch from the host now? */
   async acquire(ticket: GateTicket): Promise<GateDecision> {
     const keys = this.keysOf(ticket.partition);
-    const [code, at] = (await this.scripts.acquireHost(
+    const [code, at, streak, backoff] = (await this.scripts.acquireHost(
       [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats],
       [
         keys.base,
@@ -190,10 +220,10 @@ export class Frontier {
         encodeEntry(ticket.entry, ticket.host),
         this.options.busyRetryMs,
       ],
-    )) as [number, number];
+    )) as [number, number, number?, number?];
     switch (code) {
       case 1:
-        return { kind: 'ok' };
+        return { kind: 'ok', health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
       case 2:
         return { kind: 'not-due', at: Number(at) };
       case 3:
@@ -206,18 +236,31 @@ export class Frontier {
   }
 
   /**
-   * A fetch from the host has ended: the host may be fetched again from `nextDueAt`. With
-   * `leaseUntil`, the lease is kept alive that long (a retry waits in the queue).
+   * A fetch from the host has ended: the host may be fetched again from `nextDueAt`. Options:
+   * `leaseUntil` keeps the lease alive that long (a retry waits in the queue); `health` records
+   * the host's new failure streak and back-off; `keepHost` keeps the host held for this lease
+   * (its job runs again at the due time, e.g. after fetching robots.txt).
    */
   async release(
     ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>,
     nextDueAt: number,
-    leaseUntil = 0,
+    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean } = {},
   ): Promise<boolean> {
     const keys = this.keysOf(ticket.partition);
     const held = await this.scripts.releaseHost(
       [keys.ready, keys.leases],
-      [keys.base, ticket.host, ticket.leaseId, ticket.token, this.options.clock.now(), Math.ceil(nextDueAt), Math.ceil(leaseUntil)],
+      [
+        keys.base,
+        ticket.host,
+        ticket.leaseId,
+        ticket.token,
+        this.options.clock.now(),
+        Math.ceil(nextDueAt),
+        Math.ceil(options.leaseUntil ?? 0),
+        options.health ? options.health.streak : '',
+        options.health ? Math.round(options.health.backoffMs) : '',
+        options.keepHost ? 1 : 0,
+      ],
     );
     return Number(held) === 1;
   }
@@ -266,7 +309,7 @@ export class Frontier {
   }
 
   /** A host's politeness state (for operators and tests). */
-  async hostState(host: string): Promise<{ due: number; claim: string | null; fetching: boolean; queued: number; total: number }> {
+  async hostState(host: string): Promise<{ due: number; claim: string | null; fetching: boolean; queued: number; total: number; streak: number; backoffMs: number }> {
     const keys = this.keysOf(this.partitionOf(host));
     const state = await this.redis.hgetall(hostKey(keys, host));
     return {
@@ -275,6 +318,8 @@ export class Frontier {
       fetching: state.tok !== undefined && Number(state.tokUntil ?? 0) > this.options.clock.now(),
       queued: Number(state.n ?? 0),
       total: Number(state.total ?? 0),
+      streak: Number(state.streak ?? 0),
+      backoffMs: Number(state.backoff ?? 0),
     };
   }
 }

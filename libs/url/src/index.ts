@@ -9,3 +9,4 @@ export { DEFAULT_STRIP_PARAMS } from './strip.js';
 export { fingerprint, fingerprintHex } from './fingerprint.js';
 export { hostOf, registrableDomain } from './host.js';
 export { inScope, type Scope, type ScopeMode, scopeFromSeeds } from './scope.js';
+export { DEFAULT_TRAP_OPTIONS, type TrapOptions, type TrapReason, trapReason, variantKey } from './traps.js';
