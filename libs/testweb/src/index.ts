@@ -15,6 +15,26 @@ export {
   type LogAnalysis,
 } from './analyze.js';
 export {
+  analyzeHostile,
+  type AnalyzeHostileOptions,
+  type HostileCheck,
+  type HostileReport,
+  type HostileViolation,
+  type HostKind,
+} from './analyze-hostile.js';
+export {
+  DEFAULT_CRAWLER_LIMITS,
+  HOSTILE_KINDS,
+  startHostileWeb,
+  type CrawlerLimits,
+  type HostileExpectation,
+  type HostileKind,
+  type HostileWeb,
+  type HostileWebOptions,
+  type PathLimit,
+  type PrivateServer,
+} from './hostile.js';
+export {
   createWebModel,
   isQueryPage,
   lookupResource,

@@ -26,6 +26,12 @@ export interface RequestLogEntry {
   userAgent: string | undefined;
   /** The connection closed before the response finished (client gave up, or stop()). */
   aborted?: boolean;
+  /**
+   * Epoch ms before which the server asked not to get another request from this client: set by
+   * a handler that sent Retry-After (delta-seconds from the moment the headers went out, or the
+   * HTTP-date itself), so Retry-After compliance is judged from what the server really said.
+   */
+  notBefore?: number;
   /** Free text from a host handler (ctx.log({ note })) or the server (a handler that threw). */
   note?: string;
 }

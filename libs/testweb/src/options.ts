@@ -29,6 +29,12 @@ export interface TestWebOptions {
   robotsTxt?: (hostIndex: number) => string | null;
   /** Per-host override, so hostile hosts (traps, 429s, tarpits) are declared as data. */
   hostHandlers?: Record<number, HostHandler>;
+  /**
+   * Hosts after the link table's `hosts`, on the next addresses (indexes hosts … hosts+extraHosts−1).
+   * No page links to them and groundTruth ignores them; they are served by their hostHandlers
+   * (without one, only /robots.txt and 404s). Default 0. The hostile web is built on them.
+   */
+  extraHosts?: number;
   /** Ports tried when a later address has the chosen port taken; default 10. */
   bindAttempts?: number;
 }

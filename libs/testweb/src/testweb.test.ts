@@ -293,6 +293,53 @@ describe('host handlers', () => {
   });
 });
 
+describe('extra hosts', () => {
+  it('serves hosts beyond the link table through their handlers only, outside the ground truth', async () => {
+    const web = await TestWeb.start({
+      hosts: 2,
+      extraHosts: 2,
+      pagesPerHost: 3,
+      linksPerPage: 2,
+      crossHostLinks: 1,
+      baseAddress: '127.1.8.1',
+      noisyLinks: false,
+      hostHandlers: {
+        3: (_req, res, ctx) => {
+          if (ctx.pageKey === '/robots.txt') ctx.serve();
+          else res.end('extra');
+        },
+      },
+    });
+    try {
+      expect(web.origins).toHaveLength(4);
+      expect(web.rootUrls()).toHaveLength(4);
+      expect(web.describe()).toMatchObject({ hosts: 2, extraHosts: 2, seeds: [`${web.origins[0]}/`], lastOrigin: web.origins[3] });
+      expect(web.groundTruth(web.rootUrls())).toEqual(web.groundTruth([`${web.origins[0]}/`]));
+      expect([...web.groundTruth(web.rootUrls())].every((u) => web.hostIndexOf(u)! < 2)).toBe(true);
+      expect(web.hostIndexOf(`${web.origins[3]}/`)).toBe(3);
+      expect(() => web.pageUrl(2, 0)).toThrow(expect.objectContaining({ code: 'ERR_TESTWEB_RANGE' }));
+      // No page of the link table names an extra host.
+      for (let host = 0; host < 2; host++) {
+        for (let page = 0; page < 3; page++) expect(web.links(host, page).every((l) => web.hostIndexOf(l.url ?? '')! < 2)).toBe(true);
+      }
+      expect(await request(web.origins[2] as string, '/')).toMatchObject({ status: 404 });
+      expect(await lastEntry(web)).toMatchObject({ hostIndex: 2, pageKey: null, status: 404 });
+      expect(await request(web.origins[2] as string, '/robots.txt')).toMatchObject({ status: 200, body: 'User-agent: *\nAllow: /\n' });
+      expect(await request(web.origins[3] as string, '/p/1')).toMatchObject({ status: 200, body: 'extra' });
+      expect(await lastEntry(web)).toMatchObject({ hostIndex: 3, pageKey: null });
+      expect(await request(web.origins[3] as string, '/robots.txt')).toMatchObject({ status: 200 });
+    } finally {
+      await web.stop();
+    }
+  });
+
+  it('refuses a negative or fractional count', async () => {
+    for (const extraHosts of [-1, 1.5]) {
+      await expect(TestWeb.start({ hosts: 1, extraHosts, pagesPerHost: 1, linksPerPage: 0, crossHostLinks: 0 })).rejects.toMatchObject({ code: 'ERR_TESTWEB_OPTIONS' });
+    }
+  });
+});
+
 describe('binding and stopping', () => {
   it('binds 300 hosts, and stop() releases every address and socket', async () => {
     const options = { hosts: 300, pagesPerHost: 2, linksPerPage: 1, crossHostLinks: 1, baseAddress: '127.3.0.1' };

@@ -37,6 +37,8 @@ export interface RenderedLink {
 /** JSON-able summary for a CLI or a benchmark report. */
 export interface TestWebSummary {
   hosts: number;
+  /** Hosts served only by their handlers, after the link table's hosts (see TestWebOptions.extraHosts). */
+  extraHosts: number;
   pagesPerHost: number;
   totalPages: number;
   linksPerPage: number;
@@ -49,7 +51,7 @@ export interface TestWebSummary {
   /** The first three origins. */
   origins: string[];
   lastOrigin: string;
-  /** Seeds that reach every page with scope 'any'. */
+  /** Seeds that reach every page of the link table with scope 'any'. */
   seeds: string[];
 }
 
@@ -86,7 +88,11 @@ export class TestWeb {
       noisyLinks,
       queryPages: options.queryPages ?? noisyLinks,
     });
-    this.addresses = hostAddresses(options.baseAddress ?? '127.1.0.1', options.hosts);
+    const extraHosts = options.extraHosts ?? 0;
+    if (!(Number.isSafeInteger(extraHosts) && extraHosts >= 0)) {
+      throw new TestWebError(TestWebErrorCode.Options, `extraHosts must be an integer ≥ 0, got ${extraHosts}`);
+    }
+    this.addresses = hostAddresses(options.baseAddress ?? '127.1.0.1', options.hosts + extraHosts);
     const pageBytes = options.pageBytes ?? 2048;
     if (!(pageBytes >= 0 && Number.isFinite(pageBytes))) {
       throw new TestWebError(TestWebErrorCode.Options, `pageBytes must be ≥ 0, got ${pageBytes}`);
@@ -122,7 +128,7 @@ export class TestWeb {
     return this.boundPort;
   }
 
-  /** `http://127.1.0.1:PORT`, … one per host, in host-index order. */
+  /** `http://127.1.0.1:PORT`, … one per host, in host-index order (extra hosts last). */
   get origins(): string[] {
     return this.originList;
   }
@@ -137,6 +143,7 @@ export class TestWeb {
     this.log.length = 0;
   }
 
+  /** `/` of every host, extra hosts included. */
   rootUrls(): string[] {
     return this.originList.map((origin) => `${origin}/`);
   }
@@ -166,7 +173,7 @@ export class TestWeb {
     const refs: PageRef[] = [];
     for (const seed of seeds) {
       const host = this.hostIndexOf(seed);
-      if (host === null) continue;
+      if (host === null || host >= this.model.hosts) continue;
       const url = new URL(seed);
       const key = requestKey(url.pathname + url.search);
       const resource = key === null ? null : lookupResource(this.model, host, key);
@@ -216,9 +223,10 @@ export class TestWeb {
 
   describe(): TestWebSummary {
     const { hosts, pagesPerHost, linksPerPage, crossHostLinks, noisyLinks, queryPages, seed } = this.model;
-    const roots = this.rootUrls();
+    const roots = this.rootUrls().slice(0, hosts);
     return {
       hosts,
+      extraHosts: this.addresses.length - hosts,
       pagesPerHost,
       totalPages: hosts * pagesPerHost,
       linksPerPage,
@@ -250,6 +258,12 @@ export class TestWeb {
     }
   }
 
+  /** What the default web serves at a request key; extra hosts have only robots.txt. */
+  private resourceOf(hostIndex: number, key: string): Resource | null {
+    if (hostIndex < this.model.hosts) return lookupResource(this.model, hostIndex, key);
+    return key === '/robots.txt' ? { kind: 'robots' } : null;
+  }
+
   private createServer(hostIndex: number): http.Server {
     const server = http.createServer((req, res) => this.onRequest(hostIndex, req, res));
     server.on('clientError', (_error, socket) => socket.destroy());
@@ -259,7 +273,7 @@ export class TestWeb {
   private onRequest(hostIndex: number, req: http.IncomingMessage, res: http.ServerResponse): void {
     const startHr = hrNow();
     const key = requestKey(req.url ?? '');
-    const resource = key === null ? null : lookupResource(this.model, hostIndex, key);
+    const resource = key === null ? null : this.resourceOf(hostIndex, key);
     const entry: RequestLogEntry = {
       host: this.hostKeys[hostIndex] ?? '',
       hostIndex,
