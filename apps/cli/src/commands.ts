@@ -134,6 +134,31 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
   }
 }
 
+/** `trawl dlq list|retry`: the dead-letter queue (BullMQ's failed sets). */
+export async function dlqCommand(ctx: CliContext, action: 'list' | 'retry', ids: string[], flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'dlq', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'dlq', false);
+  try {
+    if (action === 'list') {
+      const limit = typeof flags.limit === 'string' ? Number(flags.limit) : 100;
+      const letters = await runtime.queues.deadLetters(limit);
+      if (flags.json) ctx.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
+      else {
+        for (const l of letters) ctx.stdout.write(`${l.id}\tp${l.partition}\t${l.attempts}×\t${l.url ?? '?'}\t${l.reason}\n`);
+        ctx.stdout.write(`${letters.length} dead-lettered job(s)${letters.length === limit ? ` (first ${limit})` : ''}\n`);
+      }
+      return;
+    }
+    if (ids.length === 0 && flags.all !== true) throw new ConfigError(['dlq retry: give job ids, or --all']);
+    const moved = await runtime.queues.retryDeadLetters(flags.all === true ? 'all' : ids);
+    ctx.stdout.write(`${moved} job(s) moved back to waiting; they pass the host gate like any job\n`);
+  } finally {
+    await runtime.close();
+    await services.stop();
+  }
+}
+
 export interface TestWebFlags {
   hosts: string;
   pages: string;

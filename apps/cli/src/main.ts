@@ -2,7 +2,7 @@
 import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { type CliContext, configCommand, crawlCommand, demoCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
+import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
 
 const signals: ((signal: string) => void)[] = [];
 let signalled = 0;
@@ -79,6 +79,26 @@ program
   .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
   .action(async (flags) => {
     await statusCommand(ctx, flags);
+  });
+
+const dlq = program.command('dlq').description('the dead-letter queue: URLs given up on, with their reasons');
+dlq
+  .command('list')
+  .description('list dead-lettered jobs, newest first')
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .option('--limit <n>', 'at most this many', wholeNumber, '100')
+  .option('--json', 'as JSON')
+  .action(async (flags) => {
+    await dlqCommand(ctx, 'list', [], flags);
+  });
+dlq
+  .command('retry')
+  .description('run dead-lettered jobs again (through the host gate), with fresh attempts')
+  .argument('[ids...]', 'job ids (see dlq list)')
+  .option('--all', 'every dead-lettered job')
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .action(async (ids: string[], flags) => {
+    await dlqCommand(ctx, 'retry', ids, flags);
   });
 
 const withTestWebOptions = (command: Command): Command =>

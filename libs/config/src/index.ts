@@ -7,6 +7,8 @@ export {
   type CrawlPolicyConfig,
   type DispatchConfig,
   type FetchConfig,
+  type PolitenessConfig,
+  type RobotsConfig,
   type SeenConfig,
   type WorkerConfig,
 } from './schema.js';

@@ -37,6 +37,28 @@ export const configSchema = z.object({
     stripParams: set(list().optional(), 'TRAWL_STRIP_PARAMS', 'Query parameters removed during normalization (comma-separated, `utm_*` is a prefix). Unset: the built-in tracking and session list.'),
     sortQuery: set(bool().default(true), 'TRAWL_SORT_QUERY', 'Sort query parameters by name during normalization.'),
     maxLinksPerPage: set(int(1).default(5000), 'TRAWL_MAX_LINKS_PER_PAGE', 'Links taken from one page at most.'),
+    maxRedirects: set(int(0, 20).default(5), 'TRAWL_MAX_REDIRECTS', 'Redirect hops followed from one URL (each hop is queued as a new URL and passes scope, robots, the SSRF guard and the seen-set).'),
+    maxQueryVariants: set(int(0).default(200), 'TRAWL_MAX_QUERY_VARIANTS', 'URLs queued per host and URL pattern: one path with different query strings, or one date-shaped path with different dates (calendars, faceted search); 0: no limit.'),
+    trapChecks: set(bool().default(true), 'TRAWL_TRAP_CHECKS', 'Drop links that look like crawler traps: repeated path segments, very deep paths, exploding queries, calendar dates far from today.'),
+    nonHtml: set(oneOf(['skip', 'store']).default('skip'), 'TRAWL_NON_HTML', 'Responses that are not HTML: skip (record status and type, do not download the body) or store (download and store, never parse).'),
+  }),
+
+  politeness: z.object({
+    maxDelayMs: set(int(0).default(60_000), 'TRAWL_MAX_DELAY_MS', 'Cap on the per-host delay (whatever the back-off or response times say; a Retry-After can exceed it).'),
+    adaptiveFactor: set(num(0, 100).default(5), 'TRAWL_ADAPTIVE_DELAY_FACTOR', 'The delay is at least this × the last response time (Heritrix uses 5); 0 turns it off.'),
+    backoffBaseMs: set(int(0).default(5000), 'TRAWL_BACKOFF_BASE_MS', 'Per-host back-off after the first failure or throttle (429/503); doubles per consecutive one, halves per success.'),
+    backoffMaxMs: set(int(0).default(600_000), 'TRAWL_BACKOFF_MAX_MS', 'Longest per-host back-off.'),
+    maxRetryAfterMs: set(int(0).default(3_600_000), 'TRAWL_MAX_RETRY_AFTER_MS', 'Longest Retry-After honoured (seconds or HTTP date, on 429 and 503).'),
+  }),
+
+  robots: z.object({
+    obey: set(bool().default(true), 'TRAWL_ROBOTS', 'Obey robots.txt (RFC 9309). Turn off only for sites you own.'),
+    productToken: set(z.string().trim().regex(/^[a-zA-Z_-]+$/, 'expected letters, _ and - only (RFC 9309 product token)').default('trawl'), 'TRAWL_ROBOTS_TOKEN', 'Our product token in robots.txt User-agent lines and robots meta tags (matched case-insensitively).'),
+    ttlMs: set(int(1000, 86_400_000).default(86_400_000), 'TRAWL_ROBOTS_TTL_MS', 'How long a fetched robots.txt is trusted (at most 24 h).'),
+    retryBaseMs: set(int(100).default(60_000), 'TRAWL_ROBOTS_RETRY_BASE_MS', 'After robots.txt fails (5xx, 429, timeout, connection), the host counts as fully disallowed and robots.txt is fetched again after this long, doubling per failure.'),
+    outageFallbackMs: set(int(0).default(30 * 86_400_000), 'TRAWL_ROBOTS_OUTAGE_FALLBACK_MS', 'After robots.txt has failed this long, use the last good copy if there is one (0: never; RFC 9309 suggests 30 days).'),
+    maxCrawlDelayMs: set(int(0).default(30_000), 'TRAWL_MAX_CRAWL_DELAY_MS', 'Cap on a robots.txt Crawl-delay.'),
+    overCap: set(oneOf(['clamp', 'skip']).default('clamp'), 'TRAWL_CRAWL_DELAY_OVER_CAP', 'A Crawl-delay above the cap: clamp it to the cap, or skip the host.'),
   }),
 
   worker: z.object({
@@ -57,7 +79,9 @@ export const configSchema = z.object({
     idleTimeoutMs: set(int(1).default(20_000), 'TRAWL_IDLE_TIMEOUT_MS', 'Longest silence on the socket while reading.'),
     deadlineMs: set(int(1).default(60_000), 'TRAWL_FETCH_DEADLINE_MS', 'Total time one fetch may take, whatever the server does.'),
     maxBodyBytes: set(int(1024).default(10 * 1024 * 1024), 'TRAWL_MAX_BODY_BYTES', 'Body cap (decoded bytes); longer bodies are truncated, kept and parsed.'),
-    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+    dnsMaxTtlS: set(int(0).default(3600), 'TRAWL_DNS_MAX_TTL_S', 'DNS answers are cached for their TTL, at most this long.'),
+    dnsErrorTtlMs: set(int(0).default(3_600_000), 'TRAWL_DNS_ERROR_TTL_MS', 'A DNS "no such host" (NXDOMAIN, no records) is cached this long; transient failures (SERVFAIL, timeouts) only 2 s, so the retries that follow can succeed.'),
   }),
 
   dispatch: z.object({
@@ -84,3 +108,5 @@ export type WorkerConfig = Config['worker'];
 export type FetchConfig = Config['fetch'];
 export type DispatchConfig = Config['dispatch'];
 export type SeenConfig = Config['seen'];
+export type PolitenessConfig = Config['politeness'];
+export type RobotsConfig = Config['robots'];

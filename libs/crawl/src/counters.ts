@@ -22,7 +22,16 @@ export const COUNTERS = [
   'invalidUrls',
   'redirects',
   'overBudget',
+  'overQueryVariants',
+  'trapped',
   'repaired',
+  'robotsFetched',
+  'robotsUnavailable',
+  'robotsDisallowed',
+  'nofollowPages',
+  'tooManyRedirects',
+  'throttled',
+  'ssrfBlocked',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

@@ -3,7 +3,7 @@ import type { Database } from '@trawl/db';
 import { type Frontier, type PushItem, UrlFlag } from '@trawl/frontier';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
-import { fingerprint, hostOf, inScope, normalizeUrl } from '@trawl/url';
+import { fingerprint, hostOf, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
 import type { Counters } from './counters.js';
 import type { ResolvedPolicy } from './policy.js';
 
@@ -31,6 +31,7 @@ export function candidatesFromLinks(
   page: LinkSource,
   policy: ResolvedPolicy,
   counters: Counters,
+  now: number,
 ): Candidate[] {
   const depth = page.depth + 1;
   if (policy.policy.maxDepth !== null && depth > policy.policy.maxDepth) {
@@ -53,7 +54,11 @@ export function candidatesFromLinks(
       counters.add('outOfScope');
       continue;
     }
-    out.push({ url, hash: fingerprint(url), host: hostOf(url), depth, hops: 0, flags: 0, priority: PRIORITY.link, from: page.hash });
+    if (policy.traps && trapReason(url, policy.traps, now)) {
+      counters.add('trapped');
+      continue;
+    }
+    out.push({ url, hash: fingerprint(url), host: hostOf(url), depth, hops: 0, flags: 0, priority: PRIORITY.link, from: page.hash, variantKey: variantKey(url) });
   }
   return out;
 }
@@ -73,8 +78,8 @@ export interface DiscoveryDeps {
   counters: Counters;
   logger: Logger;
   clock: Clock;
-  /** The current policy's per-host URL budget (0: none). */
-  maxUrlsPerHost: () => number;
+  /** The current policy's per-host URL budget and per-path query-variant cap (0: none). */
+  limits: () => { maxUrlsPerHost: number; maxQueryVariants: number };
 }
 
 export interface DiscoveryResult {
@@ -160,9 +165,10 @@ export class Discovery {
     const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));
     const toPush = unseen.filter((c) => insertedKeys.has(c.hash.toString('latin1')));
     if (toPush.length > 0) {
-      const { pushed, refused } = await frontier.push(toPush, this.deps.maxUrlsPerHost());
+      const { pushed, refused, refusedVariants } = await frontier.push(toPush, this.deps.limits());
       counters.add('urlsPushed', pushed);
       counters.add('overBudget', refused);
+      counters.add('overQueryVariants', refusedVariants);
       await db.markQueued(toPush.map((c) => c.hash));
     }
     counters.add('urlsNew', toPush.length);

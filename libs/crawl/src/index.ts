@@ -12,7 +12,7 @@ export {
   resolvePolicy,
   withSeeds,
 } from './policy.js';
-export { hostDelayMs, type PipelineDeps, processFetchJob } from './process.js';
+export { type PipelineDeps, processFetchJob } from './process.js';
 export { Acks, Records } from './records.js';
 export { classifyStatus, errorAction, retryDelayMs, type StatusClass } from './retry.js';
 export { Runtime, type RuntimeOptions } from './runtime.js';

@@ -1,6 +1,8 @@
 import type { Config } from '@trawl/config';
 import type { Redis } from '@trawl/redis';
-import { DEFAULT_STRIP_PARAMS, type NormalizeOptions, type Scope, scopeFromSeeds } from '@trawl/url';
+import type { PolitenessOptions } from '@trawl/politeness';
+import type { RobotsOptions } from '@trawl/robots';
+import { DEFAULT_STRIP_PARAMS, DEFAULT_TRAP_OPTIONS, type NormalizeOptions, type Scope, scopeFromSeeds, type TrapOptions } from '@trawl/url';
 import { z } from 'zod';
 
 /**
@@ -24,8 +26,27 @@ export const crawlPolicySchema = z.object({
   maxUrlsPerHost: z.number().int().min(0),
   maxLinksPerPage: z.number().int().min(1),
   maxRedirects: z.number().int().min(0),
+  maxQueryVariants: z.number().int().min(0),
+  trapChecks: z.boolean(),
+  nonHtml: z.enum(['skip', 'store']),
   stripParams: z.array(z.string()),
   sortQuery: z.boolean(),
+  politeness: z.object({
+    maxDelayMs: z.number().int().min(0),
+    adaptiveFactor: z.number().min(0),
+    backoffBaseMs: z.number().int().min(0),
+    backoffMaxMs: z.number().int().min(0),
+    maxRetryAfterMs: z.number().int().min(0),
+  }),
+  robots: z.object({
+    obey: z.boolean(),
+    productToken: z.string().min(1),
+    ttlMs: z.number().int().min(1),
+    retryBaseMs: z.number().int().min(1),
+    outageFallbackMs: z.number().int().min(0),
+    maxCrawlDelayMs: z.number().int().min(0),
+    overCap: z.enum(['clamp', 'skip']),
+  }),
 });
 export type CrawlPolicy = z.output<typeof crawlPolicySchema>;
 
@@ -42,9 +63,14 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
     maxUrlLength: config.policy.maxUrlLength,
     maxUrlsPerHost: config.policy.maxUrlsPerHost,
     maxLinksPerPage: config.policy.maxLinksPerPage,
-    maxRedirects: 5,
+    maxRedirects: config.policy.maxRedirects,
+    maxQueryVariants: config.policy.maxQueryVariants,
+    trapChecks: config.policy.trapChecks,
+    nonHtml: config.policy.nonHtml,
     stripParams: [...(config.policy.stripParams ?? DEFAULT_STRIP_PARAMS)],
     sortQuery: config.policy.sortQuery,
+    politeness: { ...config.politeness },
+    robots: { ...config.robots },
   };
 }
 
@@ -66,6 +92,9 @@ export interface ResolvedPolicy {
   policy: CrawlPolicy;
   scope: Scope;
   normalize: NormalizeOptions;
+  politeness: PolitenessOptions;
+  robots: RobotsOptions;
+  traps: TrapOptions | null;
 }
 
 export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
@@ -73,6 +102,16 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
     policy,
     scope: { mode: policy.scope.mode, hosts: new Set(policy.scope.hosts), domains: new Set(policy.scope.domains) },
     normalize: { stripParams: policy.stripParams, sortQuery: policy.sortQuery, maxUrlLength: policy.maxUrlLength },
+    politeness: { minDelayMs: policy.minDelayMs, ...policy.politeness },
+    robots: {
+      productToken: policy.robots.productToken,
+      ttlMs: policy.robots.ttlMs,
+      retryBaseMs: policy.robots.retryBaseMs,
+      outageFallbackMs: policy.robots.outageFallbackMs,
+      maxCrawlDelayMs: policy.robots.maxCrawlDelayMs,
+      overCap: policy.robots.overCap,
+    },
+    traps: policy.trapChecks ? DEFAULT_TRAP_OPTIONS : null,
   };
 }
 

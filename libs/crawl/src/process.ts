@@ -1,21 +1,26 @@
 import { type Clock, describeError, ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import type { FetchResult, Fetcher } from '@trawl/fetch';
-import { type Frontier, type GateTicket, UrlFlag } from '@trawl/frontier';
+import type { Frontier, GateTicket, HostHealthState } from '@trawl/frontier';
+import { type FetchOutcomeKind, hostDelayMs, nextDueAt, nextHealth, parseRetryAfter } from '@trawl/politeness';
 import type { FetchJobContext, JobResult } from '@trawl/queue';
+import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
-import { fingerprint, hostOf, inScope, normalizeUrl } from '@trawl/url';
 import type { Counters } from './counters.js';
-import { type Candidate, candidatesFromLinks, type Discovery } from './discovery.js';
+import type { Discovery } from './discovery.js';
+import { failUrl, skipUrl } from './failure.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
-import type { Acks, FetchRecord, Records } from './records.js';
-import { classifyStatus, errorAction, type RetryOptions, retryDelayMs } from './retry.js';
-import { decodeBody, isHtml, parseLinks, storeBody } from './stages.js';
+import type { Acks, Records } from './records.js';
+import { handleResponse } from './response.js';
+import { classifyStatus, type RetryOptions, retryDelayMs } from './retry.js';
+import { robotsStep } from './robots-step.js';
+import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
   frontier: Frontier;
   fetcher: Fetcher;
   store: ContentStore;
+  robots: RobotsCache;
   discovery: Discovery;
   records: Records;
   acks: Acks;
@@ -27,18 +32,12 @@ export interface PipelineDeps {
   leaseMs: number;
 }
 
-/**
- * The politeness delay after a fetch from a host. Issue-3 work extends this into the full model
- * (robots Crawl-delay, back-off, adaptive factor); today it is the configured minimum.
- */
-export function hostDelayMs(policy: ResolvedPolicy): number {
-  return policy.policy.minDelayMs;
-}
+type Release = (dueAt: number, options?: { health?: HostHealthState; leaseUntil?: number; keepHost?: boolean }) => Promise<void>;
 
 /**
- * One fetch job from start to finish: gate → fetch → release the host → store → parse →
- * discover → record → acknowledge the lease. Returns the decision for the queue; every failure
- * is turned into retry / dead / done here and nowhere else.
+ * One fetch job from start to finish: gate → robots.txt → fetch → release the host (its next
+ * due time from the politeness model) → store → parse → discover → record → acknowledge the
+ * lease. Returns the decision for the queue; every failure becomes retry / dead / done here.
  */
 export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext): Promise<JobResult> {
   const { frontier, clock, counters } = deps;
@@ -64,189 +63,120 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     return { outcome: 'defer', until: gate.at };
   }
 
-  // The host is ours until release; release exactly once, whatever happens.
+  // The host is this job's until released; release exactly once, whatever happens.
   let released = false;
-  const release = async (leaseUntil = 0) => {
+  const release: Release = async (dueAt, options = {}) => {
     if (released) return;
     released = true;
-    await frontier.release(ticket, clock.now() + hostDelayMs(policy), leaseUntil);
+    await frontier.release(ticket, dueAt, options);
   };
+  try {
+    return await fetchUnderGate(deps, job, ticket.leaseId, policy, gate.health, release);
+  } finally {
+    if (!released) await release(clock.now() + policy.politeness.minDelayMs).catch(() => undefined);
+  }
+}
+
+async function fetchUnderGate(
+  deps: PipelineDeps,
+  job: FetchJobContext,
+  leaseId: string,
+  policy: ResolvedPolicy,
+  health: HostHealthState,
+  release: Release,
+): Promise<JobResult> {
+  const { clock, counters } = deps;
+  const { data } = job;
+  const delayAfter = (kind: FetchOutcomeKind, crawlDelayMs: number | null, lastResponseMs: number | null) => {
+    const next = nextHealth(health, kind, policy.politeness);
+    return { health: next, delayMs: hostDelayMs({ crawlDelayMs, health: next, lastResponseMs }, policy.politeness) };
+  };
+
+  // A redirected robots.txt is followed inline; each hop waits the host's current delay.
+  const hopDelayMs = hostDelayMs({ crawlDelayMs: null, health, lastResponseMs: null }, policy.politeness);
+  const robots = await robotsStep({ fetcher: deps.fetcher, cache: deps.robots, counters, now: () => clock.now() }, policy, data.u, hopDelayMs, job.signal);
+  switch (robots.kind) {
+    case 'fetched': {
+      // Fetching robots.txt was this turn's request to the host.
+      const after = delayAfter(robots.failed ? 'error' : 'success', robots.crawlDelayMs, robots.responseMs);
+      const due = clock.now() + after.delayMs;
+      if (robots.ssrfBlocked) {
+        // Refused before connecting: the address is off limits, now and for the page too.
+        counters.add('ssrfBlocked');
+        await release(clock.now());
+        return skipUrl(deps, job, leaseId, ErrorCode.SsrfBlocked, robots.reason);
+      }
+      if (robots.failed) {
+        // RFC 9309 §2.3.1.4: the host counts as fully disallowed; this URL tries again when
+        // robots.txt may be fetched again (an attempt), and is dead-lettered when they run out.
+        const error = new TrawlError(ErrorCode.RobotsUnavailable, `robots.txt unavailable: ${robots.reason}`, { action: 'retry', retryAt: robots.retryAt });
+        return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(due, { health: after.health, leaseUntil }));
+      }
+      // The page waits for the host's next turn, which this job keeps.
+      await release(due, { health: after.health, keepHost: true });
+      return { outcome: 'defer', until: due };
+    }
+    case 'disallow':
+    case 'skip-host':
+      await release(clock.now()); // nothing was requested
+      counters.add('robotsDisallowed');
+      return skipUrl(deps, job, leaseId, robots.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong, robots.reason);
+    case 'unavailable': {
+      const error = new TrawlError(ErrorCode.RobotsUnavailable, `robots.txt unavailable: ${robots.reason}`, { action: 'retry', retryAt: robots.retryAt });
+      return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(clock.now(), { leaseUntil }));
+    }
+    case 'allow':
+      break;
+  }
+  const crawlDelayMs = robots.crawlDelayMs;
 
   let response: FetchResult;
   try {
-    response = await deps.fetcher.fetch(data.u, { signal: job.signal });
+    response = await deps.fetcher.fetch(data.u, {
+      signal: job.signal,
+      acceptBody: policy.policy.nonHtml === 'skip' ? (type) => type === null || HTML_TYPES.has(type) : undefined,
+    });
   } catch (error) {
     counters.add('fetchErrors');
-    return fail(deps, job, ticket, error, release, null);
+    if (isTrawlError(error) && (error.code as string) === ErrorCode.SsrfBlocked) {
+      // Refused before any byte went out: the host was not contacted.
+      counters.add('ssrfBlocked');
+      return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(clock.now(), { leaseUntil }));
+    }
+    const after = delayAfter('error', crawlDelayMs, null);
+    const due = clock.now() + after.delayMs;
+    return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(due, { health: after.health, leaseUntil }));
   }
 
   const status = classifyStatus(response.status, response.location !== null);
+  const responseMs = response.endedAt - response.startedAt;
   counters.add(`status${Math.min(5, Math.floor(response.status / 100))}xx` as 'status2xx');
   if (status === 'retry') {
+    const throttled = response.status === 429 || response.status === 503;
+    if (throttled) counters.add('throttled');
+    const retryAfterAt = throttled ? parseRetryAfter(response.headers['retry-after'], clock.now(), policy.politeness.maxRetryAfterMs) : null;
+    const after = delayAfter(throttled ? 'throttled' : 'error', crawlDelayMs, responseMs);
+    const due = nextDueAt(clock.now(), after.delayMs, retryAfterAt);
     const error = new TrawlError(response.status === 429 ? ErrorCode.HttpThrottled : ErrorCode.HttpServerError, `HTTP ${response.status}`, {
       action: 'retry',
+      retryAt: retryAfterAt ?? undefined,
     });
-    return fail(deps, job, ticket, error, release, response);
+    return failUrl(deps, job, leaseId, error, response, (leaseUntil) => release(due, { health: after.health, leaseUntil }));
   }
-  await release();
+
+  const after = delayAfter('success', crawlDelayMs, responseMs);
+  await release(clock.now() + after.delayMs, { health: after.health });
   counters.add('fetched');
   counters.add('bytes', response.rawBytes || response.body.length);
-
   try {
-    return await handleResponse(deps, job, ticket, policy, response, status);
+    return await handleResponse(deps, job, leaseId, policy, response, status);
   } catch (error) {
     // Store or database trouble after a good fetch: try the whole job again later.
     if (job.attempt < job.maxAttempts) {
-      const delayMs = retryDelayMs(job.attempt, deps.retry, clock.now());
       counters.add('retries');
       deps.logger.warn({ err: error, url: data.u }, 'processing failed after fetch; retrying');
-      return { outcome: 'retry', reason: describeError(error), delayMs };
+      return { outcome: 'retry', reason: describeError(error), delayMs: retryDelayMs(job.attempt, deps.retry, clock.now()) };
     }
     throw error;
   }
-}
-
-async function handleResponse(
-  deps: PipelineDeps,
-  job: FetchJobContext,
-  ticket: GateTicket,
-  policy: ResolvedPolicy,
-  response: FetchResult,
-  status: ReturnType<typeof classifyStatus>,
-): Promise<JobResult> {
-  const { data } = job;
-  const hash = fingerprint(data.u);
-  let stored: Awaited<ReturnType<typeof storeBody>> | null = null;
-  let candidates: Candidate[] = [];
-  let canonical: string | null = null;
-  let redirectTo: string | null = null;
-  let errorCode: string | null = null;
-  let linksFound: number | null = null;
-
-  if (status === 'ok') {
-    if (response.body.length > 0) stored = await storeBody(deps.store, response.body);
-    if (isHtml(response)) {
-      const parsed = parseLinks(decodeBody(response.body, response.charset), data.u, policy.policy.maxLinksPerPage);
-      linksFound = parsed.links.length;
-      deps.counters.add('linksFound', parsed.links.length);
-      canonical = parsed.page.canonical;
-      if (!parsed.page.metaRobots.nofollow) {
-        candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d }, policy, deps.counters);
-      }
-    }
-  } else if (status === 'redirect' && response.location) {
-    deps.counters.add('redirects');
-    const target = redirectCandidate(response.location, data, hash, policy);
-    if ('error' in target) errorCode = target.error;
-    else {
-      redirectTo = target.url;
-      if (target.inScope) candidates = [target.candidate];
-      else deps.counters.add('outOfScope');
-    }
-  }
-
-  const record: FetchRecord = {
-    hash,
-    url: data.u,
-    host: data.h,
-    depth: data.d,
-    state: 'done',
-    httpStatus: response.status,
-    contentType: response.contentType,
-    contentHash: stored?.contentHash ?? null,
-    storageKey: stored?.storageKey ?? null,
-    fetchedAt: response.startedAt,
-    contentLength: response.body.length,
-    truncated: response.truncated,
-    fetchMs: response.endedAt - response.startedAt,
-    redirectTo,
-    canonicalUrl: canonical,
-    linksFound,
-    errorCode,
-    errorMessage: null,
-    etag: response.etag,
-    lastModified: response.lastModified,
-  };
-  const [discovered] = await Promise.all([deps.discovery.add(candidates), deps.records.add(record)]);
-  await deps.acks.ack(ticket.partition, ticket.leaseId);
-  return { outcome: 'done', summary: { status: response.status, links: candidates.length, queued: discovered.queued } };
-}
-
-function redirectCandidate(
-  location: string,
-  data: FetchJobContext['data'],
-  from: Buffer,
-  policy: ResolvedPolicy,
-): { url: string; inScope: boolean; candidate: Candidate } | { error: string } {
-  if (data.x + 1 > policy.policy.maxRedirects) return { error: ErrorCode.TooManyRedirects };
-  const normalized = normalizeUrl(location, data.u, policy.normalize);
-  if (!normalized.ok) return { error: normalized.code };
-  const url = normalized.url;
-  return {
-    url,
-    inScope: inScope(policy.scope, url),
-    // A redirect is not a link: same depth, one more hop, same priority band.
-    candidate: {
-      url,
-      hash: fingerprint(url),
-      host: hostOf(url),
-      depth: data.d,
-      hops: data.x + 1,
-      flags: UrlFlag.RedirectTarget,
-      priority: (data.b + 0.5) / 4,
-      from,
-    },
-  };
-}
-
-/** A failed fetch: retry while attempts remain, else record the failure and dead-letter it. */
-async function fail(
-  deps: PipelineDeps,
-  job: FetchJobContext,
-  ticket: GateTicket,
-  error: unknown,
-  release: (leaseUntil?: number) => Promise<void>,
-  response: FetchResult | null,
-): Promise<JobResult> {
-  const { clock, counters } = deps;
-  const action = errorAction(error);
-  const reason = describeError(error);
-  const now = clock.now();
-  if (action === 'retry' && job.attempt < job.maxAttempts) {
-    const retryAt = isTrawlError(error) ? error.retryAt : undefined;
-    const delayMs = retryDelayMs(job.attempt, deps.retry, now, retryAt);
-    await release(now + delayMs + deps.leaseMs);
-    counters.add('retries');
-    deps.logger.debug({ url: job.data.u, attempt: job.attempt, delayMs, reason }, 'fetch failed; will retry');
-    return { outcome: 'retry', reason, delayMs };
-  }
-  await release();
-  const code = isTrawlError(error) ? error.code : ErrorCode.FetchNetwork;
-  await deps.records.add({
-    hash: fingerprint(job.data.u),
-    url: job.data.u,
-    host: job.data.h,
-    depth: job.data.d,
-    state: action === 'skip' ? 'skipped' : 'failed',
-    httpStatus: response?.status ?? null,
-    contentType: response?.contentType ?? null,
-    contentHash: null,
-    storageKey: null,
-    fetchedAt: response?.startedAt ?? now,
-    contentLength: response?.body.length ?? null,
-    truncated: response?.truncated ?? false,
-    fetchMs: response ? response.endedAt - response.startedAt : null,
-    redirectTo: null,
-    canonicalUrl: null,
-    linksFound: null,
-    errorCode: code,
-    errorMessage: reason.slice(0, 1000),
-    etag: null,
-    lastModified: null,
-  });
-  await deps.acks.ack(ticket.partition, ticket.leaseId);
-  if (action === 'skip') return { outcome: 'done', summary: { skipped: reason } };
-  counters.add('dead');
-  deps.logger.warn({ url: job.data.u, attempts: job.attempt, reason, partition: ticket.partition }, 'giving up on URL (dead-lettered)');
-  return { outcome: 'dead', reason: `${reason} (after ${job.attempt} attempt${job.attempt === 1 ? '' : 's'})` };
 }

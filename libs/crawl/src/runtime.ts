@@ -1,10 +1,11 @@
 import type { Config } from '@trawl/config';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
-import { Fetcher } from '@trawl/fetch';
+import { DnsCache, Fetcher } from '@trawl/fetch';
 import { Frontier } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, type Redis, redisTimeMs } from '@trawl/redis';
+import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { LocalContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
@@ -41,6 +42,7 @@ export class Runtime {
     readonly queues: FetchQueues,
     readonly store: LocalContentStore,
     readonly fetcher: Fetcher,
+    readonly robots: RobotsCache,
     readonly counters: Counters,
     readonly policyStore: PolicyStore,
     readonly policy: PolicyFollower,
@@ -90,12 +92,15 @@ export class Runtime {
       },
       maxBodyBytes: config.fetch.maxBodyBytes,
       clock,
+      ssrf: { allowNetworks: config.fetch.allowNetworks },
+      dns: new DnsCache({ maxTtlS: config.fetch.dnsMaxTtlS, errorTtlMs: config.fetch.dnsErrorTtlMs, clock }),
     });
+    const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
     const counters = new Counters(redis, config.namespace);
     const policyStore = new PolicyStore(redis, config.namespace);
     const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
     logger.info({ namespace: config.namespace, partitions: config.partitions, bloom: bloom.backend }, 'runtime ready');
-    return new Runtime(config, logger, clock, redis, db, frontier, seen, queues, store, fetcher, counters, policyStore, policy, options.redisUrl, options.role);
+    return new Runtime(config, logger, clock, redis, db, frontier, seen, queues, store, fetcher, robots, counters, policyStore, policy, options.redisUrl, options.role);
   }
 
   /** A connection for blocking consumers (BullMQ workers), opened on first use. */

@@ -3,26 +3,14 @@ import type { FetchResult } from '@trawl/fetch';
 import { type ParsedPage, parseHtml, resolveLinks } from '@trawl/parse';
 import type { ContentStore } from '@trawl/store';
 
-/** Media types parsed for links. Others are stored, never parsed as HTML. */
-const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+/** Media types parsed for links. Others are stored or skipped (TRAWL_NON_HTML), never parsed as HTML. */
+export const HTML_TYPES: ReadonlySet<string> = new Set(['text/html', 'application/xhtml+xml']);
 
 export function isHtml(result: Pick<FetchResult, 'contentType' | 'body'>): boolean {
   if (result.contentType) return HTML_TYPES.has(result.contentType);
   // No Content-Type: sniff the first bytes for markup.
   const head = result.body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
   return head.startsWith('<!doctype html') || head.startsWith('<html') || head.startsWith('<head') || head.startsWith('<body');
-}
-
-/** Decodes a body with the response's charset when the platform knows it, else UTF-8; never throws. */
-export function decodeBody(body: Buffer, charset: string | null): string {
-  if (charset) {
-    try {
-      return new TextDecoder(charset, { fatal: false }).decode(body);
-    } catch {
-      // Unknown label: fall through to UTF-8 (invalid bytes become U+FFFD).
-    }
-  }
-  return new TextDecoder('utf-8', { fatal: false }).decode(body);
 }
 
 export interface StoredBody {

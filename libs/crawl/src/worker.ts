@@ -35,6 +35,7 @@ export class CrawlWorker {
       frontier: runtime.frontier,
       fetcher: runtime.fetcher,
       store: runtime.store,
+      robots: runtime.robots,
       discovery: this.discovery,
       records: this.records,
       acks: this.acks,
@@ -85,10 +86,10 @@ export class CrawlWorker {
 }
 
 export function createDiscovery(runtime: Runtime): Discovery {
-  let maxUrlsPerHost = runtime.config.policy.maxUrlsPerHost;
+  let limits = { maxUrlsPerHost: runtime.config.policy.maxUrlsPerHost, maxQueryVariants: runtime.config.policy.maxQueryVariants };
   const refresh = () =>
     void runtime.policy.get().then((p) => {
-      if (p) maxUrlsPerHost = p.policy.maxUrlsPerHost;
+      if (p) limits = { maxUrlsPerHost: p.policy.maxUrlsPerHost, maxQueryVariants: p.policy.maxQueryVariants };
     });
   refresh();
   return new Discovery({
@@ -98,9 +99,9 @@ export function createDiscovery(runtime: Runtime): Discovery {
     counters: runtime.counters,
     logger: runtime.logger.child({ component: 'discovery' }),
     clock: runtime.clock,
-    maxUrlsPerHost: () => {
+    limits: () => {
       refresh();
-      return maxUrlsPerHost;
+      return limits;
     },
   });
 }

@@ -30,6 +30,10 @@ const record = (url: string, overrides: Partial<PageRecord> = {}): PageRecord =>
   nextCrawlAt: 1_700_086_400_000,
   etag: '"e1"',
   lastModified: null,
+  charset: 'UTF-8',
+  noindex: false,
+  nofollow: false,
+  bodySkipped: false,
   ...overrides,
 });
 

@@ -45,6 +45,10 @@ export interface PageRecord {
   nextCrawlAt: number | null;
   etag: string | null;
   lastModified: string | null;
+  charset: string | null;
+  noindex: boolean;
+  nofollow: boolean;
+  bodySkipped: boolean;
 }
 
 export interface DatabaseOptions {
@@ -193,15 +197,17 @@ export class Database {
          SELECT * FROM unnest(
            $1::bytea[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[], $7::text[], $8::text[], $9::text[],
            $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::text[], $15::text[], $16::int[], $17::text[], $18::text[],
-           $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[]
-         ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod)
+           $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[],
+           $24::text[], $25::bool[], $26::bool[], $27::bool[]
+         ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod,
+                charset, noindex, nofollow, skipped)
        ),
        pages AS (
          INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
            content_length, truncated, fetch_ms, redirect_to, canonical_url, links_found, error_code, error_message,
-           change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified)
+           change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified, charset, noindex, nofollow, body_skipped)
          SELECT h, url, host, depth, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
-           freq, changed, nxt, etag, lastmod FROM x
+           freq, changed, nxt, etag, lastmod, charset, noindex, nofollow, skipped FROM x
          ON CONFLICT (url_hash) DO UPDATE SET
            http_status = EXCLUDED.http_status, content_type = EXCLUDED.content_type,
            content_hash = COALESCE(EXCLUDED.content_hash, p.content_hash), storage_key = COALESCE(EXCLUDED.storage_key, p.storage_key),
@@ -210,7 +216,8 @@ export class Database {
            canonical_url = EXCLUDED.canonical_url, links_found = EXCLUDED.links_found, error_code = EXCLUDED.error_code,
            error_message = EXCLUDED.error_message, change_frequency_s = EXCLUDED.change_frequency_s,
            last_changed_at = EXCLUDED.last_changed_at, next_crawl_at = EXCLUDED.next_crawl_at,
-           etag = COALESCE(EXCLUDED.etag, p.etag), last_modified = COALESCE(EXCLUDED.last_modified, p.last_modified)
+           etag = COALESCE(EXCLUDED.etag, p.etag), last_modified = COALESCE(EXCLUDED.last_modified, p.last_modified),
+           charset = EXCLUDED.charset, noindex = EXCLUDED.noindex, nofollow = EXCLUDED.nofollow, body_skipped = EXCLUDED.body_skipped
        )
        INSERT INTO ${this.t.urls} AS u (url_hash, url, host, depth, state)
        SELECT h, url, host, depth, state FROM x
@@ -239,6 +246,10 @@ export class Database {
         rows.map((r) => toDate(r.nextCrawlAt)),
         col('etag'),
         col('lastModified'),
+        col('charset'),
+        col('noindex'),
+        col('nofollow'),
+        col('bodySkipped'),
       ],
     );
   }

@@ -1,2 +1,2 @@
 export { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
-export { FetchQueues, type FetchQueueOptions, FetchWorker, type FetchWorkerOptions } from './queues.js';
+export { type DeadLetter, FetchQueues, type FetchQueueOptions, FetchWorker, type FetchWorkerOptions } from './queues.js';

@@ -78,6 +78,23 @@ describe('FetchQueues and FetchWorker', () => {
       expect(attempts).toEqual([1, 2, 3]);
       const [failed] = await queues.queue(0).getFailed();
       expect(failed?.failedReason).toBe('ERR_FETCH_TIMEOUT: gave up after 3 attempts');
+      expect(await queues.deadLetters()).toMatchObject([{ id: 'p0-5', partition: 0, url: 'http://h/p0-5', attempts: 3 }]);
+    });
+  });
+
+  it('re-runs dead letters with fresh attempts', async () => {
+    let rounds = 0;
+    await withWorker(2, async (ctx) => {
+      rounds += 1;
+      return rounds <= 2 ? { outcome: 'dead', reason: `ERR_HTTP_5XX: try ${ctx.attempt}` } : { outcome: 'done', summary: {} };
+    }, async (queues) => {
+      await queues.addLeased(0, [job('p0-7'), job('p0-8')]);
+      await until(async () => (await queues.counts()).failed === 2);
+      expect(await queues.retryDeadLetters(['p0-7', 'nope'])).toBe(1);
+      await until(async () => (await queues.counts()).completed === 1);
+      expect(await queues.retryDeadLetters('all')).toBe(1);
+      await until(async () => (await queues.counts()).completed === 2);
+      expect(await queues.deadLetters()).toEqual([]);
     });
   });
 

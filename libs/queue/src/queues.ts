@@ -16,6 +16,16 @@ export interface FetchQueueOptions {
 const DEFAULT_KEEP_COMPLETED: KeepJobs = { count: 1000, age: 3600 };
 const DEFAULT_KEEP_FAILED: KeepJobs = { age: 30 * 24 * 3600 };
 
+export interface DeadLetter {
+  id: string;
+  partition: number;
+  url: string | null;
+  /** "CODE: message (after N attempts)". */
+  reason: string;
+  attempts: number;
+  failedAt: number | null;
+}
+
 /** Carries a retry delay chosen by the pipeline to BullMQ's backoff strategy. */
 class RetryLater extends Error {
   constructor(
@@ -76,6 +86,43 @@ export class FetchQueues {
   /** Jobs waiting to be picked up (not active, not delayed): the dispatcher's backpressure signal. */
   async waiting(partition: number): Promise<number> {
     return this.queue(partition).getWaitingCount();
+  }
+
+  /** The dead-letter queue: failed jobs of every partition, newest first. */
+  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+    const out: DeadLetter[] = [];
+    for (let partition = 0; partition < this.queues.length; partition += 1) {
+      const jobs = await this.queue(partition).getFailed(0, limit - 1);
+      for (const job of jobs) {
+        const data = job.data as Partial<FetchJobData>;
+        out.push({
+          id: String(job.id),
+          partition,
+          url: typeof data.u === 'string' ? data.u : null,
+          reason: job.failedReason ?? '',
+          attempts: job.attemptsMade,
+          failedAt: job.finishedOn ?? null,
+        });
+      }
+    }
+    return out.sort((a, b) => (b.failedAt ?? 0) - (a.failedAt ?? 0)).slice(0, limit);
+  }
+
+  /**
+   * Re-runs dead-lettered jobs (all, or those ids) with fresh attempts. They go through the host
+   * gate like any job. Returns how many were moved back to waiting.
+   */
+  async retryDeadLetters(ids: readonly string[] | 'all'): Promise<number> {
+    let moved = 0;
+    for (const queue of this.queues) {
+      const jobs = ids === 'all' ? await queue.getFailed() : (await Promise.all(ids.map((id) => queue.getJob(id)))).filter((j) => j !== undefined);
+      for (const job of jobs) {
+        if ((await job.getState()) !== 'failed') continue;
+        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        moved += 1;
+      }
+    }
+    return moved;
   }
 
   async counts(): Promise<Record<string, number>> {

@@ -1,0 +1,94 @@
+import { Database } from '@trawl/db';
+import { FetchQueues } from '@trawl/queue';
+import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { HOSTILE_KINDS, type HostileWeb, startHostileWeb } from '@trawl/testweb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, REDIS_URL, trawl, uniqueNamespace } from '../src/testing/index.js';
+
+/**
+ * Polite and safe against a hostile web (issue 3): three processes crawl every kind of
+ * misbehaving host at once — calendar traps, redirect chains and loops, a redirect to a
+ * private address, 429/503 with and without Retry-After, a tarpit, a 12 MB page, a gzip bomb,
+ * legacy encodings, robots.txt that is missing, failing, hanging, redirected, huge or slow, and
+ * meta robots — and every promise is checked from the server's request log.
+ */
+const namespace = uniqueNamespace('hostile');
+const crawler = {
+  maxRedirects: 5,
+  maxBodyBytes: 10 * 1024 * 1024,
+  fetchDeadlineMs: 4000,
+  attempts: 3,
+  robotsMaxBytes: 500 * 1024,
+  minBackoffMs: 0,
+  robotsToken: 'trawl',
+};
+const delayMs = 150;
+let hostile: HostileWeb;
+
+beforeAll(async () => {
+  hostile = await startHostileWeb({ kinds: HOSTILE_KINDS, normalHosts: 3, pagesPerHost: 6, noisyLinks: true, crawler, seed: 11 });
+});
+
+afterAll(async () => {
+  await hostile.stop();
+  const redis = createRedis(REDIS_URL);
+  await deleteByPrefix(redis, `${namespace}:`);
+  redis.disconnect();
+  const db = new Database({ url: DATABASE_URL, schema: namespace });
+  await db.dropSchema();
+  await db.close();
+});
+
+describe('a crawl of the hostile synthetic web', () => {
+  it('finishes, keeps every politeness and safety promise, and dead-letters every failure with its reason', async () => {
+    const env = {
+      TRAWL_NAMESPACE: namespace,
+      // Only the synthetic web's own /16: the "private" server (127.0.0.99) stays off limits.
+      TRAWL_ALLOW_NETWORKS: hostile.allowCidr,
+      TRAWL_SCOPE: 'any',
+      TRAWL_MIN_DELAY_MS: String(delayMs),
+      TRAWL_CONCURRENCY: '16',
+      TRAWL_ATTEMPTS: String(crawler.attempts),
+      TRAWL_RETRY_BASE_MS: '300',
+      TRAWL_BACKOFF_BASE_MS: '300',
+      TRAWL_ROBOTS_RETRY_BASE_MS: '300',
+      TRAWL_FETCH_DEADLINE_MS: String(crawler.fetchDeadlineMs),
+      TRAWL_FIRST_BYTE_TIMEOUT_MS: '2000',
+      TRAWL_IDLE_TIMEOUT_MS: '2000',
+      TRAWL_MAX_QUERY_VARIANTS: '40',
+      TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,
+    };
+    const workers = [trawl(['worker'], env), trawl(['worker'], env)];
+    const crawl = trawl(['crawl', ...hostile.seeds, '--json'], env);
+    try {
+      const { code } = await crawl.exited;
+      expect(code, crawl.stderr()).toBe(0);
+      const summary = JSON.parse(crawl.stdout()) as { finished: string; deadLettered: number };
+      expect(summary.finished).toBe('complete');
+    } finally {
+      for (const w of workers) w.child.kill('SIGTERM');
+      await Promise.all(workers.map((w) => w.exited));
+    }
+    for (const w of workers) expect((await w.exited).code, w.stderr()).toBe(0);
+
+    await hostile.settle();
+    const report = hostile.analyze({ minIntervalMs: delayMs, expected: hostile.normalExpected });
+    expect(report.violations).toEqual([]);
+    expect(hostile.privateServer.log).toEqual([]);
+    expect(report.analysis.concurrency.maxPerHost).toBe(1);
+
+    // Every failure is in the dead-letter queue with a readable reason and code.
+    const redis = createRedis(REDIS_URL);
+    const queues = new FetchQueues(redis, { namespace, partitions: 1, attempts: crawler.attempts });
+    const dead = await queues.deadLetters(1000);
+    await queues.close();
+    redis.disconnect();
+    const byUrl = new Map(dead.map((d) => [d.url, d.reason]));
+    const at = (kind: (typeof HOSTILE_KINDS)[number], path: string) => `${hostile.expectation(kind).origin}${path}`;
+    expect(byUrl.get(at('always-500', '/broken'))).toMatch(/^ERR_HTTP_5XX: HTTP 500 \(after 3 attempts\)$/);
+    expect(byUrl.get(at('tarpit', '/tarpit'))).toMatch(/^ERR_FETCH_TIMEOUT: /);
+    expect(byUrl.get(at('robots-500', '/'))).toMatch(/^ERR_ROBOTS_UNAVAILABLE: /);
+    expect(byUrl.get(at('robots-timeout', '/'))).toMatch(/^ERR_ROBOTS_UNAVAILABLE: /);
+    for (const reason of byUrl.values()) expect(reason).toMatch(/^ERR_[A-Z0-9_]+: .+/);
+  }, 300_000);
+});

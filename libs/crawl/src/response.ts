@@ -1,0 +1,125 @@
+import { ErrorCode } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
+import { UrlFlag } from '@trawl/frontier';
+import { decodeHtml, mergeDirectives, parseXRobotsTag } from '@trawl/parse';
+import type { FetchJobContext, JobResult } from '@trawl/queue';
+import { fingerprint, hostOf, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
+import { type Candidate, candidatesFromLinks } from './discovery.js';
+import type { ResolvedPolicy } from './policy.js';
+import type { PipelineDeps } from './process.js';
+import type { FetchRecord } from './records.js';
+import type { StatusClass } from './retry.js';
+import { isHtml, parseLinks, storeBody } from './stages.js';
+
+/**
+ * After a fetch that produced a usable response (the host is already released): store the
+ * body, parse HTML for links (honouring meta robots and X-Robots-Tag), queue a redirect's target,
+ * record the page, and acknowledge the lease.
+ */
+export async function handleResponse(
+  deps: PipelineDeps,
+  job: FetchJobContext,
+  leaseId: string,
+  policy: ResolvedPolicy,
+  response: FetchResult,
+  status: StatusClass,
+): Promise<JobResult> {
+  const { data } = job;
+  const hash = fingerprint(data.u);
+  const record: FetchRecord = {
+    hash,
+    url: data.u,
+    host: data.h,
+    depth: data.d,
+    state: 'done',
+    httpStatus: response.status,
+    contentType: response.contentType,
+    contentHash: null,
+    storageKey: null,
+    fetchedAt: response.startedAt,
+    contentLength: response.body.length,
+    truncated: response.truncated,
+    fetchMs: response.endedAt - response.startedAt,
+    redirectTo: null,
+    canonicalUrl: null,
+    linksFound: null,
+    errorCode: null,
+    errorMessage: null,
+    etag: response.etag,
+    lastModified: response.lastModified,
+    charset: null,
+    noindex: false,
+    nofollow: false,
+    bodySkipped: response.bodySkipped,
+  };
+  let candidates: Candidate[] = [];
+
+  if (status === 'ok') {
+    if (response.body.length > 0) {
+      const stored = await storeBody(deps.store, response.body);
+      record.storageKey = stored.storageKey;
+      record.contentHash = stored.contentHash;
+    }
+    if (isHtml(response) && !response.bodySkipped) {
+      const decoded = decodeHtml(response.body, response.charset);
+      record.charset = decoded.charset;
+      const parsed = parseLinks(decoded.text, data.u, policy.policy.maxLinksPerPage);
+      const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], policy.robots.productToken));
+      record.noindex = directives.noindex;
+      record.nofollow = directives.nofollow;
+      record.canonicalUrl = parsed.page.canonical;
+      record.linksFound = parsed.links.length;
+      deps.counters.add('linksFound', parsed.links.length);
+      if (directives.nofollow) deps.counters.add('nofollowPages');
+      else candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d }, policy, deps.counters, deps.clock.now());
+    }
+  } else if (status === 'redirect' && response.location) {
+    deps.counters.add('redirects');
+    const target = redirectTarget(response.location, job, hash, policy, deps.clock.now());
+    if ('error' in target) {
+      record.errorCode = target.error;
+      deps.counters.add(target.error === ErrorCode.TooManyRedirects ? 'tooManyRedirects' : 'invalidUrls');
+    } else {
+      record.redirectTo = target.candidate.url;
+      if (target.inScope) candidates = [target.candidate];
+      else deps.counters.add('outOfScope');
+    }
+  }
+
+  const [discovered] = await Promise.all([deps.discovery.add(candidates), deps.records.add(record)]);
+  await deps.acks.ack(data.p, leaseId);
+  return { outcome: 'done', summary: { status: response.status, links: candidates.length, queued: discovered.queued } };
+}
+
+/**
+ * A redirect is not followed inline: its target is queued like a link (same depth, one more hop),
+ * so it passes politeness, robots.txt, the SSRF guard and the seen-set — which also ends loops.
+ */
+function redirectTarget(
+  location: string,
+  job: FetchJobContext,
+  from: Buffer,
+  policy: ResolvedPolicy,
+  now: number,
+): { inScope: boolean; candidate: Candidate } | { error: string } {
+  const { data } = job;
+  if (data.x + 1 > policy.policy.maxRedirects) return { error: ErrorCode.TooManyRedirects };
+  const normalized = normalizeUrl(location, data.u, policy.normalize);
+  if (!normalized.ok) return { error: normalized.code };
+  const url = normalized.url;
+  if (policy.traps && trapReason(url, policy.traps, now)) return { error: ErrorCode.Trap };
+  return {
+    inScope: inScope(policy.scope, url),
+    candidate: {
+      url,
+      hash: fingerprint(url),
+      host: hostOf(url),
+      depth: data.d,
+      hops: data.x + 1,
+      flags: UrlFlag.RedirectTarget,
+      priority: (data.b + 0.5) / 4,
+      from,
+      variantKey: variantKey(url),
+    },
+  };
+}

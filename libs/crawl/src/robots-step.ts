@@ -1,0 +1,95 @@
+import { ErrorCode } from '@trawl/core';
+import type { Fetcher } from '@trawl/fetch';
+import { decide, entryFromFetch, needsFetch, originOf, type RobotsCache, type RobotsDecision, type RobotsEntry, robotsUrlFor } from '@trawl/robots';
+import type { Counters } from './counters.js';
+import type { ResolvedPolicy } from './policy.js';
+
+export type RobotsStep =
+  /** robots.txt says yes (or is not obeyed): fetch the page, honouring the Crawl-delay. */
+  | { kind: 'allow'; crawlDelayMs: number | null }
+  /** robots.txt was fetched just now, under the host's token: that was this turn's request. */
+  | {
+      kind: 'fetched';
+      entry: RobotsEntry;
+      crawlDelayMs: number | null;
+      responseMs: number;
+      /** robots.txt could not be fetched (5xx, 429, timeout, connection): until retryAt the host is off limits. */
+      failed: boolean;
+      /** The fetch was refused by the SSRF guard (nothing was sent). */
+      ssrfBlocked: boolean;
+      retryAt: number;
+      reason: string;
+    }
+  /** The URL is disallowed: record it, never fetch it, never retry it. */
+  | { kind: 'disallow'; reason: string }
+  /** Crawl-delay above the cap, with TRAWL_CRAWL_DELAY_OVER_CAP=skip. */
+  | { kind: 'skip-host'; reason: string }
+  /** robots.txt could not be fetched: the host counts as fully disallowed until retryAt. */
+  | { kind: 'unavailable'; retryAt: number; reason: string };
+
+function fromDecision(decision: RobotsDecision): RobotsStep {
+  switch (decision.verdict) {
+    case 'allow':
+      return { kind: 'allow', crawlDelayMs: decision.crawlDelayMs };
+    case 'disallow':
+      return { kind: 'disallow', reason: decision.reason };
+    case 'skip-host':
+      return { kind: 'skip-host', reason: decision.reason };
+    case 'unavailable':
+      return { kind: 'unavailable', retryAt: decision.retryAt, reason: decision.reason };
+  }
+}
+
+export interface RobotsDeps {
+  fetcher: Fetcher;
+  cache: RobotsCache;
+  counters: Counters;
+  now: () => number;
+}
+
+/**
+ * The robots.txt check, run while the job holds the host's token (so fetching robots.txt is
+ * itself a polite request). RFC 9309: a fresh copy decides; a missing or stale one is fetched
+ * first, and the page waits for the host's next turn.
+ */
+export async function robotsStep(
+  deps: RobotsDeps,
+  policy: ResolvedPolicy,
+  url: string,
+  hopDelayMs: number,
+  signal?: AbortSignal,
+): Promise<RobotsStep> {
+  if (!policy.policy.robots.obey) return { kind: 'allow', crawlDelayMs: null };
+  const origin = originOf(url);
+  const cached = await deps.cache.get(origin);
+  if (!needsFetch(cached, deps.now())) {
+    return fromDecision(decide(cached as RobotsEntry, url, deps.now(), policy.robots));
+  }
+  const started = deps.now();
+  const result = await deps.fetcher.fetchRobots(robotsUrlFor(url), { signal, hopDelayMs });
+  const responseMs = deps.now() - started;
+  deps.counters.add('robotsFetched');
+  const entry = entryFromFetch(
+    result.kind === 'response'
+      ? { kind: 'response', status: result.status, body: result.body, finalUrl: result.finalUrl }
+      : { kind: 'error', code: result.code, message: result.message },
+    cached,
+    deps.now(),
+    policy.robots,
+  );
+  const ssrfBlocked = result.kind === 'error' && result.code === ErrorCode.SsrfBlocked;
+  if (!ssrfBlocked) await deps.cache.set(origin, entry);
+  const decision = decide(entry, url, deps.now(), policy.robots);
+  const failed = entry.kind === 'unavailable';
+  if (failed) deps.counters.add('robotsUnavailable');
+  return {
+    kind: 'fetched',
+    entry,
+    crawlDelayMs: decision.verdict === 'allow' ? decision.crawlDelayMs : null,
+    responseMs,
+    failed,
+    ssrfBlocked,
+    retryAt: entry.kind === 'unavailable' ? entry.retryAt : deps.now(),
+    reason: decision.verdict === 'unavailable' ? decision.reason : result.kind === 'error' ? `${result.code}: ${result.message}` : '',
+  };
+}
