@@ -1,9 +1,11 @@
 import { crawlBench } from './crawl.js';
+import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
 
 const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
   crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
+  hostile: () => hostileBench(),
 };
 
 const wanted = process.argv.slice(2);
