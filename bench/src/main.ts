@@ -1,3 +1,4 @@
+import { compareBench } from './compare.js';
 import { crawlBench } from './crawl.js';
 import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
@@ -6,6 +7,8 @@ const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
   crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
   hostile: () => hostileBench(),
+  'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad'),
+  'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
 };
 
 const wanted = process.argv.slice(2);

@@ -71,6 +71,7 @@ export const configSchema = z.object({
     stalledMs: set(int(1000).default(30_000), 'TRAWL_STALLED_MS', 'BullMQ job lock duration: a job whose worker stops renewing it for this long is handed to another worker.'),
     drainTimeoutMs: set(int(0).default(30_000), 'TRAWL_DRAIN_TIMEOUT_MS', 'On SIGTERM, how long in-flight jobs may take to finish before the process exits anyway (their leases return them).'),
     contentDir: set(str().default('.trawl/content'), 'TRAWL_CONTENT_DIR', 'Where page bodies are stored (content-addressed, gzip).'),
+    contentFsync: set(bool().default(false), 'TRAWL_CONTENT_FSYNC', 'fsync every stored body before it is renamed into place. Off: a killed process still never leaves a partial body (the rename is atomic), but a power cut can lose the last seconds of bodies (their pages are re-fetched by the next re-crawl). On costs a disk flush per page.'),
   }),
 
   fetch: z.object({
@@ -80,6 +81,7 @@ export const configSchema = z.object({
     deadlineMs: set(int(1).default(60_000), 'TRAWL_FETCH_DEADLINE_MS', 'Total time one fetch may take, whatever the server does.'),
     maxBodyBytes: set(int(1024).default(10 * 1024 * 1024), 'TRAWL_MAX_BODY_BYTES', 'Body cap (decoded bytes); longer bodies are truncated, kept and parsed.'),
     allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+    hostsFile: set(str().optional(), 'TRAWL_HOSTS_FILE', 'A hosts(5) file of static name → address entries answered before DNS (staging pins, the synthetic web\'s named hosts); the SSRF guard still applies.'),
     dnsMaxTtlS: set(int(0).default(3600), 'TRAWL_DNS_MAX_TTL_S', 'DNS answers are cached for their TTL, at most this long.'),
     dnsErrorTtlMs: set(int(0).default(3_600_000), 'TRAWL_DNS_ERROR_TTL_MS', 'A DNS "no such host" (NXDOMAIN, no records) is cached this long; transient failures (SERVFAIL, timeouts) only 2 s, so the retries that follow can succeed.'),
   }),

@@ -1,7 +1,8 @@
-import type { Config } from '@trawl/config';
+import { type Config, ConfigError } from '@trawl/config';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
-import { DnsCache, Fetcher } from '@trawl/fetch';
+import { readFileSync } from 'node:fs';
+import { DnsCache, Fetcher, parseHostsFile } from '@trawl/fetch';
 import { Frontier } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, type Redis, redisTimeMs } from '@trawl/redis';
@@ -81,7 +82,7 @@ export class Runtime {
     );
     const seen = new SeenSet(bloom, db);
     const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts });
-    const store = new LocalContentStore({ dir: config.worker.contentDir });
+    const store = new LocalContentStore({ dir: config.worker.contentDir, fsync: config.worker.contentFsync });
     const fetcher = new Fetcher({
       userAgent: config.worker.userAgent,
       timeouts: {
@@ -93,7 +94,12 @@ export class Runtime {
       maxBodyBytes: config.fetch.maxBodyBytes,
       clock,
       ssrf: { allowNetworks: config.fetch.allowNetworks },
-      dns: new DnsCache({ maxTtlS: config.fetch.dnsMaxTtlS, errorTtlMs: config.fetch.dnsErrorTtlMs, clock }),
+      dns: new DnsCache({
+        maxTtlS: config.fetch.dnsMaxTtlS,
+        errorTtlMs: config.fetch.dnsErrorTtlMs,
+        clock,
+        hosts: config.fetch.hostsFile ? readHostsFile(config.fetch.hostsFile) : undefined,
+      }),
     });
     const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
     const counters = new Counters(redis, config.namespace);
@@ -117,6 +123,14 @@ export class Runtime {
     await this.db.close().catch(() => undefined);
     this.blocking?.disconnect();
     this.redis.disconnect();
+  }
+}
+
+function readHostsFile(path: string): Map<string, string[]> {
+  try {
+    return parseHostsFile(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError([`TRAWL_HOSTS_FILE (fetch.hostsFile): ${(error as Error).message}`]);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { ManualClock } from '@trawl/core';
-import { afterEach, describe, expect, it } from 'vitest';
-import { DnsCache, type DnsRecord, type DnsResolver } from './dns-cache.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { DnsCache, type DnsRecord, type DnsResolver, parseHostsFile } from './dns-cache.js';
 import { closeAll, fetchError, makeFetcher, startServer } from './servers.test-helpers.js';
 
 afterEach(closeAll);
@@ -270,5 +270,24 @@ describe('DnsCache in the Fetcher', () => {
     expect(() => makeFetcher({ dns: new DnsCache(), lookup: (() => undefined) as never })).toThrow(
       expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }),
     );
+  });
+});
+
+describe('static hosts', () => {
+  it('parses hosts(5) text', () => {
+    const hosts = parseHostsFile('# comment\n127.1.0.1\th0.web.test alias.web.test\n\n::1 six.test # trailing\n127.1.0.2 H0.WEB.TEST\n');
+    expect(hosts.get('h0.web.test')).toEqual(['127.1.0.1', '127.1.0.2']);
+    expect(hosts.get('alias.web.test')).toEqual(['127.1.0.1']);
+    expect(hosts.get('six.test')).toEqual(['::1']);
+    expect(() => parseHostsFile('not-an-ip name\n')).toThrow(/line 1/);
+    expect(() => parseHostsFile('127.0.0.1\n')).toThrow(/line 1/);
+  });
+
+  it('answers pinned names before any resolver', async () => {
+    const resolver = { resolve4: vi.fn(), resolve6: vi.fn() };
+    const cache = new DnsCache({ resolver, hosts: parseHostsFile('127.1.0.7 h7.web.test\n') });
+    const address = await new Promise((resolve, reject) => cache.lookup('H7.web.test', {}, (error, a) => (error ? reject(error) : resolve(a))));
+    expect(address).toBe('127.1.0.7');
+    expect(resolver.resolve4).not.toHaveBeenCalled();
   });
 });

@@ -1,5 +1,5 @@
 import { type LookupAddress, type LookupOptions, promises as dnsPromises } from 'node:dns';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { type Clock, ErrorCode, systemClock, TrawlError } from '@trawl/core';
 import CacheableLookup, { type CacheInstance, type EntryObject, type Options as CacheableLookupOptions } from 'cacheable-lookup';
 import { dnsMeansNoSuchHost } from './errors.js';
@@ -38,6 +38,30 @@ export interface DnsCacheOptions {
    * resolve, uncached, as cacheable-lookup does. An injected resolver gets no such fallback.
    */
   resolver?: DnsResolver;
+  /**
+   * Static entries answered before any resolver, like /etc/hosts (or curl's --resolve): pin a
+   * site to a staging address, or name the synthetic web's hosts. Keys are lowercase names.
+   * The SSRF guard still judges the addresses.
+   */
+  hosts?: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Parses hosts(5) text: "address name [aliases…]" per line, # comments. Throws on a bad address. */
+export function parseHostsFile(text: string): Map<string, string[]> {
+  const hosts = new Map<string, string[]>();
+  text.split(/\r?\n/).forEach((raw, i) => {
+    const line = raw.replace(/#.*/, '').trim();
+    if (line === '') return;
+    const [address, ...names] = line.split(/\s+/);
+    if (address === undefined || isIP(address) === 0 || names.length === 0) {
+      throw new TrawlError(ErrorCode.ConfigInvalid, `hosts file line ${i + 1}: expected "address name…", got ${JSON.stringify(raw)}`, { action: 'fatal' });
+    }
+    for (const name of names) {
+      const key = name.toLowerCase();
+      hosts.set(key, [...(hosts.get(key) ?? []), address]);
+    }
+  });
+  return hosts;
 }
 
 export interface DnsCacheStats {
@@ -79,6 +103,7 @@ export class DnsCache {
   private readonly errorTtlMs: number;
   private readonly transientErrorTtlMs: number;
   private readonly maxEntries: number;
+  private readonly hosts: ReadonlyMap<string, readonly string[]>;
   private failureHits = 0;
   private failuresStored = 0;
 
@@ -88,6 +113,7 @@ export class DnsCache {
     this.transientErrorTtlMs = options.transientErrorTtlMs ?? 2_000;
     this.maxEntries = options.maxEntries ?? 100_000;
     this.clock = options.clock ?? systemClock;
+    this.hosts = options.hosts ?? new Map();
     const problems = [
       !(maxTtlS >= 0) && `maxTtlS must be >= 0, got ${maxTtlS}`,
       !(this.errorTtlMs >= 0) && `errorTtlMs must be >= 0, got ${this.errorTtlMs}`,
@@ -154,6 +180,8 @@ export class DnsCache {
    */
   private async lookupAll(hostname: string): Promise<LookupAddress[]> {
     const key = hostname.toLowerCase();
+    const pinned = this.hosts.get(key);
+    if (pinned !== undefined) return pinned.map((address) => ({ address, family: isIP(address) }));
     const failure = this.failures.get(key);
     if (failure !== undefined) {
       if (this.clock.now() < failure.expiresAt) {

@@ -1,5 +1,5 @@
 export { type MediaType, parseContentType } from './content-type.js';
-export { DnsCache, type DnsCacheOptions, type DnsCacheStats, type DnsRecord, type DnsResolver } from './dns-cache.js';
+export { DnsCache, parseHostsFile, type DnsCacheOptions, type DnsCacheStats, type DnsRecord, type DnsResolver } from './dns-cache.js';
 export { FetchErrorCode, toFetchError } from './errors.js';
 export { type FetchExtra, Fetcher, type FetchResult, type ResponseHeaders } from './fetcher.js';
 export {

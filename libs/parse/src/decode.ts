@@ -17,6 +17,8 @@ function sniff(bytes: Buffer, transport: string | undefined): { label: string; d
   // The sniffer does not say whether it fell back to its default; asking with two different
   // defaults does: they agree only when the bytes or the header named an encoding.
   const a = getEncoding(bytes, { transportLayerEncodingLabel: transport, defaultEncoding: 'windows-1252' });
+  // Only a windows-1252 answer can be the default; anything else was declared.
+  if (a !== 'windows-1252') return { label: a, declared: true };
   const b = getEncoding(bytes, { transportLayerEncodingLabel: transport, defaultEncoding: 'UTF-8' });
   return { label: a, declared: a === b };
 }

@@ -42,14 +42,14 @@ describe('LocalContentStore on disk', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('lays bodies out as <hh>/<hh>/<sha256>.gz, valid gzip, no temp files left', async () => {
+  it('lays bodies out as <hh>/<sha256>.gz, valid gzip, no temp files left', async () => {
     const body = Buffer.from('<p>layout</p>');
     const hash = contentHash(body);
     await store.put(body);
     await store.put(Buffer.from('another'));
     const files = await listFiles(dir);
     expect(files).toHaveLength(2);
-    const expected = join(hash.slice(0, 2), hash.slice(2, 4), `${hash}.gz`);
+    const expected = join(hash.slice(0, 2), `${hash}.gz`);
     expect(files).toContain(expected);
     expect(gunzipSync(await readFile(join(dir, expected)))).toEqual(body);
   });
@@ -65,7 +65,7 @@ describe('LocalContentStore on disk', () => {
     const body = Buffer.from('written after a crash');
     const hash = contentHash(body);
     const key = contentKey(hash);
-    const shard = join(dir, hash.slice(0, 2), hash.slice(2, 4));
+    const shard = join(dir, hash.slice(0, 2));
     await mkdir(shard, { recursive: true });
     await writeFile(join(shard, `.${hash}.crashed.tmp`), Buffer.from([0x1f, 0x8b, 0x08])); // half a gzip header
 
@@ -79,7 +79,7 @@ describe('LocalContentStore on disk', () => {
   it('a corrupt stored body is an ERR_STORE failure, not a page', async () => {
     const body = Buffer.from('will be corrupted');
     const { key, contentHash: hash } = await store.put(body);
-    const path = join(dir, hash.slice(0, 2), hash.slice(2, 4), `${hash}.gz`);
+    const path = join(dir, hash.slice(0, 2), `${hash}.gz`);
 
     await writeFile(path, Buffer.from('not gzip at all'));
     await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });

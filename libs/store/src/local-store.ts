@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
@@ -17,9 +17,14 @@ export interface LocalContentStoreOptions {
   gzipLevel?: number;
   /**
    * fsync each body before renaming it into place, so that after a power cut the final name
-   * holds the whole body or nothing. Default true; turn off only for throwaway crawls.
+   * holds the whole body or nothing. Default true. Without it a crash of the process still
+   * never leaves a half body (the rename is atomic); only a power cut can, and the page is
+   * re-fetched by the next re-crawl. It costs a disk flush per page, which on a busy crawl
+   * ties up the libuv threads that gzip and DNS also need.
    */
   fsync?: boolean;
+  /** Bodies this process remembers storing (skips even the existence check). Default 100,000. */
+  knownCacheSize?: number;
 }
 
 /**
@@ -29,8 +34,10 @@ export interface LocalContentStoreOptions {
 const FATAL_FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EISDIR']);
 
 /**
- * Bodies as gzip files in a local directory: `<dir>/<h0h1>/<h2h3>/<sha256>.gz`, two levels of
- * 256 fan-out so no directory grows past a few thousand entries for ~10^10 bodies.
+ * Bodies as gzip files in a local directory: `<dir>/<h0h1>/<sha256>.gz`. One level of 256
+ * fan-out: a crawl of millions of pages puts tens of thousands of files in a directory, which
+ * ext4/xfs index fine, while a second level would cost a mkdir for almost every early body
+ * (65,536 directories fill up only after ~10^5 bodies). Beyond a local disk, use object storage.
  *
  * A body is written to a temp file beside its final name, then renamed: rename is atomic within
  * a directory, so a crash never leaves a half body under the final name (a stray `*.tmp` file at
@@ -42,10 +49,15 @@ export class LocalContentStore implements ContentStore {
   private readonly gzipLevel: number;
   private readonly fsync: boolean;
   private readonly inFlight = new Map<string, Promise<PutResult>>();
+  /** Fan-out directories known to exist: one mkdir per directory per process, not per body. */
+  private readonly dirs = new Set<string>();
+  /** Hashes this process stored or found stored (insertion-ordered, bounded). */
+  private readonly known = new Set<string>();
+  private readonly knownCacheSize: number;
   private closed = false;
 
   constructor(options: LocalContentStoreOptions) {
-    const { dir, gzipLevel = 6, fsync = true } = options;
+    const { dir, gzipLevel = 6, fsync = true, knownCacheSize = 100_000 } = options;
     if (typeof dir !== 'string' || dir === '') {
       throw new TrawlError(ErrorCode.ConfigInvalid, 'LocalContentStore: dir is required', { action: 'fatal' });
     }
@@ -57,6 +69,7 @@ export class LocalContentStore implements ContentStore {
     this.dir = dir;
     this.gzipLevel = gzipLevel;
     this.fsync = fsync;
+    this.knownCacheSize = knownCacheSize;
   }
 
   async put(body: Uint8Array): Promise<PutResult> {
@@ -106,29 +119,51 @@ export class LocalContentStore implements ContentStore {
   private async write(hash: string, body: Uint8Array): Promise<PutResult> {
     const key = contentKey(hash);
     const path = this.pathOf(hash);
-    if (await this.exists(path)) return { key, contentHash: hash, storedBytes: 0, existed: true };
+    // No existence check on disk: a body another process (or an earlier run) stored is simply
+    // written again under the same name — identical bytes, an atomic rename, one copy. That saves
+    // a stat (and the ENOENT it throws) for every new page, which is almost every page.
+    if (this.known.has(hash)) return { key, contentHash: hash, storedBytes: 0, existed: true };
 
     const compressed = await gzipAsync(body, { level: this.gzipLevel });
-    const temp = join(dirname(path), `.${hash}.${randomUUID()}.tmp`);
+    const dir = dirname(path);
+    const temp = join(dir, `.${hash}.${randomUUID()}.tmp`);
     try {
-      await mkdir(dirname(path), { recursive: true });
-      const file = await open(temp, 'wx');
-      try {
-        await file.writeFile(compressed);
-        if (this.fsync) await file.sync();
-      } finally {
-        await file.close();
+      if (!this.dirs.has(dir)) {
+        await mkdir(dir, { recursive: true });
+        this.dirs.add(dir);
+      }
+      if (this.fsync) {
+        const file = await open(temp, 'wx');
+        try {
+          await file.writeFile(compressed);
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+      } else {
+        await writeFile(temp, compressed, { flag: 'wx' });
       }
       await rename(temp, path);
     } catch (error) {
+      this.dirs.delete(dir); // removed behind our back? mkdir again next time
       await rm(temp, { force: true }).catch(() => undefined);
       throw storeError(`writing ${key} failed`, error);
     }
+    this.remember(hash);
     return { key, contentHash: hash, storedBytes: compressed.length, existed: false };
   }
 
+  private remember(hash: string): void {
+    this.known.delete(hash);
+    this.known.add(hash);
+    if (this.known.size > this.knownCacheSize) {
+      const oldest = this.known.values().next().value;
+      if (oldest !== undefined) this.known.delete(oldest);
+    }
+  }
+
   private pathOf(hash: string): string {
-    return join(this.dir, hash.slice(0, 2), hash.slice(2, 4), `${hash}.gz`);
+    return join(this.dir, hash.slice(0, 2), `${hash}.gz`);
   }
 
   private async exists(path: string): Promise<boolean> {

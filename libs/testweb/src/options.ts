@@ -30,6 +30,13 @@ export interface TestWebOptions {
   /** Per-host override, so hostile hosts (traps, 429s, tarpits) are declared as data. */
   hostHandlers?: Record<number, HostHandler>;
   /**
+   * Give hosts DNS names instead of bare addresses: host i becomes `h<i>.<hostnames>` (e.g.
+   * `h3.web.test`), still served on its own loopback address. Clients resolve the names with
+   * `TestWeb.hostsFile()` / `addressOf()` (trawl: TRAWL_HOSTS_FILE). Crawlers that key politeness
+   * by registrable domain (and skip IP addresses) need names to be polite at all.
+   */
+  hostnames?: string;
+  /**
    * Hosts after the link table's `hosts`, on the next addresses (indexes hosts … hosts+extraHosts−1).
    * No page links to them and groundTruth ignores them; they are served by their hostHandlers
    * (without one, only /robots.txt and 404s). Default 0. The hostile web is built on them.

@@ -450,3 +450,22 @@ describe('analyzeLog on a real crawl', () => {
     }
   });
 });
+
+describe('host names', () => {
+  it('names hosts h<i>.<suffix>, serves them on their addresses, and exports a hosts file', async () => {
+    const web = await TestWeb.start({ hosts: 3, pagesPerHost: 2, linksPerPage: 1, crossHostLinks: 1, hostnames: 'web.test', noisyLinks: false });
+    try {
+      expect(web.origins[1]).toBe(`http://h1.web.test:${web.port}`);
+      expect(web.addressOf('h1.web.test')).toBe('127.1.0.2');
+      expect(web.addressOf('h9.other.test')).toBeUndefined();
+      expect(web.hostsFile().split('\n')[2]).toBe('127.1.0.3\th2.web.test');
+      const res = await fetch(`http://127.1.0.2:${web.port}/`, { headers: { host: `h1.web.test:${web.port}` } });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain(`http://h2.web.test:${web.port}/`);
+      await web.idle();
+      expect(web.log[0]?.host).toBe(`h1.web.test:${web.port}`);
+    } finally {
+      await web.stop();
+    }
+  });
+});

@@ -65,6 +65,7 @@ export class TestWeb {
   private readonly site: DefaultSite;
   private readonly handlers: Record<number, HostHandler>;
   private readonly latency: () => number;
+  private readonly hostnames: string | undefined;
   private readonly stopping = new AbortController();
   private servers: http.Server[] = [];
   private boundPort = 0;
@@ -104,6 +105,10 @@ export class TestWeb {
       originOf: this.originOf,
     };
     this.handlers = options.hostHandlers ?? {};
+    if (options.hostnames !== undefined && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(options.hostnames)) {
+      throw new TestWebError(TestWebErrorCode.Options, `hostnames must be a lowercase DNS suffix such as "web.test", got ${JSON.stringify(options.hostnames)}`);
+    }
+    this.hostnames = options.hostnames;
     this.latency = latencySource(options.latencyMs, this.model.seed);
     // Every delayed request and every tarpit listens for stop(); thousands may wait at once.
     setMaxListeners(0, this.stopping.signal);
@@ -118,7 +123,7 @@ export class TestWeb {
     const bound = await listenAll(web.addresses, (i) => web.createServer(i), port, options.bindAttempts ?? 10);
     web.servers = bound.servers;
     web.boundPort = bound.port;
-    web.hostKeys = web.addresses.map((address) => `${address}:${bound.port}`);
+    web.hostKeys = web.addresses.map((address, i) => `${web.hostnames ? `h${i}.${web.hostnames}` : address}:${bound.port}`);
     web.originList = web.hostKeys.map((hostKey) => `http://${hostKey}`);
     web.originIndex = new Map(web.originList.map((origin, i) => [origin, i]));
     return web;
@@ -126,6 +131,19 @@ export class TestWeb {
 
   get port(): number {
     return this.boundPort;
+  }
+
+  /** The loopback address serving a host name (with `hostnames`), or undefined. */
+  addressOf(hostname: string): string | undefined {
+    if (!this.hostnames) return undefined;
+    const match = /^h(\d+)\./.exec(hostname);
+    return match && hostname.slice(match[0].length) === this.hostnames ? this.addresses[Number(match[1])] : undefined;
+  }
+
+  /** hosts(5) lines mapping every host name to its address (empty without `hostnames`). */
+  hostsFile(): string {
+    if (!this.hostnames) return '';
+    return this.addresses.map((address, i) => `${address}\th${i}.${this.hostnames}\n`).join('');
   }
 
   /** `http://127.1.0.1:PORT`, … one per host, in host-index order (extra hosts last). */
