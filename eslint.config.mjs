@@ -60,7 +60,7 @@ export default tseslint.config(
           { sourceTag: 'scope:worker', allowedExternalImports: allow() },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
           { sourceTag: 'scope:dashboard', allowedExternalImports: allow() },
-          { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', 'crawlee') },
+          { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', '@crawlee/cheerio', '@crawlee/memory-storage') },
         ],
       }],
     },

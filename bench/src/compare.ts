@@ -42,9 +42,15 @@ export const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** What a crawler run reports about itself (pages and politeness come from the server log). */
+type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'maxRssMb'>;
+
 interface RunResult {
   crawler: string;
+  /** Distinct pages a correct crawl fetches that this one fetched (from the server log). */
   pages: number;
+  /** Every request the server saw, robots.txt and duplicates included. */
+  requests: number;
   durationMs: number;
   cpuMs: number;
   maxRssMb: number;
@@ -55,7 +61,7 @@ interface RunResult {
   intervalViolations: number;
 }
 
-async function runTrawl(web: TestWeb, scenario: Scenario, processes: number, hostsFile: string): Promise<Omit<RunResult, 'coverage' | 'duplicates' | 'robotsViolations' | 'concurrencyViolations' | 'intervalViolations' | 'crawler'>> {
+async function runTrawl(web: TestWeb, scenario: Scenario, processes: number, hostsFile: string): Promise<Measured> {
   const namespace = uniqueNamespace(`cmp_${scenario.id}`);
   const env = {
     TRAWL_NAMESPACE: namespace,
@@ -84,14 +90,13 @@ async function runTrawl(web: TestWeb, scenario: Scenario, processes: number, hos
   await db.dropSchema();
   await db.close();
   return {
-    pages: summary.fetched,
     durationMs: summary.durationMs,
     cpuMs: reports.reduce((s, r) => s + r.process.cpuMs, 0),
     maxRssMb: reports.reduce((s, r) => s + r.process.maxRssMb, 0),
   };
 }
 
-async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Omit<RunResult, 'coverage' | 'duplicates' | 'robotsViolations' | 'concurrencyViolations' | 'intervalViolations' | 'crawler'>> {
+async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
   const config: RunnerConfig = {
     seeds: web.rootUrls(),
     hosts: web
@@ -118,10 +123,10 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Omit<RunRes
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`crawlee runner exited ${code}: ${err.slice(-2000)}`);
   const result = JSON.parse(out.trim().split('\n').pop() as string) as { durationMs: number; cpuMs: number; maxRssMb: number; finished: number };
-  return { pages: web.log.filter((e) => e.path !== '/robots.txt').length, durationMs: result.durationMs, cpuMs: result.cpuMs, maxRssMb: result.maxRssMb };
+  return { durationMs: result.durationMs, cpuMs: result.cpuMs, maxRssMb: result.maxRssMb };
 }
 
-async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: () => Promise<Omit<RunResult, 'crawler' | 'coverage' | 'duplicates' | 'robotsViolations' | 'concurrencyViolations' | 'intervalViolations'>>): Promise<RunResult> {
+async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: () => Promise<Measured>): Promise<RunResult> {
   web.clearLog();
   const measured = await run();
   await web.idle();
@@ -130,9 +135,12 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
   const analysis = analyzeLog(web.log, { minIntervalMs: scenario.crawlDelayS * 1000, expected });
   const robotsViolations = web.log.filter((e) => e.path.startsWith(DISALLOWED)).length;
   const coverage = analysis.coverage ? (analysis.coverage.expected - analysis.coverage.missingCount) / analysis.coverage.expected : 0;
+  const pages = analysis.coverage ? analysis.coverage.expected - analysis.coverage.missingCount : 0;
   return {
     crawler,
     ...measured,
+    pages,
+    requests: web.log.length,
     coverage,
     duplicates: analysis.duplicates.extraFetches,
     robotsViolations,
@@ -152,7 +160,7 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
     const dir = mkdtempSync(join(tmpdir(), 'trawl-bench-'));
     const hostsFile = join(dir, 'hosts');
     writeFileSync(hostsFile, web.hostsFile());
-    const crawlers: [string, () => Promise<Omit<RunResult, 'crawler' | 'coverage' | 'duplicates' | 'robotsViolations' | 'concurrencyViolations' | 'intervalViolations'>>][] = [
+    const crawlers: [string, () => Promise<Measured>][] = [
       ['trawl, 1 process', () => runTrawl(web, scenario, 1, hostsFile)],
       ['trawl, 2 processes', () => runTrawl(web, scenario, 2, hostsFile)],
       ['Crawlee CheerioCrawler', () => runCrawlee(web, scenario)],
@@ -179,6 +187,7 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
       return [
         name,
         fmt(m((r) => (r.pages * 1000) / r.durationMs), 1),
+        fmt(m((r) => (r.requests * 1000) / r.durationMs), 1),
         fmt(m((r) => r.durationMs) / 1000, 2),
         ideal > 0 ? fmt(ideal / m((r) => r.durationMs), 2) : '–',
         fmt(m((r) => r.cpuMs / r.pages), 2),
@@ -192,6 +201,7 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
     });
     const rate = (name: string) => median((results.get(name) ?? []).map((r) => (r.pages * 1000) / r.durationMs));
     const cpu = (name: string) => median((results.get(name) ?? []).map((r) => r.cpuMs / r.pages));
+    const headers = ['crawler', 'pages/s', 'requests/s', 'duration s', 'polite efficiency', 'CPU ms / page', 'peak RSS MB', 'coverage', 'duplicate fetches', 'robots violations', 'concurrent requests to one host', 'intervals under the Crawl-delay'];
     const md = `## trawl vs Crawlee — ${scenario.title}
 
 Command: \`npm run bench -- compare-${scenario.id}\`. ${machine()} · Crawlee @crawlee/cheerio 3.18.1
@@ -208,7 +218,11 @@ of the crawler's processes (Redis and PostgreSQL not counted — they are shared
 Crawlee keeps its queue in process memory); RSS: sum of the processes' peaks. Politeness and
 coverage are judged from the server's log.
 
-${table(['crawler', 'pages/s', 'duration s', 'polite efficiency', 'CPU ms / page', 'peak RSS MB', 'coverage', 'duplicate fetches', 'robots violations', 'concurrent requests to one host', `intervals under the Crawl-delay`], rows)}
+${table(headers, rows)}
+
+pages/s counts distinct pages a correct crawl must fetch (robots.txt-allowed, canonical), as the
+server saw them; requests/s counts every request (robots.txt, duplicates, disallowed). CPU per
+page divides by those distinct pages.
 
 Ratios (trawl 1 process ÷ Crawlee): throughput ${fmt(rate('trawl, 1 process') / rate('Crawlee CheerioCrawler'), 2)}×, CPU per page ${fmt(cpu('trawl, 1 process') / cpu('Crawlee CheerioCrawler'), 2)}×.
 ${scenario.crawlDelayS > 0 ? `Polite efficiency = ideal time (the largest host's ${largestHost} allowed pages × ${scenario.crawlDelayS} s = ${ideal / 1000} s) ÷ duration.` : ''}`;

@@ -2,11 +2,13 @@ import { compareBench } from './compare.js';
 import { crawlBench } from './crawl.js';
 import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
+import { profileBench } from './profile.js';
 
 const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
   crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
   hostile: () => hostileBench(),
+  profile: () => profileBench(),
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad'),
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
 };

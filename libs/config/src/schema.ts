@@ -87,8 +87,9 @@ export const configSchema = z.object({
   }),
 
   dispatch: z.object({
-    window: set(int(1, 100_000).default(64), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
+    window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
     bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
+    leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
   }),
 
   seen: z.object({

@@ -122,21 +122,24 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       clock,
       logger: runtime.logger.child({ component: 'dispatcher' }),
     },
-    { window: config.dispatch.window, pollMs: 25, repairEveryMs: 30_000, repairOlderThanMs: 2 * config.worker.leaseMs },
+    { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs, repairEveryMs: 30_000, repairOlderThanMs: 2 * config.worker.leaseMs },
   );
   const worker = options.runWorker === false ? null : new CrawlWorker(runtime, { concurrency: options.concurrency });
-  dispatcher.start();
+  // Consumers first, so the first dispatched jobs do not wait for connections to open.
   worker?.start();
-
+  await worker?.ready();
   const started = clock.now();
+  dispatcher.start();
+
   const everyMs = options.progressEveryMs ?? 1000;
   const window: { at: number; fetched: number }[] = [];
   let finished: CrawlSummary['finished'] = 'interrupted';
   let lastProgress = 0;
   const maxPages = seeds.policy.maxPages;
 
+  let finishedAt = 0;
   while (!options.signal?.aborted) {
-    await sleep(Math.min(250, everyMs), options.signal);
+    await sleep(Math.min(100, everyMs), options.signal);
     if (options.signal?.aborted) break;
     const stats = await frontier.stats();
     const doneThisRun = stats.done - startStats.done;
@@ -145,11 +148,13 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       const repaired = await createDiscovery(runtime).repair(0);
       if (repaired === 0) {
         finished = 'complete';
+        finishedAt = clock.now();
         break;
       }
     }
     if (maxPages !== null && doneThisRun >= maxPages && stats.leased === 0) {
       finished = 'max-pages';
+      finishedAt = clock.now();
       break;
     }
     const now = clock.now();
@@ -178,7 +183,9 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   await dispatcher.stop();
   if (worker) await worker.stop(config.worker.drainTimeoutMs);
   await runtime.counters.flush();
-  const durationMs = clock.now() - started;
+  // The crawl's own time: from the first dispatch to the moment nothing was left (an interrupted
+  // crawl: to the end of its drain).
+  const durationMs = (finishedAt || clock.now()) - started;
   const end = await runtime.counters.read();
   const delta = Object.fromEntries(Object.entries(end).map(([k, v]) => [k, v - startCounters[k as keyof CounterValues]])) as CounterValues;
   const stats = await frontier.stats();

@@ -80,6 +80,12 @@ export interface DiscoveryDeps {
   clock: Clock;
   /** The current policy's per-host URL budget and per-path query-variant cap (0: none). */
   limits: () => { maxUrlsPerHost: number; maxQueryVariants: number };
+  /**
+   * Why robots.txt (as already cached; nothing is fetched here) forbids each URL, or null. A URL
+   * known to be disallowed is recorded as skipped and never queued, so it never takes a turn at
+   * its host.
+   */
+  robotsVerdicts?: (urls: readonly string[]) => Promise<(string | null)[]>;
 }
 
 export interface DiscoveryResult {
@@ -159,11 +165,15 @@ export class Discovery {
     const verdicts = await seen.filterUnseen(distinct.map((c) => c.hash));
     counters.add('bloomFalsePositives', verdicts.falsePositives);
     const unseen = distinct.filter((_, i) => verdicts.unseen[i]);
+    const forbidden = this.deps.robotsVerdicts ? await this.deps.robotsVerdicts(unseen.map((c) => c.url)) : unseen.map(() => null);
 
-    const inserted = await db.insertDiscovered(unseen.map((c) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from })));
+    const inserted = await db.insertDiscovered(
+      unseen.map((c, i) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from, skipReason: forbidden[i] ?? null })),
+    );
     seen.markKnown(unseen.map((c) => c.hash));
     const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));
-    const toPush = unseen.filter((c) => insertedKeys.has(c.hash.toString('latin1')));
+    const toPush = unseen.filter((c, i) => insertedKeys.has(c.hash.toString('latin1')) && forbidden[i] === null);
+    counters.add('robotsDisallowed', forbidden.filter((f) => f !== null).length);
     if (toPush.length > 0) {
       const { pushed, refused, refusedVariants } = await frontier.push(toPush, this.deps.limits());
       counters.add('urlsPushed', pushed);
@@ -172,6 +182,7 @@ export class Discovery {
       await db.markQueued(toPush.map((c) => c.hash));
     }
     counters.add('urlsNew', toPush.length);
-    return items.map((item) => insertedKeys.has(item.hash.toString('latin1')) && byHash.get(item.hash.toString('latin1')) === item);
+    const pushedKeys = new Set(toPush.map((c) => c.hash.toString('latin1')));
+    return items.map((item) => pushedKeys.has(item.hash.toString('latin1')) && byHash.get(item.hash.toString('latin1')) === item);
   }
 }

@@ -21,6 +21,8 @@ export interface DispatcherOptions {
   window: number;
   /** Longest sleep between claims when nothing is due sooner. */
   pollMs: number;
+  /** Claim hosts this long before they come due (their jobs wait at the gate). */
+  leadMs: number;
   /** How often to look for URLs a crash left inserted but unqueued, and how old they must be. */
   repairEveryMs: number;
   repairOlderThanMs: number;
@@ -35,6 +37,7 @@ export const jobDataOf = (lease: Lease): FetchJobData => ({
   f: lease.flags,
   b: lease.band,
   l: lease.id,
+  t: Math.round(lease.dueAt),
 });
 
 /**
@@ -73,12 +76,16 @@ export class Dispatcher {
       const stats = await frontier.stats();
       room = Math.min(room, maxPages - (stats.done - resolved.policy.pagesBaseline) - stats.leased);
     }
-    const claim = await frontier.claim(partition, Math.max(0, room));
+    const claim = await frontier.claim(partition, Math.max(0, room), { leadMs: this.options.leadMs });
     if (claim.expired > 0) this.deps.logger.warn({ partition, expired: claim.expired }, 'returned expired leases to the frontier');
     if (claim.leases.length > 0) await queues.addLeased(partition, claim.leases.map(jobDataOf));
     if (room > 0 && claim.leases.length === room) return 0; // more may be due right now
     if (claim.nextDueAt === null) return this.options.pollMs;
-    return Math.max(0, Math.min(this.options.pollMs, claim.nextDueAt - clock.now()));
+    // Wake when the next host enters the lead window, but not more often than every third of
+    // it: hosts coming due in between are claimed together, one round trip for several jobs,
+    // and still reach their workers before they are due.
+    const untilNext = claim.nextDueAt - this.options.leadMs - clock.now();
+    return Math.max(Math.floor(this.options.leadMs / 3), Math.min(this.options.pollMs, untilNext));
   }
 
   private async loop(partition: number): Promise<void> {

@@ -1,4 +1,4 @@
-import { type Clock, describeError, ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
+import { type Clock, describeError, ErrorCode, isTrawlError, sleep, TrawlError } from '@trawl/core';
 import type { FetchResult, Fetcher } from '@trawl/fetch';
 import type { Frontier, GateTicket, HostHealthState } from '@trawl/frontier';
 import { type FetchOutcomeKind, hostDelayMs, nextDueAt, nextHealth, parseRetryAfter } from '@trawl/politeness';
@@ -13,7 +13,7 @@ import type { PolicyFollower, ResolvedPolicy } from './policy.js';
 import type { Acks, Records } from './records.js';
 import { handleResponse } from './response.js';
 import { classifyStatus, type RetryOptions, retryDelayMs } from './retry.js';
-import { robotsStep } from './robots-step.js';
+import { cachedRobotsVerdict, robotsStep } from './robots-step.js';
 import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
@@ -30,6 +30,16 @@ export interface PipelineDeps {
   logger: Logger;
   retry: RetryOptions;
   leaseMs: number;
+  /** A job whose host is due within this long waits in the worker instead of the delayed set. */
+  gateWaitMs: number;
+}
+
+/**
+ * When to ask the queue to run a deferred job again: a little before the host's due time, since
+ * delayed jobs come back up to ~100 ms late; one that comes back early waits at the gate.
+ */
+function earlyForQueue(deps: PipelineDeps, dueAt: number): number {
+  return Math.max(deps.clock.now(), dueAt - deps.gateWaitMs / 2);
 }
 
 type Release = (dueAt: number, options?: { health?: HostHealthState; leaseUntil?: number; keepHost?: boolean }) => Promise<void>;
@@ -53,14 +63,33 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     band: data.b,
     entry: { url: data.u, depth: data.d, hops: data.x, flags: data.f },
   };
-  const gate = await frontier.acquire(ticket);
+  // robots.txt already known to forbid this URL: settle it without waiting for the host's turn
+  // (nothing is requested; the host's claim, if this lease has it, is freed).
+  const robotsDeps = { fetcher: deps.fetcher, cache: deps.robots, counters, now: () => clock.now() };
+  const forbidden = await cachedRobotsVerdict(robotsDeps, policy, data.u);
+  if (forbidden && (forbidden.kind === 'disallow' || forbidden.kind === 'skip-host')) {
+    await frontier.release(ticket, 0);
+    counters.add('robotsDisallowed');
+    return skipUrl(deps, job, ticket.leaseId, forbidden.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong, forbidden.reason);
+  }
+
+  // Handed out ahead of its host's due time: wait for it here, then ask the gate once.
+  if (data.t !== undefined && data.t > clock.now() && data.t - clock.now() <= deps.gateWaitMs) await sleep(data.t - clock.now());
+  let gate = await frontier.acquire(ticket);
+  // A host due in a moment (the dispatcher hands jobs out a little ahead, so pickup latency is
+  // off the politeness clock): wait here rather than through the queue's delayed set, whose
+  // timers run up to ~100 ms late. The gate is asked again; it alone decides.
+  for (let tries = 0; gate.kind === 'not-due' && gate.at - clock.now() <= deps.gateWaitMs && tries < 3; tries += 1) {
+    await sleep(Math.max(0, gate.at - clock.now()));
+    gate = await frontier.acquire(ticket);
+  }
   if (gate.kind === 'stale') {
     counters.add('stale');
     return { outcome: 'stale' };
   }
   if (gate.kind !== 'ok') {
     counters.add('deferred');
-    return { outcome: 'defer', until: gate.at };
+    return { outcome: 'defer', until: earlyForQueue(deps, gate.at) };
   }
 
   // The host is this job's until released; release exactly once, whatever happens.
@@ -114,7 +143,7 @@ async function fetchUnderGate(
       }
       // The page waits for the host's next turn, which this job keeps.
       await release(due, { health: after.health, keepHost: true });
-      return { outcome: 'defer', until: due };
+      return { outcome: 'defer', until: earlyForQueue(deps, due) };
     }
     case 'disallow':
     case 'skip-host':
@@ -156,7 +185,7 @@ async function fetchUnderGate(
     if (throttled) counters.add('throttled');
     const retryAfterAt = throttled ? parseRetryAfter(response.headers['retry-after'], clock.now(), policy.politeness.maxRetryAfterMs) : null;
     const after = delayAfter(throttled ? 'throttled' : 'error', crawlDelayMs, responseMs);
-    const due = nextDueAt(clock.now(), after.delayMs, retryAfterAt);
+    const due = nextDueAt(response.endedAt, after.delayMs, retryAfterAt);
     const error = new TrawlError(response.status === 429 ? ErrorCode.HttpThrottled : ErrorCode.HttpServerError, `HTTP ${response.status}`, {
       action: 'retry',
       retryAt: retryAfterAt ?? undefined,
@@ -165,7 +194,9 @@ async function fetchUnderGate(
   }
 
   const after = delayAfter('success', crawlDelayMs, responseMs);
-  await release(clock.now() + after.delayMs, { health: after.health });
+  // The delay runs from the moment the response ended (the fetcher's clock, which is this
+  // process's), not from whenever this line runs: the server finished no later than that.
+  await release(response.endedAt + after.delayMs, { health: after.health });
   counters.add('fetched');
   counters.add('bytes', response.rawBytes || response.body.length);
   try {

@@ -52,6 +52,43 @@ export interface RobotsDeps {
  * itself a polite request). RFC 9309: a fresh copy decides; a missing or stale one is fetched
  * first, and the page waits for the host's next turn.
  */
+/**
+ * The verdict of the cached robots.txt alone (no fetch), for a job that has not yet waited for
+ * its host: a URL robots.txt already forbids is settled without a turn at the host.
+ */
+export async function cachedRobotsVerdict(deps: RobotsDeps, policy: ResolvedPolicy, url: string): Promise<RobotsStep | null> {
+  if (!policy.policy.robots.obey) return null;
+  const cached = await deps.cache.get(originOf(url));
+  if (needsFetch(cached, deps.now())) return null;
+  const step = fromDecision(decide(cached as RobotsEntry, url, deps.now(), policy.robots));
+  return step.kind === 'disallow' || step.kind === 'skip-host' ? step : null;
+}
+
+/** For discovery: per URL, why the cached robots.txt forbids it (null: allowed or not yet known). */
+export async function cachedDisallowReasons(deps: Pick<RobotsDeps, 'cache' | 'now'>, policy: ResolvedPolicy, urls: readonly string[]): Promise<(string | null)[]> {
+  if (!policy.policy.robots.obey) return urls.map(() => null);
+  const entries = new Map<string, RobotsEntry | null>();
+  const out: (string | null)[] = [];
+  for (const url of urls) {
+    let origin: string;
+    try {
+      origin = originOf(url);
+    } catch {
+      out.push(null);
+      continue;
+    }
+    if (!entries.has(origin)) entries.set(origin, await deps.cache.get(origin));
+    const entry = entries.get(origin) ?? null;
+    if (needsFetch(entry, deps.now())) {
+      out.push(null);
+      continue;
+    }
+    const step = fromDecision(decide(entry as RobotsEntry, url, deps.now(), policy.robots));
+    out.push(step.kind === 'disallow' || step.kind === 'skip-host' ? `${step.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong}: ${step.reason}` : null);
+  }
+  return out;
+}
+
 export async function robotsStep(
   deps: RobotsDeps,
   policy: ResolvedPolicy,

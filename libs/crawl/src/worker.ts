@@ -1,5 +1,6 @@
 import { FetchWorker } from '@trawl/queue';
 import { Discovery } from './discovery.js';
+import { cachedDisallowReasons } from './robots-step.js';
 import { type PipelineDeps, processFetchJob } from './process.js';
 import { Acks, Records } from './records.js';
 import type { Runtime } from './runtime.js';
@@ -45,6 +46,7 @@ export class CrawlWorker {
       logger: runtime.logger.child({ component: 'worker' }),
       retry: { baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
+      gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
     };
   }
 
@@ -67,6 +69,11 @@ export class CrawlWorker {
       this.workers.push(worker);
       this.running.push(worker.run());
     }
+  }
+
+  /** Resolves when every partition's consumer is connected. */
+  async ready(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.ready()));
   }
 
   /**
@@ -102,6 +109,10 @@ export function createDiscovery(runtime: Runtime): Discovery {
     limits: () => {
       refresh();
       return limits;
+    },
+    robotsVerdicts: async (urls) => {
+      const policy = await runtime.policy.get();
+      return policy ? cachedDisallowReasons({ cache: runtime.robots, now: () => runtime.clock.now() }, policy, urls) : urls.map(() => null);
     },
   });
 }

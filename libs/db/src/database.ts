@@ -12,6 +12,8 @@ export interface DiscoveredUrl {
   host: string;
   depth: number;
   from: Buffer | null;
+  /** Known never to be fetched (e.g. robots.txt forbids it): stored as 'skipped' with this reason. */
+  skipReason?: string | null;
 }
 
 export interface PageHistory {
@@ -129,19 +131,20 @@ export class Database {
   }
 
   /**
-   * Discovery: inserts URLs not yet known (state 'new') and returns the fingerprints this call
-   * inserted. Only those may be pushed to the frontier: when two workers race on one URL, the
+   * Discovery: inserts URLs not yet known (state 'new', or 'skipped' with a reason) and returns
+   * the fingerprints this call inserted. Only those may be pushed to the frontier: when two workers race on one URL, the
    * insert decides who queues it.
    */
   async insertDiscovered(urls: readonly DiscoveredUrl[]): Promise<Buffer[]> {
     if (urls.length === 0) return [];
     const rows = lastPerKey(urls);
     const { rows: inserted } = await this.pool.query<{ url_hash: Buffer }>(
-      `INSERT INTO ${this.t.urls} (url_hash, url, host, depth, state, discovered_from)
-       SELECT h, u, o, d, 'new', f FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int[], $5::bytea[]) AS x(h, u, o, d, f)
+      `INSERT INTO ${this.t.urls} (url_hash, url, host, depth, state, discovered_from, skip_reason)
+       SELECT h, u, o, d, CASE WHEN s IS NULL THEN 'new' ELSE 'skipped' END, f, s
+       FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::text[]) AS x(h, u, o, d, f, s)
        ON CONFLICT (url_hash) DO NOTHING
        RETURNING url_hash`,
-      [rows.map((r) => r.hash), rows.map((r) => r.url), rows.map((r) => r.host), rows.map((r) => r.depth), rows.map((r) => r.from)],
+      [rows.map((r) => r.hash), rows.map((r) => r.url), rows.map((r) => r.host), rows.map((r) => r.depth), rows.map((r) => r.from), rows.map((r) => r.skipReason ?? null)],
     );
     return inserted.map((r) => r.url_hash);
   }

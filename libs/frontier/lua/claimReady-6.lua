@@ -13,7 +13,10 @@
   ARGV[1] key base    ARGV[2] now (ms)    ARGV[3] max hosts to claim (0: only expire)
   ARGV[4] lease ms    ARGV[5] bands       ARGV[6] lease id prefix ("p0")
   ARGV[7] max leases to expire in this call
-  Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, id, host, ... }
+  ARGV[8] lead (ms): hosts due within this much of now are claimed already, so the job is at
+          its worker when the host comes due (the gate still holds it until then)
+  Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
+  (dueMs: when the host may be fetched, so a job handed out ahead of time can wait for it)
 ]]
 --- @include "requeueLease"
 local base = ARGV[1]
@@ -29,9 +32,10 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
 
 local out = { -1, #expired }
 if max > 0 then
-  local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, max)
+  local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, max)
   local claimed = 0
-  for _, host in ipairs(hosts) do
+  for h = 1, #hosts, 2 do
+    local host, dueAt = hosts[h], hosts[h + 1]
     redis.call('ZREM', KEYS[1], host)
     local hostKey = base .. 'h:' .. host
     local entry, band = false, 0
@@ -50,6 +54,7 @@ if max > 0 then
       out[#out + 1] = host
       out[#out + 1] = band
       out[#out + 1] = entry
+      out[#out + 1] = dueAt
     else
       -- A ready host with nothing queued: repair the count rather than fail.
       redis.call('HSET', hostKey, 'n', 0)

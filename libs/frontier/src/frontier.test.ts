@@ -92,6 +92,21 @@ describe('Frontier push and claim', () => {
     expect(claim.nextDueAt).toBe(clock.now() + 2500);
   });
 
+  it('claims hosts due within the lead, whose jobs then wait at the gate until the due time', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [l1] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(l1));
+    await f.release(ticket(l1), clock.now() + 1000);
+    clock.advance(970);
+    expect((await f.claim(0, 5, { leadMs: 20 })).leases).toEqual([]);
+    const [l2] = (await f.claim(0, 5, { leadMs: 30 })).leases as [Lease];
+    expect(l2.url).toBe('http://a/2');
+    expect(await f.acquire(ticket(l2, 'early'))).toEqual({ kind: 'not-due', at: clock.now() + 30 });
+    clock.advance(30);
+    expect(await f.acquire(ticket(l2, 'early'))).toMatchObject({ kind: 'ok' });
+  });
+
   it('keeps depth, hops and flags through the queue', async () => {
     const f = makeFrontier();
     await f.push([{ host: 'h', url: 'http://h/x', depth: 7, hops: 2, flags: 4, priority: 1 }]);

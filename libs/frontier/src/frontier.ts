@@ -62,6 +62,8 @@ export interface Lease extends FrontierUrl {
   partition: number;
   host: string;
   band: number;
+  /** When the host may be fetched (a lease claimed ahead of time waits for it at the gate). */
+  dueAt: number;
 }
 
 /** What a job needs to pass the gate; a job without a live lease is adopted with this data. */
@@ -186,18 +188,30 @@ export class Frontier {
     );
   }
 
-  /** Leases the next URL of up to `max` due hosts of one partition; also expires dead leases. */
-  async claim(partition: number, max: number, expireLimit = 200): Promise<ClaimResult> {
+  /**
+   * Leases the next URL of up to `max` due hosts of one partition (hosts due within `leadMs`
+   * count as due: their jobs wait at the gate); also expires dead leases.
+   */
+  async claim(partition: number, max: number, options: { leadMs?: number; expireLimit?: number } = {}): Promise<ClaimResult> {
     const keys = this.keysOf(partition);
     const raw = (await this.scripts.claimReady(
       [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats, keys.seq],
-      [keys.base, this.options.clock.now(), Math.max(0, Math.floor(max)), this.options.leaseMs, this.options.bands, `p${partition}`, expireLimit],
+      [
+        keys.base,
+        this.options.clock.now(),
+        Math.max(0, Math.floor(max)),
+        this.options.leaseMs,
+        this.options.bands,
+        `p${partition}`,
+        options.expireLimit ?? 200,
+        Math.max(0, Math.floor(options.leadMs ?? 0)),
+      ],
     )) as (string | number)[];
     const leases: Lease[] = [];
-    for (let i = 2; i + 4 <= raw.length; i += 4) {
+    for (let i = 2; i + 5 <= raw.length; i += 5) {
       const host = String(raw[i + 1]);
       const entry = decodeEntry(String(raw[i + 3]), host);
-      leases.push({ ...entry, id: String(raw[i]), host, band: Number(raw[i + 2]), partition });
+      leases.push({ ...entry, id: String(raw[i]), host, band: Number(raw[i + 2]), dueAt: Number(raw[i + 4]), partition });
     }
     const nextDue = Number(raw[0]);
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };

@@ -21,6 +21,8 @@ export const fetchJobDataSchema = z.object({
   b: z.number().int().min(0).default(0),
   /** Frontier lease id; absent for a job added by hand (it is adopted at the gate). */
   l: z.string().min(1).max(200).optional(),
+  /** When the host comes due (epoch ms), if the job was handed out ahead of it: a hint, the gate decides. */
+  t: z.number().int().min(0).optional(),
 });
 export type FetchJobData = z.output<typeof fetchJobDataSchema>;
 

@@ -217,6 +217,11 @@ export class FetchWorker {
     return this.worker.run();
   }
 
+  /** Resolves once the worker's Redis connections are up (jobs added now are picked up at once). */
+  async ready(): Promise<void> {
+    await this.worker.waitUntilReady();
+  }
+
   /** Stops taking jobs and waits for active ones to finish (or abandons them with force). */
   close(force = false): Promise<void> {
     return this.worker.close(force);

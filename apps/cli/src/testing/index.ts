@@ -18,8 +18,8 @@ export interface Proc {
 }
 
 /** Runs the trawl CLI from its sources in a child process (as `trawl …` would), for tests and benchmarks. */
-export function trawl(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--conditions=trawl-source', '--import', 'tsx', MAIN, ...args], {
+export function trawl(args: string[], env: Record<string, string>, nodeArgs: string[] = []): Proc {
+  const child = spawn(process.execPath, [...nodeArgs, '--conditions=trawl-source', '--import', 'tsx', MAIN, ...args], {
     cwd: REPO,
     env: { ...process.env, REDIS_URL, DATABASE_URL, TRAWL_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

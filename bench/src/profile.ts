@@ -1,0 +1,134 @@
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { trawl, uniqueNamespace } from '@trawl/cli/testing';
+import { Database } from '@trawl/db';
+import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { TestWeb } from '@trawl/testweb';
+import pg from 'pg';
+import { SCENARIOS } from './compare.js';
+import { fmt, machine, table, writeSection } from './report.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Inclusive CPU time per workspace package / npm package, from a V8 CPU profile. */
+function byPackage(profile: CpuProfile): [string, number][] {
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const totals = new Map<string, number>();
+  const packageOf = (url: string): string | null => {
+    if (url.includes('node_modules/')) {
+      const rest = url.split('node_modules/').pop() as string;
+      return `npm:${rest.startsWith('@') ? rest.split('/').slice(0, 2).join('/') : rest.split('/')[0]}`;
+    }
+    const lib = /\/(libs|apps)\/([^/]+)\//.exec(url);
+    return lib ? `${lib[1]}/${lib[2]}` : null;
+  };
+  for (const [id, t] of self) {
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const pkg = packageOf(byId.get(cur)?.callFrame.url ?? '');
+      if (pkg && !seen.has(pkg)) {
+        seen.add(pkg);
+        totals.set(pkg, (totals.get(pkg) ?? 0) + t);
+      }
+    }
+  }
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
+async function redisCommandStats(): Promise<Map<string, number>> {
+  const redis = createRedis(REDIS_URL);
+  const info = await redis.info('commandstats');
+  redis.disconnect();
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) out.set(m[1] as string, Number(m[2]));
+  return out;
+}
+
+async function pgStats(): Promise<{ xact: number; inserted: number; updated: number; fetched: number }> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  const { rows } = await client.query<{ xact: string; ins: string; upd: string; fet: string }>(
+    'SELECT xact_commit + xact_rollback AS xact, tup_inserted AS ins, tup_updated AS upd, tup_fetched AS fet FROM pg_stat_database WHERE datname = current_database()',
+  );
+  await client.end();
+  const r = rows[0] as { xact: string; ins: string; upd: string; fet: string };
+  return { xact: Number(r.xact), inserted: Number(r.ins), updated: Number(r.upd), fetched: Number(r.fet) };
+}
+
+/**
+ * Where trawl's time goes on the broad case: one `trawl crawl` process under --cpu-prof, with
+ * Redis commands (INFO commandstats, scripts' inner calls included) and PostgreSQL transactions
+ * per page measured around the run. Nothing else may use Redis or PostgreSQL meanwhile.
+ */
+export async function profileBench(): Promise<void> {
+  const scenario = SCENARIOS.find((s) => s.id === 'broad');
+  if (!scenario) throw new Error('no broad scenario');
+  const web = await TestWeb.start(scenario.web);
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-profile-'));
+  writeFileSync(join(dir, 'hosts'), web.hostsFile());
+  const namespace = uniqueNamespace('profile');
+  const env = {
+    TRAWL_NAMESPACE: namespace,
+    TRAWL_ALLOW_NETWORKS: '127.1.0.0/16',
+    TRAWL_HOSTS_FILE: join(dir, 'hosts'),
+    TRAWL_MIN_DELAY_MS: '0',
+    TRAWL_CONCURRENCY: '32',
+    TRAWL_CONTENT_DIR: join(dir, 'content'),
+    TRAWL_LOG_LEVEL: 'warn',
+  };
+  const redisBefore = await redisCommandStats();
+  const pgBefore = await pgStats();
+  const crawl = trawl(['crawl', ...web.rootUrls(), '--json'], env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+  const { code } = await crawl.exited;
+  if (code !== 0) throw new Error(`crawl exited ${code}: ${crawl.stderr()}`);
+  const summary = JSON.parse(crawl.stdout()) as { fetched: number; durationMs: number; process: { cpuMs: number } };
+  const redisAfter = await redisCommandStats();
+  const pgAfter = await pgStats();
+  await web.stop();
+  const redis = createRedis(REDIS_URL);
+  await deleteByPrefix(redis, `${namespace}:`);
+  redis.disconnect();
+  const db = new Database({ url: DATABASE_URL, schema: namespace });
+  await db.dropSchema();
+  await db.close();
+
+  const pages = summary.fetched;
+  const commands = [...redisAfter]
+    .map(([name, calls]) => [name, (calls - (redisBefore.get(name) ?? 0)) / pages] as [string, number])
+    .filter(([, perPage]) => perPage > 0.01)
+    .sort((a, b) => b[1] - a[1]);
+  const profileFile = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  const packages = profileFile ? byPackage(JSON.parse(readFileSync(join(dir, profileFile), 'utf8')) as CpuProfile) : [];
+  const totalMs = packages.length > 0 ? Math.max(...packages.map(([, t]) => t)) : 0;
+
+  const md = `## Profile of trawl on the broad case (issue 4)
+
+Command: \`npm run bench -- profile\`. ${machine()}
+
+One \`trawl crawl\` process (32 jobs at once) on the broad web (500 hosts × 10 pages), under
+\`--cpu-prof\`: ${fmt(pages)} pages in ${fmt(summary.durationMs / 1000, 2)} s, ${fmt((pages * 1000) / summary.durationMs, 1)} pages/s, ${fmt(summary.process.cpuMs / pages, 2)} CPU ms per page
+(all threads, start-up excluded).
+
+Redis commands per page (\`INFO commandstats\` delta; calls made inside Lua scripts are counted too):
+${table(['command', 'per page'], commands.slice(0, 15).map(([name, n]) => [name, fmt(n, 2)]))}
+
+PostgreSQL per page (\`pg_stat_database\` delta, whole database): ${fmt((pgAfter.xact - pgBefore.xact) / pages, 2)} transactions (each
+statement is its own), ${fmt((pgAfter.inserted - pgBefore.inserted) / pages, 2)} rows inserted, ${fmt((pgAfter.updated - pgBefore.updated) / pages, 2)} rows updated.
+
+Main-thread CPU by package (inclusive, ms over the whole run, start-up included; ${fmt(totalMs / 1000)} ms sampled):
+${table(['package', 'ms', 'share'], packages.slice(0, 14).map(([name, t]) => [name, fmt(t / 1000), `${fmt((t / totalMs) * 100, 1)} %`]))}`;
+  writeSection('profile', md);
+  console.log(md);
+}
