@@ -13,7 +13,7 @@ import type { PolicyFollower, ResolvedPolicy } from './policy.js';
 import type { Acks, Records } from './records.js';
 import { handleResponse } from './response.js';
 import { classifyStatus, type RetryOptions, retryDelayMs } from './retry.js';
-import { cachedRobotsVerdict, robotsStep } from './robots-step.js';
+import { cachedRobotsVerdict, type RobotsDeps, robotsStep } from './robots-step.js';
 import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
@@ -32,6 +32,17 @@ export interface PipelineDeps {
   leaseMs: number;
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
+  recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
+}
+
+function robotsDepsOf(deps: PipelineDeps): RobotsDeps {
+  return {
+    fetcher: deps.fetcher,
+    cache: deps.robots,
+    counters: deps.counters,
+    now: () => deps.clock.now(),
+    recordSitemaps: deps.recordSitemaps,
+  };
 }
 
 /**
@@ -65,7 +76,7 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
   };
   // robots.txt already known to forbid this URL: settle it without waiting for the host's turn
   // (nothing is requested; the host's claim, if this lease has it, is freed).
-  const robotsDeps = { fetcher: deps.fetcher, cache: deps.robots, counters, now: () => clock.now() };
+  const robotsDeps = robotsDepsOf(deps);
   const forbidden = await cachedRobotsVerdict(robotsDeps, policy, data.u);
   if (forbidden && (forbidden.kind === 'disallow' || forbidden.kind === 'skip-host')) {
     await frontier.release(ticket, 0);
@@ -123,7 +134,7 @@ async function fetchUnderGate(
 
   // A redirected robots.txt is followed inline; each hop waits the host's current delay.
   const hopDelayMs = hostDelayMs({ crawlDelayMs: null, health, lastResponseMs: null }, policy.politeness);
-  const robots = await robotsStep({ fetcher: deps.fetcher, cache: deps.robots, counters, now: () => clock.now() }, policy, data.u, hopDelayMs, job.signal);
+  const robots = await robotsStep(robotsDepsOf(deps), policy, data.u, hopDelayMs, job.signal);
   switch (robots.kind) {
     case 'fetched': {
       // Fetching robots.txt was this turn's request to the host.

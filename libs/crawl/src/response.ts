@@ -63,7 +63,7 @@ export async function handleResponse(
     if (isHtml(response) && !response.bodySkipped) {
       const decoded = decodeHtml(response.body, response.charset);
       record.charset = decoded.charset;
-      const parsed = parseLinks(decoded.text, data.u, policy.policy.maxLinksPerPage);
+      const parsed = parseLinks(decoded.text, data.u, policy.policy.maxLinksPerPage, policy.robots.productToken);
       const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], policy.robots.productToken));
       record.noindex = directives.noindex;
       record.nofollow = directives.nofollow;

@@ -1,6 +1,6 @@
 import { ErrorCode } from '@trawl/core';
 import type { Fetcher } from '@trawl/fetch';
-import { decide, entryFromFetch, needsFetch, originOf, type RobotsCache, type RobotsDecision, type RobotsEntry, robotsUrlFor } from '@trawl/robots';
+import { decide, entryFromFetch, needsFetch, originOf, parseRobots, type RobotsCache, type RobotsDecision, type RobotsEntry, robotsUrlFor } from '@trawl/robots';
 import type { Counters } from './counters.js';
 import type { ResolvedPolicy } from './policy.js';
 
@@ -45,6 +45,8 @@ export interface RobotsDeps {
   cache: RobotsCache;
   counters: Counters;
   now: () => number;
+  /** Keeps the sitemaps a fetched robots.txt announces (for the freshness work). */
+  recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
 }
 
 /**
@@ -116,6 +118,10 @@ export async function robotsStep(
   );
   const ssrfBlocked = result.kind === 'error' && result.code === ErrorCode.SsrfBlocked;
   if (!ssrfBlocked) await deps.cache.set(origin, entry);
+  if (entry.kind === 'rules' && deps.recordSitemaps) {
+    const { sitemaps } = parseRobots(robotsUrlFor(url), entry.body, policy.robots.productToken);
+    if (sitemaps.length > 0) await deps.recordSitemaps(origin, sitemaps);
+  }
   const decision = decide(entry, url, deps.now(), policy.robots);
   const failed = entry.kind === 'unavailable';
   if (failed) deps.counters.add('robotsUnavailable');

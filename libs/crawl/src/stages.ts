@@ -37,8 +37,8 @@ export interface ParsedLinks {
 }
 
 /** Parse stage: links (with <base href>), canonical, meta robots. Never throws on bad HTML. */
-export function parseLinks(html: string, pageUrl: string, maxLinks: number): ParsedLinks {
-  const page = parseHtml(html, { maxLinks });
+export function parseLinks(html: string, pageUrl: string, maxLinks: number, productToken: string): ParsedLinks {
+  const page = parseHtml(html, { maxLinks, productToken });
   const { urls, dropped } = resolveLinks(page, pageUrl);
   return { page, links: urls, dropped };
 }

@@ -47,6 +47,7 @@ export class CrawlWorker {
       retry: { baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
       gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
+      recordSitemaps: (origin, urls) => runtime.db.recordSitemaps(origin, urls),
     };
   }
 

@@ -111,6 +111,12 @@ describe('Database', () => {
     expect((await db.counts()).pages).toBeGreaterThanOrEqual(5000);
   });
 
+  it('records the sitemaps robots.txt announces, once each', async () => {
+    await db.recordSitemaps('https://a.example', ['https://a.example/sitemap.xml', 'https://a.example/news.xml', 'https://a.example/sitemap.xml']);
+    await db.recordSitemaps('https://a.example', ['https://a.example/sitemap.xml']);
+    expect(await db.sitemapsOf('https://a.example')).toEqual(['https://a.example/news.xml', 'https://a.example/sitemap.xml']);
+  });
+
   it('probes servers without throwing', async () => {
     expect(await probePostgres(TEST_DATABASE_URL)).toBe(true);
     expect(await probePostgres('postgres://postgres@127.0.0.1:1/none', 300)).toBe(false);

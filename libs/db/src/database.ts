@@ -80,7 +80,7 @@ const toDate = (ms: number | null): Date | null => (ms === null ? null : new Dat
  */
 export class Database {
   readonly pool: pg.Pool;
-  private readonly t: { urls: string; pages: string };
+  private readonly t: { urls: string; pages: string; sitemaps: string };
 
   constructor(readonly options: DatabaseOptions) {
     if (!IDENTIFIER.test(options.schema)) throw new Error(`invalid schema name: ${options.schema}`);
@@ -91,7 +91,7 @@ export class Database {
     });
     // A dropped idle connection must not crash the process; the pool replaces it.
     this.pool.on('error', () => undefined);
-    this.t = { urls: `"${options.schema}".urls`, pages: `"${options.schema}".crawled_pages` };
+    this.t = { urls: `"${options.schema}".urls`, pages: `"${options.schema}".crawled_pages`, sitemaps: `"${options.schema}".sitemaps` };
   }
 
   /** Creates the schema and applies pending migrations; concurrent callers wait on a lock. */
@@ -255,6 +255,22 @@ export class Database {
         col('bodySkipped'),
       ],
     );
+  }
+
+  /** Records the sitemaps an origin's robots.txt announces (seen again: last_seen_at moves). */
+  async recordSitemaps(origin: string, urls: readonly string[]): Promise<void> {
+    if (urls.length === 0) return;
+    const distinct = [...new Set(urls)];
+    await this.pool.query(
+      `INSERT INTO ${this.t.sitemaps} (url, origin) SELECT u, $2 FROM unnest($1::text[]) AS x(u)
+       ON CONFLICT (url) DO UPDATE SET last_seen_at = now(), origin = EXCLUDED.origin`,
+      [distinct, origin],
+    );
+  }
+
+  async sitemapsOf(origin: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ url: string }>(`SELECT url FROM ${this.t.sitemaps} WHERE origin = $1 ORDER BY url`, [origin]);
+    return rows.map((r) => r.url);
   }
 
   /** Sets urls.state without a page record (robots, scope, …). */

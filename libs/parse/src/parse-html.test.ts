@@ -101,6 +101,11 @@ describe('parseHtml head', () => {
     expect(parseHtml(`<html><head>${html}</head><body></body></html>`).metaRobots).toEqual(expected);
   });
 
+  it('meta robots: a configured product token replaces ours', () => {
+    const html = '<html><head><meta name="mybot" content="noindex"><meta name="trawl" content="nofollow"></head></html>';
+    expect(parseHtml(html, { productToken: 'MyBot' }).metaRobots).toEqual({ noindex: true, nofollow: false });
+  });
+
   it('title: first one, whitespace collapsed, capped', () => {
     expect(parseHtml('<title>\n  Hello\t &amp; welcome  </title><title>second</title>').title).toBe('Hello & welcome');
     expect(parseHtml('<title>   </title>').title).toBeNull();

@@ -38,6 +38,8 @@ export interface ParseHtmlOptions {
   maxLinks?: number;
   /** Estimated open-element depth above which the flat fallback is used. Default 512. */
   maxNestingDepth?: number;
+  /** Our robots product token: <meta name="<token>"> applies to us like name="robots". Default 'trawl'. */
+  productToken?: string;
 }
 
 export const DEFAULT_MAX_LINKS = 5000;
@@ -45,7 +47,7 @@ export const DEFAULT_MAX_LINKS = 5000;
 export const MAX_TITLE_CHARS = 1024;
 
 /** The robots meta names trawl obeys: the generic one and our own product token. */
-const ROBOTS_META_NAMES = new Set(['robots', 'trawl']);
+const DEFAULT_PRODUCT_TOKEN = 'trawl';
 
 /** HTML's ASCII whitespace, the separator of rel token lists (HTML §2.3.7). */
 const ASCII_WHITESPACE = /[\t\n\f\r ]+/;
@@ -62,6 +64,7 @@ type DomElement = Extract<DomNode, { attribs: Record<string, string> }>;
 export function parseHtml(html: string, options: ParseHtmlOptions = {}): ParsedPage {
   const maxLinks = Math.max(0, Math.floor(options.maxLinks ?? DEFAULT_MAX_LINKS));
   const maxDepth = options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH;
+  const robotsMetaNames = new Set(['robots', (options.productToken ?? DEFAULT_PRODUCT_TOKEN).toLowerCase()]);
   const page: ParsedPage = {
     links: [],
     linksTruncated: false,
@@ -116,7 +119,7 @@ export function parseHtml(html: string, options: ParseHtmlOptions = {}): ParsedP
         }
         break;
       case 'meta':
-        if (ROBOTS_META_NAMES.has((attribs['name'] ?? '').trim().toLowerCase())) {
+        if (robotsMetaNames.has((attribs['name'] ?? '').trim().toLowerCase())) {
           applyRobotsDirectives(page.metaRobots, attribs['content'] ?? '');
         }
         break;
