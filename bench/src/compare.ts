@@ -3,15 +3,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Proc, trawl, uniqueNamespace } from '@trawl/cli/testing';
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
 import { analyzeLog, TestWeb, type TestWebOptions } from '@trawl/testweb';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
 const CONCURRENCY = 32;
 
@@ -72,23 +68,8 @@ async function runTrawl(web: TestWeb, scenario: Scenario, processes: number, hos
     TRAWL_CONTENT_DIR: `.trawl/bench-content/${namespace}`,
     TRAWL_LOG_LEVEL: 'warn',
   };
-  const workers: Proc[] = [];
-  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], env));
-  await new Promise((r) => setTimeout(r, 1500));
-  const crawl = trawl(['crawl', ...web.rootUrls(), '--json'], env);
-  const { code } = await crawl.exited;
-  for (const w of workers) w.child.kill('SIGTERM');
-  await Promise.all(workers.map((w) => w.exited));
-  if (code !== 0) throw new Error(`trawl crawl exited ${code}: ${crawl.stderr()}`);
-  type Report = { process: { cpuMs: number; maxRssMb: number } };
-  const summary = JSON.parse(crawl.stdout()) as Report & { fetched: number; durationMs: number };
-  const reports: Report[] = [summary, ...workers.map((w) => JSON.parse(w.stdout().trim().split('\n').pop() as string) as Report)];
-  const redis = createRedis(REDIS_URL);
-  await deleteByPrefix(redis, `${namespace}:`);
-  redis.disconnect();
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  await db.dropSchema();
-  await db.close();
+  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, processes);
+  await dropNamespace(namespace);
   return {
     durationMs: summary.durationMs,
     cpuMs: reports.reduce((s, r) => s + r.process.cpuMs, 0),

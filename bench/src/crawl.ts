@@ -1,11 +1,6 @@
-import { type Proc, trawl, uniqueNamespace } from '@trawl/cli/testing';
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { fmt, machine, median, table, writeSection } from './report.js';
-
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Run {
   pagesPerSec: number;
@@ -16,10 +11,6 @@ interface Run {
   violations: number;
   duplicates: number;
   missing: number;
-}
-
-interface ProcessReport {
-  process: { cpuMs: number; maxRssMb: number };
 }
 
 async function oneRun(web: TestWeb, processes: number, delayMs: number, concurrency: number): Promise<Run> {
@@ -33,26 +24,11 @@ async function oneRun(web: TestWeb, processes: number, delayMs: number, concurre
     TRAWL_CONTENT_DIR: `.trawl/bench-content/${namespace}`,
     TRAWL_LOG_LEVEL: 'warn',
   };
-  const workers: Proc[] = [];
-  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], env));
-  // Let the workers connect before the crawl starts, so all processes share it from the start.
-  await new Promise((r) => setTimeout(r, 1500));
-  const crawl = trawl(['crawl', ...web.rootUrls(), '--json'], env);
-  const { code } = await crawl.exited;
-  if (code !== 0) throw new Error(`crawl exited ${code}: ${crawl.stderr()}`);
-  for (const w of workers) w.child.kill('SIGTERM');
-  await Promise.all(workers.map((w) => w.exited));
-  const summary = JSON.parse(crawl.stdout()) as { fetched: number; durationMs: number } & ProcessReport;
-  const reports = [summary, ...workers.map((w) => JSON.parse(w.stdout().trim().split('\n').pop() as string) as ProcessReport)];
+  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, processes);
   await web.idle();
   const analysis = analyzeLog(web.log, { minIntervalMs: delayMs, expected: web.groundTruth(web.rootUrls(), 'any') });
 
-  const redis = createRedis(REDIS_URL);
-  await deleteByPrefix(redis, `${namespace}:`);
-  redis.disconnect();
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  await db.dropSchema();
-  await db.close();
+  await dropNamespace(namespace);
 
   return {
     pages: summary.fetched,

@@ -1,11 +1,6 @@
-import { trawl, uniqueNamespace } from '@trawl/cli/testing';
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { dropNamespace, hostileCrawlEnv, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
 import { HOSTILE_KINDS, startHostileWeb } from '@trawl/testweb';
 import { fmt, machine, table, writeSection } from './report.js';
-
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /**
  * The hostile web crawled the way the integration test does it (three processes), and what each
@@ -17,30 +12,8 @@ export async function hostileBench(): Promise<void> {
   const delayMs = 150;
   const hostile = await startHostileWeb({ kinds: HOSTILE_KINDS, normalHosts: 3, pagesPerHost: 6, noisyLinks: true, crawler, seed: 11 });
   const namespace = uniqueNamespace('hostilebench');
-  const env = {
-    TRAWL_NAMESPACE: namespace,
-    TRAWL_ALLOW_NETWORKS: hostile.allowCidr,
-    TRAWL_SCOPE: 'any',
-    TRAWL_MIN_DELAY_MS: String(delayMs),
-    TRAWL_CONCURRENCY: '16',
-    TRAWL_ATTEMPTS: String(crawler.attempts),
-    TRAWL_RETRY_BASE_MS: '300',
-    TRAWL_BACKOFF_BASE_MS: '300',
-    TRAWL_ROBOTS_RETRY_BASE_MS: '300',
-    TRAWL_FETCH_DEADLINE_MS: String(crawler.fetchDeadlineMs),
-    TRAWL_FIRST_BYTE_TIMEOUT_MS: '2000',
-    TRAWL_IDLE_TIMEOUT_MS: '2000',
-    TRAWL_MAX_QUERY_VARIANTS: '40',
-    TRAWL_CONTENT_DIR: `.trawl/bench-content/${namespace}`,
-    TRAWL_LOG_LEVEL: 'warn',
-  };
   const started = Date.now();
-  const workers = [trawl(['worker'], env), trawl(['worker'], env)];
-  const crawl = trawl(['crawl', ...hostile.seeds, '--json'], env);
-  const { code } = await crawl.exited;
-  for (const w of workers) w.child.kill('SIGTERM');
-  await Promise.all(workers.map((w) => w.exited));
-  if (code !== 0) throw new Error(`crawl exited ${code}: ${crawl.stderr()}`);
+  await runCrawlProcesses(hostile.seeds, hostileCrawlEnv(namespace, hostile.allowCidr, crawler, delayMs), 3);
   const wallMs = Date.now() - started;
   await hostile.settle();
   const report = hostile.analyze({ minIntervalMs: delayMs, expected: hostile.normalExpected });
@@ -64,12 +37,7 @@ export async function hostileBench(): Promise<void> {
     ]);
   }
 
-  const redis = createRedis(REDIS_URL);
-  await deleteByPrefix(redis, `${namespace}:`);
-  redis.disconnect();
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  await db.dropSchema();
-  await db.close();
+  await dropNamespace(namespace);
   await hostile.stop();
 
   const md = `## The hostile web (issue 3)

@@ -1,9 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { trawl, uniqueNamespace } from '@trawl/cli/testing';
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
+import { createRedis } from '@trawl/redis';
 import { TestWeb } from '@trawl/testweb';
 import pg from 'pg';
 import { SCENARIOS } from './compare.js';
@@ -96,19 +95,11 @@ export async function profileBench(): Promise<void> {
   };
   const redisBefore = await redisCommandStats();
   const pgBefore = await pgStats();
-  const crawl = trawl(['crawl', ...web.rootUrls(), '--json'], env, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
-  const { code } = await crawl.exited;
-  if (code !== 0) throw new Error(`crawl exited ${code}: ${crawl.stderr()}`);
-  const summary = JSON.parse(crawl.stdout()) as { fetched: number; durationMs: number; process: { cpuMs: number } };
+  const { summary } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
   const redisAfter = await redisCommandStats();
   const pgAfter = await pgStats();
   await web.stop();
-  const redis = createRedis(REDIS_URL);
-  await deleteByPrefix(redis, `${namespace}:`);
-  redis.disconnect();
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  await db.dropSchema();
-  await db.close();
+  await dropNamespace(namespace);
 
   const pages = summary.fetched;
   const commands = [...redisAfter]

@@ -1,8 +1,6 @@
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { dropNamespace, type Proc, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * The whole system, as users run it: `trawl crawl` (dispatcher + worker) and two `trawl worker`
@@ -21,14 +19,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await web.stop();
-  const redis = createRedis(REDIS_URL);
-  for (const ns of namespaces) {
-    await deleteByPrefix(redis, `${ns}:`);
-    const db = new Database({ url: DATABASE_URL, schema: ns });
-    await db.dropSchema();
-    await db.close();
-  }
-  redis.disconnect();
+  for (const ns of namespaces) await dropNamespace(ns);
 });
 
 function crawlEnv(namespace: string, extra: Record<string, string> = {}): Record<string, string> {

@@ -1,9 +1,8 @@
-import { Database } from '@trawl/db';
 import { FetchQueues } from '@trawl/queue';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { createRedis } from '@trawl/redis';
 import { HOSTILE_KINDS, type HostileWeb, startHostileWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, REDIS_URL, trawl, uniqueNamespace } from '../src/testing/index.js';
+import { dropNamespace, hostileCrawlEnv, REDIS_URL, runCrawlProcesses, uniqueNamespace } from '../src/testing/index.js';
 
 /**
  * Polite and safe against a hostile web (issue 3): three processes crawl every kind of
@@ -31,45 +30,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await hostile.stop();
-  const redis = createRedis(REDIS_URL);
-  await deleteByPrefix(redis, `${namespace}:`);
-  redis.disconnect();
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  await db.dropSchema();
-  await db.close();
+  await dropNamespace(namespace);
 });
 
 describe('a crawl of the hostile synthetic web', () => {
   it('finishes, keeps every politeness and safety promise, and dead-letters every failure with its reason', async () => {
-    const env = {
-      TRAWL_NAMESPACE: namespace,
-      // Only the synthetic web's own /16: the "private" server (127.0.0.99) stays off limits.
-      TRAWL_ALLOW_NETWORKS: hostile.allowCidr,
-      TRAWL_SCOPE: 'any',
-      TRAWL_MIN_DELAY_MS: String(delayMs),
-      TRAWL_CONCURRENCY: '16',
-      TRAWL_ATTEMPTS: String(crawler.attempts),
-      TRAWL_RETRY_BASE_MS: '300',
-      TRAWL_BACKOFF_BASE_MS: '300',
-      TRAWL_ROBOTS_RETRY_BASE_MS: '300',
-      TRAWL_FETCH_DEADLINE_MS: String(crawler.fetchDeadlineMs),
-      TRAWL_FIRST_BYTE_TIMEOUT_MS: '2000',
-      TRAWL_IDLE_TIMEOUT_MS: '2000',
-      TRAWL_MAX_QUERY_VARIANTS: '40',
-      TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,
-    };
-    const workers = [trawl(['worker'], env), trawl(['worker'], env)];
-    const crawl = trawl(['crawl', ...hostile.seeds, '--json'], env);
-    try {
-      const { code } = await crawl.exited;
-      expect(code, crawl.stderr()).toBe(0);
-      const summary = JSON.parse(crawl.stdout()) as { finished: string; deadLettered: number };
-      expect(summary.finished).toBe('complete');
-    } finally {
-      for (const w of workers) w.child.kill('SIGTERM');
-      await Promise.all(workers.map((w) => w.exited));
-    }
-    for (const w of workers) expect((await w.exited).code, w.stderr()).toBe(0);
+    const { summary, workers } = await runCrawlProcesses(hostile.seeds, hostileCrawlEnv(namespace, hostile.allowCidr, crawler, delayMs), 3);
+    expect(summary.finished).toBe('complete');
+    expect(workers.map((w) => w.child.exitCode)).toEqual([0, 0]);
 
     await hostile.settle();
     const report = hostile.analyze({ minIntervalMs: delayMs, expected: hostile.normalExpected });

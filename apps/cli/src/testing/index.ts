@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Database } from '@trawl/db';
+import { createRedis, deleteByPrefix } from '@trawl/redis';
 
 export const REPO = fileURLToPath(new URL('../../../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
@@ -40,4 +42,86 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Removes everything a test or benchmark namespace left: its Redis keys and PostgreSQL schema. */
+export async function dropNamespace(namespace: string): Promise<void> {
+  const redis = createRedis(REDIS_URL);
+  try {
+    await deleteByPrefix(redis, `${namespace}:`);
+  } finally {
+    redis.disconnect();
+  }
+  const db = new Database({ url: DATABASE_URL, schema: namespace });
+  try {
+    await db.dropSchema();
+  } finally {
+    await db.close();
+  }
+}
+
+/** What each trawl process reports as it exits (the crawl's summary, or a worker's line). */
+export interface ProcessReport {
+  process: { cpuMs: number; maxRssMb: number };
+  fetched: number;
+  drained?: boolean;
+}
+
+export interface CrawlProcesses {
+  crawl: Proc;
+  workers: Proc[];
+  /** The crawl's --json summary. */
+  summary: ProcessReport & { finished: string; durationMs: number; deadLettered: number };
+  /** Every process's report, the crawl's first. */
+  reports: ProcessReport[];
+}
+
+/**
+ * Runs one crawl the way an operator would: `processes - 1` × `trawl worker` (given a moment to
+ * connect), then `trawl crawl <seeds> --json`; when the crawl exits, the workers get SIGTERM.
+ * Throws, with the process's stderr, if any process fails.
+ */
+export async function runCrawlProcesses(seeds: readonly string[], env: Record<string, string>, processes = 1, nodeArgs: string[] = []): Promise<CrawlProcesses> {
+  const workers: Proc[] = [];
+  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], env));
+  if (workers.length > 0) await new Promise((r) => setTimeout(r, 1500));
+  const crawl = trawl(['crawl', ...seeds, '--json'], env, nodeArgs);
+  const { code } = await crawl.exited;
+  for (const w of workers) w.child.kill('SIGTERM');
+  await Promise.all(workers.map((w) => w.exited));
+  if (code !== 0) throw new Error(`trawl crawl exited ${code}: ${crawl.stderr()}`);
+  for (const w of workers) {
+    const { code: workerCode } = await w.exited;
+    if (workerCode !== 0) throw new Error(`trawl worker exited ${workerCode}: ${w.stderr()}`);
+  }
+  const summary = JSON.parse(crawl.stdout()) as CrawlProcesses['summary'];
+  const reports = [summary, ...workers.map((w) => JSON.parse(w.stdout().trim().split('\n').pop() as string) as ProcessReport)];
+  return { crawl, workers, summary, reports };
+}
+
+/** The settings the hostile-web test and benchmark crawl with (tight timeouts so traps end fast). */
+export function hostileCrawlEnv(
+  namespace: string,
+  allowCidr: string,
+  crawler: { attempts: number; fetchDeadlineMs: number },
+  delayMs: number,
+): Record<string, string> {
+  return {
+    TRAWL_NAMESPACE: namespace,
+    // Only the synthetic web's own range: its "private" server stays off limits.
+    TRAWL_ALLOW_NETWORKS: allowCidr,
+    TRAWL_SCOPE: 'any',
+    TRAWL_MIN_DELAY_MS: String(delayMs),
+    TRAWL_CONCURRENCY: '16',
+    TRAWL_ATTEMPTS: String(crawler.attempts),
+    TRAWL_RETRY_BASE_MS: '300',
+    TRAWL_BACKOFF_BASE_MS: '300',
+    TRAWL_ROBOTS_RETRY_BASE_MS: '300',
+    TRAWL_FETCH_DEADLINE_MS: String(crawler.fetchDeadlineMs),
+    TRAWL_FIRST_BYTE_TIMEOUT_MS: '2000',
+    TRAWL_IDLE_TIMEOUT_MS: '2000',
+    TRAWL_MAX_QUERY_VARIANTS: '40',
+    TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,
+    TRAWL_LOG_LEVEL: 'warn',
+  };
 }
