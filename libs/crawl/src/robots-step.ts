@@ -69,25 +69,27 @@ export async function cachedRobotsVerdict(deps: RobotsDeps, policy: ResolvedPoli
 /** For discovery: per URL, why the cached robots.txt forbids it (null: allowed or not yet known). */
 export async function cachedDisallowReasons(deps: Pick<RobotsDeps, 'cache' | 'now'>, policy: ResolvedPolicy, urls: readonly string[]): Promise<(string | null)[]> {
   if (!policy.policy.robots.obey) return urls.map(() => null);
-  const entries = new Map<string, RobotsEntry | null>();
-  const out: (string | null)[] = [];
-  for (const url of urls) {
-    let origin: string;
+  const origins = urls.map((url) => {
     try {
-      origin = originOf(url);
+      return originOf(url);
     } catch {
-      out.push(null);
-      continue;
+      return null;
     }
-    if (!entries.has(origin)) entries.set(origin, await deps.cache.get(origin));
-    const entry = entries.get(origin) ?? null;
-    if (needsFetch(entry, deps.now())) {
+  });
+  // One lookup per distinct origin, all at once (mostly answered by the in-process cache).
+  const distinct = [...new Set(origins.filter((o): o is string => o !== null))];
+  const entries = new Map(await Promise.all(distinct.map(async (origin) => [origin, await deps.cache.get(origin)] as const)));
+  const out: (string | null)[] = [];
+  urls.forEach((url, i) => {
+    const origin = origins[i];
+    const entry = origin ? (entries.get(origin) ?? null) : null;
+    if (origin === null || origin === undefined || needsFetch(entry, deps.now())) {
       out.push(null);
-      continue;
+      return;
     }
     const step = fromDecision(decide(entry as RobotsEntry, url, deps.now(), policy.robots));
     out.push(step.kind === 'disallow' || step.kind === 'skip-host' ? `${step.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong}: ${step.reason}` : null);
-  }
+  });
   return out;
 }
 
