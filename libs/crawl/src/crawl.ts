@@ -117,7 +117,6 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       frontier,
       queues: runtime.queues,
       discovery: createDiscovery(runtime),
-      db: runtime.db,
       policy: runtime.policy,
       clock,
       logger: runtime.logger.child({ component: 'dispatcher' }),

@@ -1,4 +1,4 @@
-import { Batcher, type Clock } from '@trawl/core';
+import { Batcher } from '@trawl/core';
 import type { Database } from '@trawl/db';
 import { type Frontier, type PushItem, UrlFlag } from '@trawl/frontier';
 import type { SeenSet } from '@trawl/seen';
@@ -77,7 +77,6 @@ export interface DiscoveryDeps {
   frontier: Frontier;
   counters: Counters;
   logger: Logger;
-  clock: Clock;
   /** The current policy's per-host URL budget and per-path query-variant cap (0: none). */
   limits: () => { maxUrlsPerHost: number; maxQueryVariants: number };
   /**

@@ -1,5 +1,4 @@
 import { type Clock, sleep } from '@trawl/core';
-import type { Database } from '@trawl/db';
 import type { Frontier, Lease } from '@trawl/frontier';
 import type { FetchJobData, FetchQueues } from '@trawl/queue';
 import type { Logger } from '@trawl/telemetry';
@@ -10,7 +9,6 @@ export interface DispatcherDeps {
   frontier: Frontier;
   queues: FetchQueues;
   discovery: Discovery;
-  db: Database;
   policy: PolicyFollower;
   clock: Clock;
   logger: Logger;

@@ -106,7 +106,6 @@ export function createDiscovery(runtime: Runtime): Discovery {
     frontier: runtime.frontier,
     counters: runtime.counters,
     logger: runtime.logger.child({ component: 'discovery' }),
-    clock: runtime.clock,
     limits: () => {
       refresh();
       return limits;
