@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Container entry point of a fetch worker: the same process as `trawl worker`.
 import { ConfigError, loadConfig } from '@trawl/config';
-import { runWorkerProcess } from '@trawl/crawl';
+import { findServers } from '@trawl/runtime';
 import { createLogger } from '@trawl/telemetry';
+import { runWorkerProcess } from './worker-process.js';
 
 let config;
 try {
@@ -16,15 +17,17 @@ const stopped = new Promise((resolve) => {
   process.once('SIGTERM', resolve);
   process.once('SIGINT', resolve);
 });
-runWorkerProcess(config, { logger, dataDir: '.trawl', stopped }).then(
-  (report) => {
-    logger.info(report, 'exiting');
-    logger.flush();
-    process.exit(0);
-  },
-  (error: unknown) => {
-    logger.fatal({ err: error }, 'worker failed');
-    logger.flush();
-    process.exit(1);
-  },
-);
+findServers(config)
+  .then((servers) => runWorkerProcess(config, { logger, ...servers, stopped }))
+  .then(
+    (report) => {
+      logger.info(report, 'exiting');
+      logger.flush();
+      process.exit(0);
+    },
+    (error: unknown) => {
+      process.stderr.write(`trawl-worker: ${(error as Error).message}\n`);
+      logger.flush();
+      process.exit(error instanceof ConfigError ? 2 : 1);
+    },
+  );

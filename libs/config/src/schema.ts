@@ -92,6 +92,11 @@ export const configSchema = z.object({
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
   }),
 
+  scheduler: z.object({
+    leaseMs: set(int(500, 600_000).default(10_000), 'TRAWL_SCHEDULER_LEASE_MS', 'A scheduler owns each of its frontier partitions for this long and renews every third of it; when it dies, another scheduler takes its partitions within about this long.'),
+    repairEveryMs: set(int(100).default(30_000), 'TRAWL_REPAIR_EVERY_MS', 'How often the scheduler owning partition 0 pushes URLs a crash left recorded but never queued (older than twice `TRAWL_LEASE_MS`).'),
+  }),
+
   seen: z.object({
     backend: set(oneOf(['auto', 'redisbloom', 'lua']).default('auto'), 'TRAWL_SEEN_BACKEND', 'Bloom filter backend: RedisBloom (BF.*) if the server has it, else a Lua bitmap filter.'),
     capacity: set(int(1000).default(10_000_000), 'TRAWL_SEEN_CAPACITY', 'Expected distinct URLs before the filter adds a layer.'),

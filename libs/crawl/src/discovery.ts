@@ -30,7 +30,7 @@ export function candidatesFromLinks(
   links: readonly { url: string; nofollow: boolean }[],
   page: LinkSource,
   policy: ResolvedPolicy,
-  counters: Counters,
+  counters: Pick<Counters, 'add'>,
   now: number,
 ): Candidate[] {
   const depth = page.depth + 1;

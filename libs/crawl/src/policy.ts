@@ -1,5 +1,5 @@
 import type { Config } from '@trawl/config';
-import type { Redis } from '@trawl/redis';
+import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
 import type { PolitenessOptions } from '@trawl/politeness';
 import type { RobotsOptions } from '@trawl/robots';
 import { DEFAULT_STRIP_PARAMS, DEFAULT_TRAP_OPTIONS, type NormalizeOptions, type Scope, scopeFromSeeds, type TrapOptions } from '@trawl/url';
@@ -115,15 +115,25 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
   };
 }
 
+const SCRIPTS = loadScripts(import.meta.url, '../lua', ['publishPolicy-1']);
+
 /** Where the policy lives in Redis. */
 export class PolicyStore {
   private readonly key: string;
+  private readonly scripts: Record<'publishPolicy', ScriptCaller>;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly redis: Redis,
     namespace: string,
   ) {
     this.key = `${namespace}:policy`;
+    this.scripts = bindScripts(redis, 'policy1', SCRIPTS);
+  }
+
+  /** Called after this process publishes (its followers reload at once). */
+  onPublish(listener: () => void): void {
+    this.listeners.add(listener);
   }
 
   async load(): Promise<CrawlPolicy | null> {
@@ -136,10 +146,25 @@ export class PolicyStore {
 
   /** Stores the policy under the next version number; returns what was stored. */
   async publish(policy: CrawlPolicy): Promise<CrawlPolicy> {
-    const previous = await this.load();
-    const next = crawlPolicySchema.parse({ ...policy, version: (previous?.version ?? 0) + 1 });
-    await this.redis.set(this.key, JSON.stringify(next));
-    return next;
+    return this.update(() => policy);
+  }
+
+  /**
+   * Read-modify-write of the policy, safe against other processes doing the same at once: the
+   * change is computed from the stored policy and stored only if nobody published in between
+   * (otherwise it is computed again from the newer one).
+   */
+  async update(change: (current: CrawlPolicy | null) => CrawlPolicy): Promise<CrawlPolicy> {
+    for (let attempt = 0; ; attempt += 1) {
+      const previous = await this.load();
+      const version = previous?.version ?? 0;
+      const next = crawlPolicySchema.parse({ ...change(previous), version: version + 1 });
+      if (Number(await this.scripts.publishPolicy([this.key], [version, JSON.stringify(next)])) === 1) {
+        for (const listener of this.listeners) listener();
+        return next;
+      }
+      if (attempt >= 50) throw new Error(`could not publish the crawl policy at ${this.key}: it kept changing`);
+    }
   }
 }
 
@@ -153,11 +178,29 @@ export class PolicyFollower {
     private readonly store: PolicyStore,
     private readonly refreshMs = 5000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    store.onPublish(() => {
+      this.loadedAt = 0;
+    });
+  }
 
   /** The current policy, or null when no crawl has published one yet. */
   async get(): Promise<ResolvedPolicy | null> {
     if (this.current && this.now() - this.loadedAt < this.refreshMs) return this.current;
+    return this.reload();
+  }
+
+  /**
+   * Reads the policy again now. For a process that knows its copy is behind: it published one
+   * itself, or it holds a URL its copy says is out of scope (seeds widened the scope since).
+   */
+  async refresh(): Promise<ResolvedPolicy | null> {
+    this.loadedAt = 0;
+    await this.loading;
+    return this.reload();
+  }
+
+  private reload(): Promise<ResolvedPolicy | null> {
     this.loading ??= this.store
       .load()
       .then((policy) => {
