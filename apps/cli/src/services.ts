@@ -31,25 +31,23 @@ export async function resolveServices(
   const embedded: string[] = [];
   const { logger } = options;
   try {
+    const embed = async (name: 'redis' | 'postgres', dir: string): Promise<string> => {
+      const { startEmbeddedPostgres, startEmbeddedRedis } = await import('@trawl/embedded');
+      const server = name === 'redis' ? await startEmbeddedRedis({ dir }) : await startEmbeddedPostgres({ dir });
+      stops.push(() => server.stop());
+      embedded.push(name);
+      logger.info({ url: server.url }, name === 'redis' ? 'started an embedded redis-server' : 'started an embedded PostgreSQL (PGlite)');
+      return server.url;
+    };
     let redisUrl = await findRedis(config, local);
     if (!redisUrl) {
       if (!options.allowEmbedded) throw new Error(`REDIS_URL is not set and nothing answers at ${local.redisUrl}`);
-      const { startEmbeddedRedis } = await import('@trawl/embedded');
-      const server = await startEmbeddedRedis({ dir: `${options.dataDir}/redis` });
-      stops.push(() => server.stop());
-      embedded.push('redis');
-      redisUrl = server.url;
-      logger.info({ url: redisUrl }, 'started an embedded redis-server');
+      redisUrl = await embed('redis', `${options.dataDir}/redis`);
     }
     let databaseUrl = await findPostgres(config, local);
     if (!databaseUrl) {
       if (!options.allowEmbedded) throw new Error(`DATABASE_URL is not set and nothing answers at ${local.postgresAdminUrl}`);
-      const { startEmbeddedPostgres } = await import('@trawl/embedded');
-      const server = await startEmbeddedPostgres({ dir: `${options.dataDir}/pgdata` });
-      stops.push(() => server.stop());
-      embedded.push('postgres');
-      databaseUrl = server.url;
-      logger.info({ url: databaseUrl }, 'started an embedded PostgreSQL (PGlite)');
+      databaseUrl = await embed('postgres', `${options.dataDir}/pgdata`);
     }
     return {
       redisUrl,
