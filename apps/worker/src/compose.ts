@@ -22,7 +22,7 @@ export function createCrawlWorker(
       counters: runtime.counters,
       clock: runtime.clock,
       logger: runtime.logger.child({ component: 'worker' }),
-      retry: { baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
+      retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
       gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
       recordSitemaps: (origin, urls) => runtime.db.recordSitemaps(origin, urls),

@@ -5,7 +5,8 @@ import { fingerprint } from '@trawl/url';
 import type { HostRelease, JobOutcome } from './outcome.js';
 import type { PipelineDeps } from './process.js';
 import type { FetchRecord } from './records.js';
-import { errorAction, retryDelayMs } from './retry.js';
+import { retryDecision } from '@trawl/politeness';
+import { errorAction } from './retry.js';
 
 /** A record for a URL that produced no page (failed, skipped, disallowed). */
 export function outcomeRecord(
@@ -80,9 +81,14 @@ export function failOutcome(
   const code = isTrawlError(error) ? error.code : ErrorCode.FetchNetwork;
   const now = clock.now();
   if (action === 'skip') return skipOutcome(deps, job, code, reason, release, response);
-  if (action === 'retry' && job.attempt < job.maxAttempts) {
-    const retryAt = isTrawlError(error) ? error.retryAt : undefined;
-    const delayMs = retryDelayMs(job.attempt, deps.retry, now, retryAt);
+  // A URL's own retry schedule: fewer tries after timeouts (each held its host up to the
+  // deadline), and a delay that never moves its host's due time.
+  const decision =
+    action === 'retry'
+      ? retryDecision({ code, attempt: job.attempt, retryAt: isTrawlError(error) ? error.retryAt : undefined }, { ...deps.retry, attempts: Math.min(job.maxAttempts, deps.retry.attempts) }, now)
+      : null;
+  if (decision?.kind === 'retry') {
+    const { delayMs } = decision;
     counters.add('retries');
     deps.logger.debug({ url: job.data.u, attempt: job.attempt, delayMs, reason }, 'will retry');
     return { release, leaseUntil: now + delayMs + deps.leaseMs, ack: false, result: { outcome: 'retry', reason, delayMs } };

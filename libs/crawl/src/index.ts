@@ -14,5 +14,5 @@ export {
 } from './policy.js';
 export { type PipelineDeps, processFetchJob } from './process.js';
 export { Acks, type FetchRecord, Records } from './records.js';
-export { classifyStatus, errorAction, retryDelayMs, type StatusClass } from './retry.js';
+export { classifyStatus, errorAction, type StatusClass } from './retry.js';
 export { CrawlWorker, type CrawlWorkerDeps, type CrawlWorkerOptions, createDiscovery, type DiscoveryParts } from './worker.js';

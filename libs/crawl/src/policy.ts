@@ -1,14 +1,26 @@
 import type { Config } from '@trawl/config';
 import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
-import type { PolitenessOptions } from '@trawl/politeness';
+import { DEFAULT_POLITENESS, type PolitenessOptions } from '@trawl/politeness';
 import type { RobotsOptions } from '@trawl/robots';
-import { DEFAULT_STRIP_PARAMS, DEFAULT_TRAP_OPTIONS, type NormalizeOptions, type Scope, scopeFromSeeds, type TrapOptions } from '@trawl/url';
+import {
+  DEFAULT_SKIP_EXTENSIONS,
+  DEFAULT_STRIP_PARAMS,
+  DEFAULT_TRAP_OPTIONS,
+  extensionSet,
+  type NormalizeOptions,
+  type Scope,
+  scopeFromSeeds,
+  type TrapOptions,
+} from '@trawl/url';
 import { z } from 'zod';
 
 /**
  * The rules every process of one crawl must share: scope, limits, politeness delay and URL
  * normalization (two workers normalizing differently would fingerprint one page twice).
- * `trawl crawl` publishes it in Redis; workers read it at start and follow changes.
+ * `trawl crawl` publishes it in Redis; workers read it at start and follow changes. Fields added
+ * since the first version have defaults, so a policy stored by an earlier release still loads and
+ * keeps the behaviour it was published with (the configured delay as a floor, no skipped
+ * extensions).
  */
 export const crawlPolicySchema = z.object({
   version: z.number().int().min(1),
@@ -29,13 +41,20 @@ export const crawlPolicySchema = z.object({
   maxQueryVariants: z.number().int().min(0),
   trapChecks: z.boolean(),
   nonHtml: z.enum(['skip', 'store']),
+  /** Links whose file name ends in one of these (lowercase, no dot) are recorded as skipped, never fetched. */
+  skipExtensions: z.array(z.string().min(1)).default([]),
   stripParams: z.array(z.string()),
   sortQuery: z.boolean(),
   politeness: z.object({
+    crawlDelayFloorMs: z.number().int().min(0).default(DEFAULT_POLITENESS.crawlDelayFloorMs),
+    forceDelay: z.boolean().default(true),
     maxDelayMs: z.number().int().min(0),
     adaptiveFactor: z.number().min(0),
+    adaptiveResponseCapMs: z.number().int().min(0).default(DEFAULT_POLITENESS.adaptiveResponseCapMs),
+    adaptiveSamples: z.number().int().min(1).default(DEFAULT_POLITENESS.adaptiveSamples),
     backoffBaseMs: z.number().int().min(0),
     backoffMaxMs: z.number().int().min(0),
+    hostFailureThreshold: z.number().int().min(1).default(DEFAULT_POLITENESS.hostFailureThreshold),
     maxRetryAfterMs: z.number().int().min(0),
   }),
   robots: z.object({
@@ -67,11 +86,20 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
     maxQueryVariants: config.policy.maxQueryVariants,
     trapChecks: config.policy.trapChecks,
     nonHtml: config.policy.nonHtml,
+    skipExtensions: skipExtensionsOf(config.policy),
     stripParams: [...(config.policy.stripParams ?? DEFAULT_STRIP_PARAMS)],
     sortQuery: config.policy.sortQuery,
     politeness: { ...config.politeness },
     robots: { ...config.robots },
   };
+}
+
+/**
+ * The extensions links are skipped by: the configured list, else the built-in one when non-HTML
+ * bodies are skipped anyway (fetching such a link would only drop it at its headers), else none.
+ */
+function skipExtensionsOf(policy: Pick<Config['policy'], 'skipExtensions' | 'nonHtml'>): string[] {
+  return [...extensionSet(policy.skipExtensions ?? (policy.nonHtml === 'skip' ? DEFAULT_SKIP_EXTENSIONS : []))];
 }
 
 /** Widens a policy's scope with more seeds (seeds added to a running crawl). */
@@ -95,6 +123,8 @@ export interface ResolvedPolicy {
   politeness: PolitenessOptions;
   robots: RobotsOptions;
   traps: TrapOptions | null;
+  /** Lowercase, without dots; empty: no link is skipped for its extension. */
+  skipExtensions: ReadonlySet<string>;
 }
 
 export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
@@ -102,7 +132,7 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
     policy,
     scope: { mode: policy.scope.mode, hosts: new Set(policy.scope.hosts), domains: new Set(policy.scope.domains) },
     normalize: { stripParams: policy.stripParams, sortQuery: policy.sortQuery, maxUrlLength: policy.maxUrlLength },
-    politeness: { minDelayMs: policy.minDelayMs, ...policy.politeness },
+    politeness: { minDelayMs: policy.minDelayMs, maxCrawlDelayMs: policy.robots.maxCrawlDelayMs, ...policy.politeness },
     robots: {
       productToken: policy.robots.productToken,
       ttlMs: policy.robots.ttlMs,
@@ -112,6 +142,7 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
       overCap: policy.robots.overCap,
     },
     traps: policy.trapChecks ? DEFAULT_TRAP_OPTIONS : null,
+    skipExtensions: extensionSet(policy.skipExtensions),
   };
 }
 

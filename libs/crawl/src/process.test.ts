@@ -128,7 +128,7 @@ function deps(): PipelineDeps {
     counters: { add: () => undefined },
     clock: f.clock,
     logger: silentLogger,
-    retry: { baseMs: 5000, maxMs: 60_000 },
+    retry: { attempts: 4, timeoutAttempts: 2, baseMs: 5000, maxMs: 60_000 },
     leaseMs: 300_000,
     gateWaitMs: 100,
   };

@@ -1,7 +1,18 @@
 import { type Clock, describeError, ErrorCode, isTrawlError, sleep, TrawlError } from '@trawl/core';
 import type { FetchResult, Fetcher } from '@trawl/fetch';
 import type { Frontier, GateTicket, HostHealthState } from '@trawl/frontier';
-import { type FetchOutcomeKind, hostDelayMs, nextDueAt, nextHealth, parseRetryAfter } from '@trawl/politeness';
+import {
+  type FetchOutcomeKind,
+  hostDelayMs,
+  nextDueAt,
+  nextHealth,
+  outcomeOfError,
+  outcomeOfStatus,
+  parseRetryAfter,
+  responseTimeMs,
+  type RetryPolicy,
+  urlRetryDelayMs,
+} from '@trawl/politeness';
 import type { FetchJobContext, JobResult } from '@trawl/queue';
 import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
@@ -14,7 +25,7 @@ import { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './out
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
 import type { Acks, Records } from './records.js';
 import { handleResponse } from './response.js';
-import { classifyStatus, type RetryOptions, retryDelayMs } from './retry.js';
+import { classifyStatus } from './retry.js';
 import { cachedRobotsVerdict, type RobotsDeps, robotsStep } from './robots-step.js';
 import { HTML_TYPES } from './stages.js';
 
@@ -30,7 +41,8 @@ export interface PipelineDeps {
   counters: Pick<Counters, 'add'>;
   clock: Clock;
   logger: Logger;
-  retry: RetryOptions;
+  /** A URL's own retry schedule (tries, fewer after timeouts, delays). */
+  retry: RetryPolicy;
   leaseMs: number;
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
@@ -132,7 +144,7 @@ function processingFailed(deps: PipelineDeps, job: FetchJobContext, error: unkno
   deps.logger.warn({ err: error, url: job.data.u, attempt: job.attempt }, 'processing failed after fetch');
   if (job.attempt < job.maxAttempts) {
     deps.counters.add('retries');
-    const delayMs = retryDelayMs(job.attempt, deps.retry, deps.clock.now());
+    const delayMs = urlRetryDelayMs(job.attempt, deps.retry, deps.clock.now());
     return { leaseUntil: deps.clock.now() + delayMs + deps.leaseMs, ack: false, result: { outcome: 'retry', reason: describeError(error), delayMs } };
   }
   return failOutcome(deps, job, new TrawlError(ErrorCode.Store, describeError(error), { action: 'fail', cause: error }), null);
@@ -221,18 +233,21 @@ async function fetchUnderGate(deps: PipelineDeps, job: FetchJobContext, policy: 
       counters.add('ssrfBlocked');
       return outcome(failOutcome(deps, job, error, null, { dueAt: clock.now() }));
     }
-    const after = delayAfter('error', crawlDelayMs, null);
+    // Whether the failure says something about the host (refused, reset, DNS) or only this URL
+    // (its own timeout): only host-wide signals slow the host.
+    const after = delayAfter(outcomeOfError(error), crawlDelayMs, null);
     return outcome(failOutcome(deps, job, error, null, { dueAt: clock.now() + after.delayMs, health: after.health }));
   }
 
   const status = classifyStatus(response.status, response.location !== null);
-  const responseMs = response.endedAt - response.startedAt;
+  // Time to the response headers: a slow body (a tarpit, a huge page) is not the server being slow.
+  const responseMs = responseTimeMs(response);
   counters.add(`status${Math.min(5, Math.floor(response.status / 100))}xx` as 'status2xx');
   if (status === 'retry') {
     const throttled = response.status === 429 || response.status === 503;
     if (throttled) counters.add('throttled');
     const retryAfterAt = throttled ? parseRetryAfter(response.headers['retry-after'], clock.now(), policy.politeness.maxRetryAfterMs) : null;
-    const after = delayAfter(throttled ? 'throttled' : 'error', crawlDelayMs, responseMs);
+    const after = delayAfter(outcomeOfStatus(response.status), crawlDelayMs, responseMs);
     const error = new TrawlError(response.status === 429 ? ErrorCode.HttpThrottled : ErrorCode.HttpServerError, `HTTP ${response.status}`, {
       action: 'retry',
       retryAt: retryAfterAt ?? undefined,

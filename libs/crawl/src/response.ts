@@ -4,7 +4,7 @@ import { UrlFlag } from '@trawl/frontier';
 import { decodeHtml, mergeDirectives, parseXRobotsTag } from '@trawl/parse';
 import type { FetchJobContext } from '@trawl/queue';
 import { fingerprint, hostOf, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
-import { type Candidate, candidatesFromLinks } from './discovery.js';
+import { type Candidate, candidatesFromLinks, linkSkipReason } from './discovery.js';
 import type { JobOutcome } from './outcome.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { PipelineDeps } from './process.js';
@@ -118,6 +118,8 @@ function redirectTarget(
       priority: (data.b + 0.5) / 4,
       from,
       variantKey: variantKey(url),
+      // A redirect to a file the crawl would drop (a PDF, an image) is recorded, not fetched.
+      skipReason: linkSkipReason(url, policy) ?? undefined,
     },
   };
 }
