@@ -47,6 +47,7 @@ export default tseslint.config(
           { sourceTag: 'scope:config', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:url', allowedExternalImports: allow('tldts') },
           { sourceTag: 'scope:recrawl', allowedExternalImports: allow() },
+          { sourceTag: 'scope:sitemap', allowedExternalImports: allow('sax') },
           { sourceTag: 'scope:politeness', allowedExternalImports: allow() },
           { sourceTag: 'scope:telemetry', allowedExternalImports: allow('pino', 'prom-client') },
           { sourceTag: 'scope:redis', allowedExternalImports: allow('ioredis') },

@@ -8,3 +8,4 @@ export {
   probePostgres,
   type UrlState,
 } from './database.js';
+export { Freshness, type FreshnessQuery, type FreshnessRow, type PageRecrawlRecord, type RecrawlUpdate, type StoredRecrawlState } from './freshness.js';
