@@ -111,6 +111,29 @@ export const configSchema = z.object({
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
   }),
 
+  recrawl: z.object({
+    enabled: set(bool().default(true), 'TRAWL_RECRAWL', 'Re-crawl pages when they come due (the scheduler\'s sweep). Off: every page is fetched once.'),
+    minIntervalS: set(int(1).default(3600), 'TRAWL_RECRAWL_MIN_INTERVAL_S', 'Shortest time between two visits of a page, however often it changes.'),
+    maxIntervalS: set(int(1).default(2_592_000), 'TRAWL_RECRAWL_MAX_INTERVAL_S', 'Longest time a page goes unchecked, however static it looks (it is due then whatever its estimate says).'),
+    initialIntervalS: set(int(1).default(86_400), 'TRAWL_RECRAWL_INITIAL_INTERVAL_S', 'When a page seen for the first time is visited again (clamped to the min and max).'),
+    revisitFraction: set(num(0.01, 1).default(0.5), 'TRAWL_RECRAWL_REVISIT_FRACTION', 'Revisit at this fraction of the page\'s estimated mean change interval (lower: fresher copies, more fetches).'),
+    decay: set(num(0.5, 1).default(0.95), 'TRAWL_RECRAWL_DECAY', 'Weight older visits keep per new visit in the change-rate estimate (about 1/(1−d) visits remembered).'),
+    failureBaseS: set(int(1).default(3600), 'TRAWL_RECRAWL_FAILURE_BASE_S', 'After a visit that failed for good (retries spent), try the page again after this long, doubling per consecutive failure.'),
+    failureMaxS: set(int(1).default(604_800), 'TRAWL_RECRAWL_FAILURE_MAX_S', 'Longest re-crawl back-off of a failing page.'),
+    goneIntervalS: set(int(1).default(2_592_000), 'TRAWL_RECRAWL_GONE_INTERVAL_S', 'Revisit interval of a page that is gone (404/410), moved for good (301/308) or refused.'),
+    sweepIntervalS: set(num(0.1, 86_400).default(60), 'TRAWL_RECRAWL_SWEEP_INTERVAL_S', 'How often the scheduler looks for due pages (a BullMQ job scheduler: one sweep at a time across all schedulers).'),
+    sweepBatch: set(int(1, 100_000).default(5000), 'TRAWL_RECRAWL_SWEEP_BATCH', 'Due pages pushed back into the frontier per sweep at most.'),
+    perHost: set(int(1, 100_000).default(200), 'TRAWL_RECRAWL_SWEEP_PER_HOST', 'Due pages of one host pushed per sweep at most, so a host with a flood of due pages cannot crowd out the others.'),
+  }),
+
+  sitemaps: z.object({
+    enabled: set(bool().default(true), 'TRAWL_SITEMAPS', 'Read sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml): unknown URLs are discovered, and a `<lastmod>` newer than a page\'s last visit makes it due now.'),
+    refreshIntervalS: set(num(0.1, 31_536_000).default(86_400), 'TRAWL_SITEMAP_REFRESH_INTERVAL_S', 'How often each sitemap is fetched again (through the host gate like any fetch).'),
+    sweepIntervalS: set(num(0.1, 86_400).default(300), 'TRAWL_SITEMAP_SWEEP_INTERVAL_S', 'How often the scheduler looks for sitemaps due for a refresh.'),
+    guess: set(bool().default(false), 'TRAWL_SITEMAP_GUESS', 'Also fetch /sitemap.xml of origins whose robots.txt names no sitemap. Off by default: it costs every host a request (a politeness turn) that usually finds nothing.'),
+    maxEntries: set(int(1, 1_000_000).default(50_000), 'TRAWL_SITEMAP_MAX_ENTRIES', 'Entries read from one sitemap file at most (the sitemaps.org limit is 50,000).'),
+  }),
+
   scheduler: z.object({
     leaseMs: set(int(500, 600_000).default(10_000), 'TRAWL_SCHEDULER_LEASE_MS', 'A scheduler owns each of its frontier partitions for this long and renews every third of it; when it dies, another scheduler takes its partitions within about this long.'),
     repairEveryMs: set(int(100).default(30_000), 'TRAWL_REPAIR_EVERY_MS', 'How often the scheduler owning partition 0 pushes URLs a crash left recorded but never queued (older than twice `TRAWL_LEASE_MS`).'),

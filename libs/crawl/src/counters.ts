@@ -34,6 +34,10 @@ export const COUNTERS = [
   'tooManyRedirects',
   'throttled',
   'ssrfBlocked',
+  'recrawlsQueued',
+  'notModified',
+  'sitemapsFetched',
+  'sitemapUrls',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

@@ -1,6 +1,7 @@
 import type { Config } from '@trawl/config';
 import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
 import { DEFAULT_POLITENESS, type PolitenessOptions } from '@trawl/politeness';
+import { DEFAULT_RECRAWL, type RecrawlOptions, recrawlOptions } from '@trawl/recrawl';
 import type { RobotsOptions } from '@trawl/robots';
 import {
   DEFAULT_SKIP_EXTENSIONS,
@@ -13,6 +14,18 @@ import {
   type TrapOptions,
 } from '@trawl/url';
 import { z } from 'zod';
+
+/** The re-crawl settings a policy stored before they existed gets. */
+const DEFAULT_RECRAWL_SETTINGS = {
+  minIntervalS: DEFAULT_RECRAWL.minIntervalS,
+  maxIntervalS: DEFAULT_RECRAWL.maxIntervalS,
+  initialIntervalS: DEFAULT_RECRAWL.initialIntervalS,
+  revisitFraction: DEFAULT_RECRAWL.revisitFraction,
+  decay: DEFAULT_RECRAWL.decay,
+  failureBaseS: DEFAULT_RECRAWL.failureBaseS,
+  failureMaxS: DEFAULT_RECRAWL.failureMaxS,
+  goneIntervalS: DEFAULT_RECRAWL.goneIntervalS,
+};
 
 /**
  * The rules every process of one crawl must share: scope, limits, politeness delay and URL
@@ -57,6 +70,20 @@ export const crawlPolicySchema = z.object({
     hostFailureThreshold: z.number().int().min(1).default(DEFAULT_POLITENESS.hostFailureThreshold),
     maxRetryAfterMs: z.number().int().min(0),
   }),
+  /** When pages are visited again (see @trawl/recrawl). Absent in policies stored by older releases. */
+  recrawl: z
+    .object({
+      enabled: z.boolean(),
+      minIntervalS: z.number().int().min(1),
+      maxIntervalS: z.number().int().min(1),
+      initialIntervalS: z.number().int().min(1),
+      revisitFraction: z.number().min(0.01).max(1),
+      decay: z.number().min(0.5).max(1),
+      failureBaseS: z.number().int().min(1),
+      failureMaxS: z.number().int().min(1),
+      goneIntervalS: z.number().int().min(1),
+    })
+    .default(() => ({ enabled: true, ...DEFAULT_RECRAWL_SETTINGS })),
   robots: z.object({
     obey: z.boolean(),
     productToken: z.string().min(1),
@@ -90,6 +117,17 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
     stripParams: [...(config.policy.stripParams ?? DEFAULT_STRIP_PARAMS)],
     sortQuery: config.policy.sortQuery,
     politeness: { ...config.politeness },
+    recrawl: {
+      enabled: config.recrawl.enabled,
+      minIntervalS: config.recrawl.minIntervalS,
+      maxIntervalS: Math.max(config.recrawl.minIntervalS, config.recrawl.maxIntervalS),
+      initialIntervalS: config.recrawl.initialIntervalS,
+      revisitFraction: config.recrawl.revisitFraction,
+      decay: config.recrawl.decay,
+      failureBaseS: config.recrawl.failureBaseS,
+      failureMaxS: config.recrawl.failureMaxS,
+      goneIntervalS: config.recrawl.goneIntervalS,
+    },
     robots: { ...config.robots },
   };
 }
@@ -125,6 +163,8 @@ export interface ResolvedPolicy {
   traps: TrapOptions | null;
   /** Lowercase, without dots; empty: no link is skipped for its extension. */
   skipExtensions: ReadonlySet<string>;
+  /** The re-crawl schedule's options (validated). */
+  recrawl: RecrawlOptions;
 }
 
 export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
@@ -143,8 +183,10 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
     },
     traps: policy.trapChecks ? DEFAULT_TRAP_OPTIONS : null,
     skipExtensions: extensionSet(policy.skipExtensions),
+    recrawl: recrawlOptions({ ...DEFAULT_RECRAWL, ...policy.recrawl }),
   };
 }
+
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['publishPolicy-1']);
 

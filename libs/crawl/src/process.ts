@@ -1,6 +1,6 @@
 import { type Clock, describeError, ErrorCode, isTrawlError, sleep, TrawlError } from '@trawl/core';
 import type { FetchResult, Fetcher } from '@trawl/fetch';
-import type { Frontier, GateTicket, HostHealthState } from '@trawl/frontier';
+import { type Frontier, type GateTicket, type HostHealthState, UrlFlag } from '@trawl/frontier';
 import {
   type FetchOutcomeKind,
   hostDelayMs,
@@ -16,17 +16,18 @@ import {
 import type { FetchJobContext, JobResult } from '@trawl/queue';
 import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
-import { inScope } from '@trawl/url';
+import { fingerprint, inScope } from '@trawl/url';
 import type { Logger } from '@trawl/telemetry';
 import type { Counters } from './counters.js';
 import type { Discovery } from './discovery.js';
 import { failOutcome, skipOutcome } from './failure.js';
 import { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './outcome.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
-import type { Acks, Records } from './records.js';
+import type { Acks, Records, Validators } from './records.js';
 import { handleResponse } from './response.js';
 import { classifyStatus } from './retry.js';
 import { cachedRobotsVerdict, type RobotsDeps, robotsStep } from './robots-step.js';
+import { handleSitemap, type SitemapDeps, sitemapFailure } from './sitemap-step.js';
 import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
@@ -47,6 +48,10 @@ export interface PipelineDeps {
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
+  /** The stored validators of a re-crawled page, for its conditional GET. */
+  validators?: Pick<Validators, 'headers'>;
+  /** Where sitemap jobs report (absent: sitemaps are off). */
+  sitemaps?: SitemapDeps;
 }
 
 function robotsDepsOf(deps: PipelineDeps): RobotsDeps {
@@ -125,13 +130,15 @@ async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, 
   }
   hold.acquired();
 
+  const sitemap = (job.data.f & UrlFlag.Sitemap) !== 0;
   const fetched = await fetchUnderGate(deps, job, policy, gate.health);
-  if (fetched.kind === 'outcome') return fetched.outcome;
+  if (fetched.kind === 'outcome') return sitemap ? sitemapFailure(deps, job, fetched.outcome) : fetched.outcome;
   // The host is free for its next URL before this one is stored and parsed.
   await hold.release(fetched.release);
   counters.add('fetched');
   counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
   try {
+    if (sitemap) return await handleSitemap(deps, job, policy, fetched.response);
     return await handleResponse(deps, job, policy, fetched.response, fetched.status);
   } catch (error) {
     return processingFailed(deps, job, error);
@@ -220,11 +227,15 @@ async function fetchUnderGate(deps: PipelineDeps, job: FetchJobContext, policy: 
   }
   const crawlDelayMs = robots.crawlDelayMs;
 
+  // A re-crawl asks whether the page changed since the stored copy (a 304 stores nothing new).
+  const conditional = data.f & UrlFlag.Recrawl && deps.validators ? await deps.validators.headers(fingerprint(data.u)) : undefined;
   let response: FetchResult;
   try {
     response = await deps.fetcher.fetch(data.u, {
+      headers: conditional,
       signal: job.signal,
-      acceptBody: policy.policy.nonHtml === 'skip' ? (type) => type === null || HTML_TYPES.has(type) : undefined,
+      // A sitemap is XML (or gzip); a page's body is read only if it can be kept.
+      acceptBody: policy.policy.nonHtml === 'skip' && (data.f & UrlFlag.Sitemap) === 0 ? (type) => type === null || HTML_TYPES.has(type) : undefined,
     });
   } catch (error) {
     counters.add('fetchErrors');

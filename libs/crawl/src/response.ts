@@ -73,6 +73,9 @@ export async function handleResponse(
       if (directives.nofollow) deps.counters.add('nofollowPages');
       else candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d }, policy, deps.counters, deps.clock.now());
     }
+  } else if (status === 'not-modified') {
+    // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
+    deps.counters.add('notModified');
   } else if (status === 'redirect' && response.location) {
     deps.counters.add('redirects');
     const target = redirectTarget(response.location, job, hash, policy, deps.clock.now());

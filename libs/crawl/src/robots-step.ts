@@ -121,8 +121,9 @@ export async function robotsStep(
   const ssrfBlocked = result.kind === 'error' && result.code === ErrorCode.SsrfBlocked;
   if (!ssrfBlocked) await deps.cache.set(origin, entry);
   if (entry.kind === 'rules' && deps.recordSitemaps) {
+    // Called with no sitemaps too: the caller may then look for /sitemap.xml.
     const { sitemaps } = parseRobots(robotsUrlFor(url), entry.body, policy.robots.productToken);
-    if (sitemaps.length > 0) await deps.recordSitemaps(origin, sitemaps);
+    await deps.recordSitemaps(origin, sitemaps);
   }
   const decision = decide(entry, url, deps.now(), policy.robots);
   const failed = entry.kind === 'unavailable';

@@ -11,3 +11,4 @@ export {
   SeedsRejected,
   SeedsWorker,
 } from './seeds.js';
+export { SWEEPS_QUEUE, type SweepName, SweepsQueue, sweepsQueuePrefix, SweepsWorker } from './sweeps.js';
