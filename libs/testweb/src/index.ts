@@ -31,6 +31,7 @@ export {
 export {
   DEFAULT_CRAWLER_LIMITS,
   HOSTILE_KINDS,
+  POISON_KINDS,
   startHostileWeb,
   type CrawlerLimits,
   type HostileExpectation,
