@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
 import { schedulerStatus } from '@trawl/dispatch';
+import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
 import { findServers, redactUrl, Runtime } from '@trawl/runtime';
@@ -9,7 +10,7 @@ import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
 import { crawlOverrides, readSeedsFile } from './args.js';
 import { type CrawlSummary, runCrawl } from './crawl.js';
-import { progressLine, StatusLine, summaryText } from './progress.js';
+import { freshnessTable, progressLine, StatusLine, summaryText } from './progress.js';
 import { resolveServices, type Services } from './services.js';
 
 export interface CliContext {
@@ -198,6 +199,26 @@ export async function dlqCommand(ctx: CliContext, action: 'list' | 'retry', ids:
     if (ids.length === 0 && flags.all !== true) throw new ConfigError(['dlq retry: give job ids, or --all']);
     const moved = await runtime.queues.retryDeadLetters(flags.all === true ? 'all' : ids);
     ctx.stdout.write(`${moved} job(s) moved back to waiting; they pass the host gate like any job\n`);
+  } finally {
+    await runtime.close();
+    await services.stop();
+  }
+}
+
+/** `trawl report freshness`: per host, how fresh the crawl's copies are, from PostgreSQL. */
+export async function reportFreshnessCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, { namespace: flags.namespace });
+  const log = logger(cfg, 'report', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'report', false);
+  try {
+    const freshness = new Freshness(runtime.db.pool, cfg.namespace);
+    const query = { graceMs: Number(flags.graceS ?? 300) * 1000, recentMs: Number(flags.recentS ?? 86_400) * 1000 };
+    const report = typeof flags.host === 'string' ? { total: await freshness.host(flags.host, query), hosts: [] } : await freshness.report(query);
+    if (flags.json) {
+      ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      return;
+    }
+    ctx.stdout.write(`${freshnessTable([...report.hosts, report.total])}\n`);
   } finally {
     await runtime.close();
     await services.stop();

@@ -2,7 +2,7 @@
 import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
+import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, reportFreshnessCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
 
 const signals: ((signal: string) => void)[] = [];
 let signalled = 0;
@@ -110,6 +110,19 @@ dlq
   .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
   .action(async (ids: string[], flags) => {
     await dlqCommand(ctx, 'retry', ids, flags);
+  });
+
+const report = program.command('report').description('reports from PostgreSQL');
+report
+  .command('freshness')
+  .description('per host: pages, median change interval, overdue pages, re-crawl deadline-miss rate')
+  .option('--host <host>', 'one host only')
+  .option('--grace-s <s>', 'a re-crawl later than its due time + this missed its deadline', wholeNumber, '300')
+  .option('--recent-s <s>', 'count re-crawls of this last period', wholeNumber, '86400')
+  .option('--json', 'as JSON')
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .action(async (flags) => {
+    await reportFreshnessCommand(ctx, flags);
   });
 
 const withTestWebOptions = (command: Command): Command =>

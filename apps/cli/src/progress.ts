@@ -1,3 +1,4 @@
+import type { FreshnessRow } from '@trawl/db';
 import type { CrawlSummary, Progress } from './crawl.js';
 
 const n = (value: number) => Math.round(value).toLocaleString('en-US');
@@ -38,4 +39,30 @@ export function summaryText(s: CrawlSummary): string {
   ];
   for (const bad of s.seeds.invalid) lines.push(`  invalid seed: ${bad}`);
   return lines.join('\n');
+}
+
+const duration = (s: number | null): string => {
+  if (s === null) return '—';
+  if (s < 120) return `${Math.round(s)}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  if (s < 172_800) return `${(s / 3600).toFixed(1)}h`;
+  return `${(s / 86_400).toFixed(1)}d`;
+};
+
+/** The freshness report as a text table (the last row, host null, is all hosts). */
+export function freshnessTable(rows: readonly FreshnessRow[]): string {
+  const head = ['host', 'pages', 'median change', 'overdue', 'oldest overdue', 're-crawls', 'late', 'miss rate'];
+  const body = rows.map((r) => [
+    r.host ?? '(all hosts)',
+    n(r.pages),
+    duration(r.medianChangeIntervalS),
+    n(r.overdue),
+    duration(r.oldestOverdueS),
+    n(r.recrawls),
+    n(r.late),
+    r.deadlineMissRate === null ? '—' : `${(r.deadlineMissRate * 100).toFixed(1)}%`,
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] as string).length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
+  return [line(head), ...body.map(line)].join('\n');
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { addSeeds, Dispatcher, publishConfigPolicy, Scheduler } from '@trawl/dispatch';
 import { policyFromConfig } from '@trawl/crawl';
-import { SeedsWorker } from '@trawl/queue';
+import { Freshness } from '@trawl/db';
+import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, sitemapSweep } from '@trawl/dispatch';
+import { type SweepName, SeedsWorker, SweepsQueue, SweepsWorker } from '@trawl/queue';
 import type { Runtime } from '@trawl/runtime';
 
 export interface SchedulerService {
@@ -50,18 +51,58 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     },
     (error) => logger.error({ err: error }, 'seeds queue error'),
   );
+  const sweepsQueue = new SweepsQueue(runtime.redis, config.namespace);
+  const sweeps = new SweepsWorker(runtime.blockingRedis(), config.namespace, (name) => runSweep(runtime, name), (error) => logger.error({ err: error }, 'sweeps queue error'));
+  await scheduleSweeps(sweepsQueue, config);
   await scheduler.start();
   const seedsRunning = seeds.run();
+  const sweepsRunning = sweeps.run();
   await seeds.ready();
   logger.info({ member: scheduler.memberId, partitions: scheduler.partitions }, 'scheduler started');
   return {
     scheduler,
     dispatcher,
     async stop() {
-      await seeds.close();
-      await seedsRunning.catch(() => undefined);
+      await Promise.all([seeds.close(), sweeps.close()]);
+      await Promise.allSettled([seedsRunning, sweepsRunning]);
+      await sweepsQueue.close();
       await scheduler.stop();
       await discovery.drain();
     },
   };
+}
+
+/** The periodic sweeps this configuration asks for (every scheduler upserts the same ones; the last start wins). */
+async function scheduleSweeps(queue: SweepsQueue, config: Runtime['config']): Promise<void> {
+  const want: [SweepName, number | null][] = [
+    ['recrawl', config.recrawl.enabled ? config.recrawl.sweepIntervalS * 1000 : null],
+    ['sitemaps', config.sitemaps.enabled ? config.sitemaps.sweepIntervalS * 1000 : null],
+    ['prune', 3_600_000],
+  ];
+  for (const [name, everyMs] of want) {
+    if (everyMs === null) await queue.unschedule(name);
+    else await queue.schedule(name, everyMs);
+  }
+}
+
+/** Days of re-crawl visits kept for the freshness report's deadline-miss rate. */
+const KEEP_VISITS_MS = 30 * 86_400_000;
+
+/** Runs one sweep (on whichever scheduler took its job). */
+async function runSweep(runtime: Runtime, name: SweepName): Promise<Record<string, unknown>> {
+  const { config } = runtime;
+  const logger = runtime.logger.child({ component: 'sweep', sweep: name });
+  const policy = await runtime.policy.get();
+  switch (name) {
+    case 'recrawl':
+      if (!policy?.policy.recrawl.enabled) return { skipped: 're-crawl is off' };
+      return recrawlSweep(
+        { db: runtime.db, frontier: runtime.frontier, counters: runtime.counters, clock: runtime.clock, logger },
+        { batch: config.recrawl.sweepBatch, perHost: config.recrawl.perHost },
+      );
+    case 'sitemaps':
+      return sitemapSweep({ db: runtime.db, frontier: runtime.frontier, logger }, { batch: 1000, refreshMs: config.sitemaps.refreshIntervalS * 1000 });
+    case 'prune':
+      return { pruned: await new Freshness(runtime.db.pool, config.namespace).pruneVisits(KEEP_VISITS_MS) };
+  }
 }

@@ -1,5 +1,5 @@
 import type { TrawlError } from '@trawl/core';
-import { Acks, CrawlWorker, Records, Validators } from '@trawl/crawl';
+import { Acks, canonicalSitemapUrls, CrawlWorker, Records, Validators } from '@trawl/crawl';
 import type { Config } from '@trawl/config';
 import { Sitemaps } from '@trawl/db';
 import type { Runtime } from '@trawl/runtime';
@@ -7,7 +7,7 @@ import type { Runtime } from '@trawl/runtime';
 /** The sitemaps a robots.txt names; when it names none, /sitemap.xml if the crawl guesses it. */
 function recordSitemaps(sitemaps: Sitemaps, config: Readonly<Config>, origin: string, urls: string[]): Promise<void> {
   if (!config.sitemaps.enabled) return Promise.resolve();
-  if (urls.length > 0) return sitemaps.add(origin, urls, 'robots');
+  if (urls.length > 0) return sitemaps.add(origin, canonicalSitemapUrls(urls), 'robots');
   return config.sitemaps.guess ? sitemaps.add(origin, [`${origin}/sitemap.xml`], 'guess') : Promise.resolve();
 }
 

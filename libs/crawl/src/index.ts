@@ -16,4 +16,4 @@ export { type PipelineDeps, processFetchJob } from './process.js';
 export { Acks, type FetchRecord, Records, Validators } from './records.js';
 export { classifyStatus, errorAction, type StatusClass } from './retry.js';
 export { CrawlWorker, type CrawlWorkerDeps, type CrawlWorkerOptions, createDiscovery, type DiscoveryParts } from './worker.js';
-export { handleSitemap, type SitemapDeps } from './sitemap-step.js';
+export { canonicalSitemapUrls, handleSitemap, type SitemapDeps } from './sitemap-step.js';

@@ -34,7 +34,8 @@ export async function handleSitemap(deps: PipelineDeps, job: FetchJobContext, po
   deps.counters.add('sitemapsFetched');
   if (response.status >= 300 && response.status < 400 && response.location) {
     // A moved sitemap (http → https, a CDN): the target is the sitemap from now on.
-    await sink.store.add(new URL(response.location).origin, [response.location], 'robots');
+    const [target] = canonicalSitemapUrls([response.location]);
+    if (target) await sink.store.add(new URL(target).origin, [target], 'robots');
   }
   if (response.status < 200 || response.status >= 300 || response.body.length === 0) {
     await sink.store.recordFetch(url, { status: response.status, entries: 0, truncated: false, error: response.status >= 300 ? `HTTP ${response.status}` : 'empty body' });
@@ -44,7 +45,7 @@ export async function handleSitemap(deps: PipelineDeps, job: FetchJobContext, po
   const error = parsed.errors.length > 0 ? parsed.errors.slice(0, 3).join('; ') : null;
   if (parsed.kind === 'index') {
     // One level: the children of a child index are not followed (an index of indexes is not a sitemap).
-    const children = (await sink.store.isChild(url)) ? [] : parsed.entries.map((e) => e.loc);
+    const children = (await sink.store.isChild(url)) ? [] : canonicalSitemapUrls(parsed.entries.map((e) => e.loc));
     await sink.store.add(new URL(url).origin, children, 'index', url);
     await sink.store.recordFetch(url, { status: response.status, entries: parsed.entries.length, truncated: parsed.truncated, error });
     return done({ index: children.length });
@@ -75,6 +76,14 @@ export async function handleSitemap(deps: PipelineDeps, job: FetchJobContext, po
   deps.counters.add('sitemapUrls', parsed.entries.length);
   await sink.store.recordFetch(url, { status: response.status, entries: parsed.entries.length, truncated: parsed.truncated, error });
   return { ...done({ entries: parsed.entries.length, dueNow: taken.length }), discover: unknown };
+}
+
+/** Sitemap URLs in their canonical form (the frontier's and the table's key); unusable ones dropped. */
+export function canonicalSitemapUrls(urls: readonly string[]): string[] {
+  return urls.flatMap((raw) => {
+    const normalized = normalizeUrl(raw);
+    return normalized.ok ? [normalized.url] : [];
+  });
 }
 
 /** Pages a sitemap says changed: back into the frontier now, at the top priority, as re-crawls. */
