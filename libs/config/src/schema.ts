@@ -93,7 +93,7 @@ export const configSchema = z.object({
   }),
 
   seen: z.object({
-    backend: set(oneOf(['auto', 'redisbloom', 'lua']).default('auto'), 'TRAWL_SEEN_BACKEND', 'Bloom filter backend: RedisBloom (BF.*) if the server has it, else a Lua bitmap filter.'),
+    backend: set(oneOf(['auto', 'redisbloom', 'lua']).default('auto'), 'TRAWL_SEEN_BACKEND', 'Bloom filter backend. auto: RedisBloom (BF.*) if the server has it, else a Lua bitmap filter. Chosen once per namespace by its first process and recorded in Redis (`<namespace>:settings`); later processes follow the record, and one set to a different backend stops at start.'),
     capacity: set(int(1000).default(10_000_000), 'TRAWL_SEEN_CAPACITY', 'Expected distinct URLs before the filter adds a layer.'),
     errorRate: set(num(0.000001, 0.5).default(0.01), 'TRAWL_SEEN_ERROR_RATE', 'Bloom false-positive target (false positives are confirmed in PostgreSQL, never dropped).'),
     shards: set(int(1, 256).default(1), 'TRAWL_SEEN_SHARDS', 'Independent filters (Redis Cluster slots) the seen-set is split over.'),
