@@ -47,7 +47,10 @@ export class CrawlWorker {
       retry: { baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
       gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
-      recordSitemaps: (origin, urls) => runtime.db.recordSitemaps(origin, urls),
+      recordSitemaps: async (origin, urls) => {
+        const { rejected } = await runtime.db.recordSitemaps(origin, urls);
+        if (rejected.length > 0) runtime.logger.warn({ origin, rejected }, 'PostgreSQL refused sitemap URLs; they are dropped');
+      },
     };
   }
 
