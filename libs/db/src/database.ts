@@ -79,14 +79,14 @@ export interface RejectedRecord {
   reason: string;
 }
 
-export interface DiscoveryResult {
+export interface InsertDiscoveredResult {
   /** Fingerprints this call inserted: only these may be pushed to the frontier. */
   inserted: Buffer[];
   /** URLs PostgreSQL refused: not inserted, never to be pushed. */
   rejected: RejectedRecord[];
 }
 
-export interface RecordResult {
+export interface RecordPagesResult {
   /** Records applied to crawled_pages and urls. */
   written: number;
   /** Records that changed nothing because the rows hold a newer or final outcome (late, stale records). */
@@ -95,7 +95,7 @@ export interface RecordResult {
   rejected: RejectedRecord[];
 }
 
-export interface SitemapResult {
+export interface RecordSitemapsResult {
   written: number;
   rejected: { url: string; sqlState: string; reason: string }[];
 }
@@ -206,7 +206,7 @@ export class Database {
    * workers race on one URL, the insert decides who queues it. A URL PostgreSQL refuses is
    * returned in `rejected` and the rest are inserted.
    */
-  async insertDiscovered(urls: readonly DiscoveredUrl[]): Promise<DiscoveryResult> {
+  async insertDiscovered(urls: readonly DiscoveredUrl[]): Promise<InsertDiscoveredResult> {
     if (urls.length === 0) return { inserted: [], rejected: [] };
     const rows = inKeyOrder(lastPerKey(urls));
     const { results, rejected } = await writeIsolating(rows, async (part) => {
@@ -282,7 +282,7 @@ export class Database {
    * Records of one URL in one call are applied in order, each under those rules. A record
    * PostgreSQL refuses is returned in `rejected`; the others are written.
    */
-  async recordPages(records: readonly PageRecord[]): Promise<RecordResult> {
+  async recordPages(records: readonly PageRecord[]): Promise<RecordPagesResult> {
     let written = 0;
     const rejected: RejectedRecord[] = [];
     for (const round of rounds(records)) {
@@ -371,7 +371,7 @@ export class Database {
    * Records the sitemaps an origin's robots.txt announces (seen again: last_seen_at moves). A URL
    * PostgreSQL refuses is returned in `rejected`; the others are written.
    */
-  async recordSitemaps(origin: string, urls: readonly string[]): Promise<SitemapResult> {
+  async recordSitemaps(origin: string, urls: readonly string[]): Promise<RecordSitemapsResult> {
     // Distinct after cleaning: two URLs that differ only by a NUL are one row.
     const distinct = [...new Set(urls.map(storableText))].sort();
     if (distinct.length === 0) return { written: 0, rejected: [] };

@@ -2,14 +2,14 @@ export {
   Database,
   type DatabaseOptions,
   type DiscoveredUrl,
-  type DiscoveryResult,
+  type InsertDiscoveredResult,
   ensureDatabase,
   type PageHistory,
   type PageRecord,
   probePostgres,
-  type RecordResult,
+  type RecordPagesResult,
   type RejectedRecord,
-  type SitemapResult,
+  type RecordSitemapsResult,
   type UrlState,
 } from './database.js';
 export { isDataError } from './isolate.js';
