@@ -65,6 +65,7 @@ export const configSchema = z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
     userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
+    dlqMax: set(int(1).default(100_000), 'TRAWL_DLQ_MAX', 'Dead letters (BullMQ failed jobs) kept per fetch queue (partition); beyond it the oldest are removed, as are any older than 30 days.'),
     retryBaseMs: set(int(0).default(5000), 'TRAWL_RETRY_BASE_MS', 'First retry delay; doubles per attempt, with jitter.'),
     retryMaxMs: set(int(0).default(600_000), 'TRAWL_RETRY_MAX_MS', 'Longest retry delay.'),
     leaseMs: set(int(1000).default(300_000), 'TRAWL_LEASE_MS', 'How long a dispatched URL may stay out before it is returned to the frontier (covers dead workers and dispatchers).'),
