@@ -91,8 +91,11 @@ export interface RecordPagesResult {
   written: number;
   /** Records that changed nothing because the rows hold a newer or final outcome (late, stale records). */
   superseded: number;
-  /** Records PostgreSQL refused: nothing of them was written. Dead-letter their jobs with `reason`. */
-  rejected: RejectedRecord[];
+  /**
+   * Records PostgreSQL refused: nothing of them was written. Dead-letter their jobs with
+   * `reason`; `index` is the record's position in the call's argument.
+   */
+  rejected: (RejectedRecord & { index: number })[];
 }
 
 export interface RecordSitemapsResult {
@@ -284,12 +287,14 @@ export class Database {
    */
   async recordPages(records: readonly PageRecord[]): Promise<RecordPagesResult> {
     let written = 0;
-    const rejected: RejectedRecord[] = [];
-    for (const round of rounds(records)) {
-      const result = await writeIsolating(round, (part) => this.upsertPages(part));
+    const rejected: (RejectedRecord & { index: number })[] = [];
+    const indexed = records.map((record, index) => ({ hash: record.hash, url: record.url, record, index }));
+    for (const round of rounds(indexed)) {
+      const result = await writeIsolating(round, (part) => this.upsertPages(part.map((p) => p.record)));
       written += result.results.reduce((sum, n) => sum + n, 0);
-      rejected.push(...result.rejected.map(rejectedRecord));
+      rejected.push(...result.rejected.map((r) => ({ ...rejectedRecord(r), index: r.row.index })));
     }
+    rejected.sort((a, b) => a.index - b.index);
     return { written, superseded: records.length - written - rejected.length, rejected };
   }
 

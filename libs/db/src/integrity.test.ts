@@ -80,6 +80,7 @@ describe('a row PostgreSQL refuses costs only itself', () => {
     expect(result.rejected.map((r) => [r.url, r.sqlState]).sort()).toEqual([...bad].map(([i, [, code]]) => [urls[i], code]).sort());
     for (const r of result.rejected) expect(r.reason).toMatch(/^ERR_DATABASE: PostgreSQL refused the row: .+ \[SQLSTATE 2[23]\w{3}\]$/);
     expect(result.rejected.find((r) => r.url === urls[21])?.hash).toEqual(Buffer.alloc(15, 1));
+    expect(result.rejected.map((r) => r.index)).toEqual([7, 21, 40, 41]);
     const good = urls.filter((_, i) => !bad.has(i));
     expect((await db.existing(good.map(fp))).size).toBe(56);
     expect((await db.existing([urls[7], urls[40], urls[41]].map((u) => fp(u as string)))).size).toBe(0);
