@@ -31,7 +31,11 @@ export const configSchema = z.object({
     scope: set(oneOf(['host', 'domain', 'any']).default('domain'), 'TRAWL_SCOPE', 'Which discovered links are followed: the seeds\' hosts, their registrable domains, or any.'),
     maxDepth: set(int(0).optional(), 'TRAWL_MAX_DEPTH', 'Links followed from a seed at most (seeds are depth 0). Unset: no limit.'),
     maxPages: set(int(1).optional(), 'TRAWL_MAX_PAGES', 'Stop dispatching after this many URLs are done. Unset: no limit.'),
-    minDelayMs: set(int(0).default(1000), 'TRAWL_MIN_DELAY_MS', 'Per-host politeness delay: the next request to a host starts at least this long after the previous response ended.'),
+    minDelayMs: set(
+      int(0).default(1000),
+      'TRAWL_MIN_DELAY_MS',
+      'Per-host politeness delay for hosts whose robots.txt names no Crawl-delay: the next request to a host starts this long after the previous response ended. A stated Crawl-delay replaces it (see TRAWL_CRAWL_DELAY_FLOOR_MS, TRAWL_DELAY_FORCE).',
+    ),
     maxUrlLength: set(int(16, 65_536).default(2048), 'TRAWL_MAX_URL_LENGTH', 'Longer canonical URLs are dropped.'),
     maxUrlsPerHost: set(int(0).default(0), 'TRAWL_MAX_URLS_PER_HOST', 'URLs ever queued per host (0: no limit).'),
     stripParams: set(list().optional(), 'TRAWL_STRIP_PARAMS', 'Query parameters removed during normalization (comma-separated, `utm_*` is a prefix). Unset: the built-in tracking and session list.'),
@@ -41,13 +45,27 @@ export const configSchema = z.object({
     maxQueryVariants: set(int(0).default(200), 'TRAWL_MAX_QUERY_VARIANTS', 'URLs queued per host and URL pattern: one path with different query strings, or one date-shaped path with different dates (calendars, faceted search); 0: no limit.'),
     trapChecks: set(bool().default(true), 'TRAWL_TRAP_CHECKS', 'Drop links that look like crawler traps: repeated path segments, very deep paths, exploding queries, calendar dates far from today.'),
     nonHtml: set(oneOf(['skip', 'store']).default('skip'), 'TRAWL_NON_HTML', 'Responses that are not HTML: skip (record status and type, do not download the body) or store (download and store, never parse).'),
+    skipExtensions: set(
+      list().optional(),
+      'TRAWL_SKIP_EXTENSIONS',
+      'Links whose file name ends in one of these extensions (comma-separated, e.g. pdf,jpg,tar.gz) are recorded as skipped and never fetched. Unset: the built-in list (images, audio, video, archives, office documents, PDF, executables, fonts) when TRAWL_NON_HTML=skip, none when it is store; a lone comma names none.',
+    ),
   }),
 
   politeness: z.object({
+    crawlDelayFloorMs: set(int(0).default(250), 'TRAWL_CRAWL_DELAY_FLOOR_MS', 'Shortest robots.txt Crawl-delay honoured: a shorter one (above 0) is raised to this, so no robots.txt brings a host past 4 requests a second by default.'),
+    forceDelay: set(bool().default(false), 'TRAWL_DELAY_FORCE', 'true: TRAWL_MIN_DELAY_MS is the least delay of every host, and a Crawl-delay can only lengthen it (StormCrawler\'s fetcher.server.delay.force).'),
     maxDelayMs: set(int(0).default(60_000), 'TRAWL_MAX_DELAY_MS', 'Cap on the per-host delay (whatever the back-off or response times say; a Retry-After can exceed it).'),
-    adaptiveFactor: set(num(0, 100).default(5), 'TRAWL_ADAPTIVE_DELAY_FACTOR', 'The delay is at least this × the last response time (Heritrix uses 5); 0 turns it off.'),
+    adaptiveFactor: set(num(0, 100).default(5), 'TRAWL_ADAPTIVE_DELAY_FACTOR', 'The delay is at least this × the host\'s response time (time to the response headers; Heritrix uses 5 × the fetch time); 0 turns it off.'),
+    adaptiveResponseCapMs: set(int(0).default(5000), 'TRAWL_ADAPTIVE_RESPONSE_CAP_MS', 'The most one response time counts for in the adaptive term.'),
+    adaptiveSamples: set(int(1, 20).default(3), 'TRAWL_ADAPTIVE_SAMPLES', 'The adaptive term follows the lower median of the host\'s last this-many response times, so one slow URL does not slow its host (1: the last response alone).'),
     backoffBaseMs: set(int(0).default(5000), 'TRAWL_BACKOFF_BASE_MS', 'Per-host back-off after the first failure or throttle (429/503); doubles per consecutive one, halves per success.'),
     backoffMaxMs: set(int(0).default(600_000), 'TRAWL_BACKOFF_MAX_MS', 'Longest per-host back-off.'),
+    hostFailureThreshold: set(
+      int(1, 100).default(3),
+      'TRAWL_HOST_FAILURE_THRESHOLD',
+      'A failure of one URL while its host answers (a 500, a timeout waiting for its response) backs the host off only when it makes this many failures in a row at the host; throttling, connection and DNS failures, 502 and 504 back it off at once (1: every failure does).',
+    ),
     maxRetryAfterMs: set(int(0).default(3_600_000), 'TRAWL_MAX_RETRY_AFTER_MS', 'Longest Retry-After honoured (seconds or HTTP date, on 429 and 503).'),
   }),
 
@@ -66,6 +84,7 @@ export const configSchema = z.object({
     userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
     dlqMax: set(int(1).default(100_000), 'TRAWL_DLQ_MAX', 'Dead letters (BullMQ failed jobs) kept per fetch queue (partition); beyond it the oldest are removed, as are any older than 30 days.'),
+    timeoutAttempts: set(int(1, 50).default(2), 'TRAWL_TIMEOUT_ATTEMPTS', 'Tries per URL when the last one timed out (each held its host for up to TRAWL_FETCH_DEADLINE_MS); at most TRAWL_ATTEMPTS.'),
     retryBaseMs: set(int(0).default(5000), 'TRAWL_RETRY_BASE_MS', 'First retry delay; doubles per attempt, with jitter.'),
     retryMaxMs: set(int(0).default(600_000), 'TRAWL_RETRY_MAX_MS', 'Longest retry delay.'),
     leaseMs: set(int(1000).default(300_000), 'TRAWL_LEASE_MS', 'How long a dispatched URL may stay out before it is returned to the frontier (covers dead workers and dispatchers).'),
@@ -91,6 +110,11 @@ export const configSchema = z.object({
     window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
     bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
+  }),
+
+  scheduler: z.object({
+    leaseMs: set(int(500, 600_000).default(10_000), 'TRAWL_SCHEDULER_LEASE_MS', 'A scheduler owns each of its frontier partitions for this long and renews every third of it; when it dies, another scheduler takes its partitions within about this long.'),
+    repairEveryMs: set(int(100).default(30_000), 'TRAWL_REPAIR_EVERY_MS', 'How often the scheduler owning partition 0 pushes URLs a crash left recorded but never queued (older than twice `TRAWL_LEASE_MS`).'),
   }),
 
   seen: z.object({

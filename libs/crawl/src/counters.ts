@@ -28,6 +28,8 @@ export const COUNTERS = [
   'robotsFetched',
   'robotsUnavailable',
   'robotsDisallowed',
+  /** Links recorded as skipped, never fetched, for their file extension (TRAWL_SKIP_EXTENSIONS). */
+  'skippedExtensions',
   'nofollowPages',
   'tooManyRedirects',
   'throttled',

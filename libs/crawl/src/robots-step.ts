@@ -41,9 +41,9 @@ function fromDecision(decision: RobotsDecision): RobotsStep {
 }
 
 export interface RobotsDeps {
-  fetcher: Fetcher;
-  cache: RobotsCache;
-  counters: Counters;
+  fetcher: Pick<Fetcher, 'fetchRobots'>;
+  cache: Pick<RobotsCache, 'get' | 'set'>;
+  counters: Pick<Counters, 'add'>;
   now: () => number;
   /** Keeps the sitemaps a fetched robots.txt announces (for the freshness work). */
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;

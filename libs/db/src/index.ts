@@ -12,5 +12,6 @@ export {
   type RecordSitemapsResult,
   type UrlState,
 } from './database.js';
+export { Freshness, type FreshnessQuery, type FreshnessRow, type PageRecrawlRecord, type RecrawlUpdate, type StoredRecrawlState } from './freshness.js';
 export { isDataError } from './isolate.js';
 export { storableText, storableTextOrNull } from './text.js';

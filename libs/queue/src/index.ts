@@ -9,3 +9,14 @@ export {
   type FetchWorkerOptions,
   rerunLeaseId,
 } from './queues.js';
+export {
+  describeIssues,
+  SEEDS_QUEUE,
+  type SeedsJobData,
+  seedsJobSchema,
+  type SeedsJobResult,
+  SeedsQueue,
+  seedsQueuePrefix,
+  SeedsRejected,
+  SeedsWorker,
+} from './seeds.js';
