@@ -8,7 +8,7 @@ import { hasRedisBloom, RedisBloomFilter } from './redisbloom.js';
 /** The namespace's settings hash: choices made once per crawl that every process must share. */
 export const settingsKey = (prefix: string): string => `${prefix}:settings`;
 /** Field of the settings hash holding the seen-set backend ("redisbloom" or "lua"). */
-export const SEEN_BACKEND_FIELD = 'seenBackend';
+export const SEEN_BACKEND_FIELD = 'seen';
 
 const isBackend = (value: string | null): value is SeenBackend => value === 'redisbloom' || value === 'lua';
 
