@@ -89,8 +89,12 @@ export interface InsertDiscoveredResult {
 export interface RecordPagesResult {
   /** Records applied to crawled_pages and urls. */
   written: number;
-  /** Records that changed nothing because the rows hold a newer or final outcome (late, stale records). */
-  superseded: number;
+  /**
+   * Positions (in the call's argument) of records that changed nothing because the rows hold a
+   * newer or final outcome: late, stale records. Their jobs are finished all the same; anything
+   * derived from them (re-crawl state) must not be written either.
+   */
+  superseded: number[];
   /**
    * Records PostgreSQL refused: nothing of them was written. Dead-letter their jobs with
    * `reason`; `index` is the record's position in the call's argument.
@@ -286,23 +290,27 @@ export class Database {
    * PostgreSQL refuses is returned in `rejected`; the others are written.
    */
   async recordPages(records: readonly PageRecord[]): Promise<RecordPagesResult> {
-    let written = 0;
+    const superseded: number[] = [];
     const rejected: (RejectedRecord & { index: number })[] = [];
     const indexed = records.map((record, index) => ({ hash: record.hash, url: record.url, record, index }));
     for (const round of rounds(indexed)) {
-      const result = await writeIsolating(round, (part) => this.upsertPages(part.map((p) => p.record)));
-      written += result.results.reduce((sum, n) => sum + n, 0);
+      const result = await writeIsolating(round, async (part) => {
+        const applied = await this.upsertPages(part.map((p) => p.record));
+        return part.filter((p) => !applied.has(p.hash.toString('latin1'))).map((p) => p.index);
+      });
+      superseded.push(...result.results.flat());
       rejected.push(...result.rejected.map((r) => ({ ...rejectedRecord(r), index: r.row.index })));
     }
+    superseded.sort((a, b) => a - b);
     rejected.sort((a, b) => a.index - b.index);
-    return { written, superseded: records.length - written - rejected.length, rejected };
+    return { written: records.length - superseded.length - rejected.length, superseded, rejected };
   }
 
-  /** One statement for rows with distinct keys, in key order. Returns how many were applied. */
-  private async upsertPages(rows: readonly PageRecord[]): Promise<number> {
+  /** One statement for rows with distinct keys, in key order. Returns the keys applied (latin1). */
+  private async upsertPages(rows: readonly PageRecord[]): Promise<Set<string>> {
     const col = <K extends keyof PageRecord>(key: K) => rows.map((r) => r[key]);
     const text = (key: TextField) => rows.map((r) => storableTextOrNull(r[key]));
-    const { rowCount } = await this.pool.query(
+    const { rows: applied } = await this.pool.query<{ url_hash: Buffer }>(
       `WITH x AS (
          SELECT * FROM unnest(
            $1::bytea[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[], $7::text[], $8::text[], $9::text[],
@@ -338,7 +346,8 @@ export class Database {
        INSERT INTO ${this.t.urls} AS u (url_hash, url, host, depth, state)
        SELECT h, url, host, depth, state FROM x JOIN pages ON pages.url_hash = x.h
        ORDER BY h
-       ON CONFLICT (url_hash) DO UPDATE SET state = EXCLUDED.state, updated_at = now()`,
+       ON CONFLICT (url_hash) DO UPDATE SET state = EXCLUDED.state, updated_at = now()
+       RETURNING u.url_hash`,
       [
         col('hash'),
         text('url'),
@@ -369,7 +378,7 @@ export class Database {
         col('bodySkipped'),
       ],
     );
-    return rowCount ?? 0;
+    return new Set(applied.map((r) => r.url_hash.toString('latin1')));
   }
 
   /**
