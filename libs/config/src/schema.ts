@@ -83,6 +83,7 @@ export const configSchema = z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
     userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
+    dlqMax: set(int(1).default(100_000), 'TRAWL_DLQ_MAX', 'Dead letters (BullMQ failed jobs) kept per fetch queue (partition); beyond it the oldest are removed, as are any older than 30 days.'),
     timeoutAttempts: set(int(1, 50).default(2), 'TRAWL_TIMEOUT_ATTEMPTS', 'Tries per URL when the last one timed out (each held its host for up to TRAWL_FETCH_DEADLINE_MS); at most TRAWL_ATTEMPTS.'),
     retryBaseMs: set(int(0).default(5000), 'TRAWL_RETRY_BASE_MS', 'First retry delay; doubles per attempt, with jitter.'),
     retryMaxMs: set(int(0).default(600_000), 'TRAWL_RETRY_MAX_MS', 'Longest retry delay.'),
@@ -140,7 +141,7 @@ export const configSchema = z.object({
   }),
 
   seen: z.object({
-    backend: set(oneOf(['auto', 'redisbloom', 'lua']).default('auto'), 'TRAWL_SEEN_BACKEND', 'Bloom filter backend: RedisBloom (BF.*) if the server has it, else a Lua bitmap filter.'),
+    backend: set(oneOf(['auto', 'redisbloom', 'lua']).default('auto'), 'TRAWL_SEEN_BACKEND', 'Bloom filter backend. auto: RedisBloom (BF.*) if the server has it, else a Lua bitmap filter. Chosen once per namespace by its first process and recorded in Redis (`<namespace>:settings`); later processes follow the record, and one set to a different backend stops at start.'),
     capacity: set(int(1000).default(10_000_000), 'TRAWL_SEEN_CAPACITY', 'Expected distinct URLs before the filter adds a layer.'),
     errorRate: set(num(0.000001, 0.5).default(0.01), 'TRAWL_SEEN_ERROR_RATE', 'Bloom false-positive target (false positives are confirmed in PostgreSQL, never dropped).'),
     shards: set(int(1, 256).default(1), 'TRAWL_SEEN_SHARDS', 'Independent filters (Redis Cluster slots) the seen-set is split over.'),

@@ -197,9 +197,10 @@ export class Discovery {
     const unseen = distinct.filter((_, i) => verdicts.unseen[i]);
     const skipped = await this.skipReasons(unseen);
 
-    const inserted = await db.insertDiscovered(
+    const { inserted, rejected } = await db.insertDiscovered(
       unseen.map((c, i) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from, skipReason: skipped[i] ?? null })),
     );
+    if (rejected.length > 0) this.deps.logger.warn({ rejected: rejected.map((r) => ({ url: r.url, reason: r.reason })) }, 'PostgreSQL refused discovered URLs; they are dropped');
     seen.markKnown(unseen.map((c) => c.hash));
     const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));
     const toPush = unseen.filter((c, i) => insertedKeys.has(c.hash.toString('latin1')) && skipped[i] === null);

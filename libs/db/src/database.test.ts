@@ -1,41 +1,7 @@
-import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, PageRecord } from './database.js';
-import { TEST_DATABASE_URL, testDatabase } from './testing/index.js';
+import type { Database } from './database.js';
+import { discovered, fp, record, TEST_DATABASE_URL, testDatabase } from './testing/index.js';
 import { Database as Db, probePostgres } from './database.js';
-
-const fp = (url: string) => createHash('sha256').update(url).digest().subarray(0, 16);
-const discovered = (url: string, depth = 1) => ({ hash: fp(url), url, host: new URL(url).host, depth, from: null });
-const record = (url: string, overrides: Partial<PageRecord> = {}): PageRecord => ({
-  hash: fp(url),
-  url,
-  host: new URL(url).host,
-  depth: 1,
-  state: 'done',
-  httpStatus: 200,
-  contentType: 'text/html',
-  contentHash: 'abc',
-  storageKey: 'ab/cd/abc.gz',
-  fetchedAt: 1_700_000_000_000,
-  contentLength: 100,
-  truncated: false,
-  fetchMs: 12,
-  redirectTo: null,
-  canonicalUrl: null,
-  linksFound: 3,
-  errorCode: null,
-  errorMessage: null,
-  changeFrequencyS: 86_400,
-  lastChangedAt: 1_700_000_000_000,
-  nextCrawlAt: 1_700_086_400_000,
-  etag: '"e1"',
-  lastModified: null,
-  charset: 'UTF-8',
-  noindex: false,
-  nofollow: false,
-  bodySkipped: false,
-  ...overrides,
-});
 
 let db: Database;
 let cleanup: () => Promise<void>;
@@ -55,9 +21,9 @@ describe('Database', () => {
   it('discovery inserts only unknown URLs and says which it inserted', async () => {
     const a = discovered('http://a.example/1');
     const b = discovered('http://a.example/2');
-    const first = await db.insertDiscovered([a, b, a]);
+    const { inserted: first } = await db.insertDiscovered([a, b, a]);
     expect(first.map((h) => h.toString('hex')).sort()).toEqual([a.hash, b.hash].map((h) => h.toString('hex')).sort());
-    const second = await db.insertDiscovered([a, discovered('http://a.example/3')]);
+    const { inserted: second } = await db.insertDiscovered([a, discovered('http://a.example/3')]);
     expect(second.map((h) => h.toString('hex'))).toEqual([fp('http://a.example/3').toString('hex')]);
     const known = await db.existing([a.hash, fp('http://nowhere.example/')]);
     expect(known.has(a.hash.toString('latin1'))).toBe(true);
@@ -67,7 +33,7 @@ describe('Database', () => {
   it('concurrent discoverers of one URL: exactly one inserts it', async () => {
     const url = discovered('http://race.example/x');
     const results = await Promise.all(Array.from({ length: 8 }, () => db.insertDiscovered([url])));
-    expect(results.filter((r) => r.length === 1).length).toBe(1);
+    expect(results.filter((r) => r.inserted.length === 1).length).toBe(1);
   });
 
   it('finds URLs inserted but never confirmed queued', async () => {
@@ -106,7 +72,7 @@ describe('Database', () => {
 
   it('handles a large batch in one statement', async () => {
     const urls = Array.from({ length: 5000 }, (_, i) => discovered(`http://big.example/${i}`));
-    expect((await db.insertDiscovered(urls)).length).toBe(5000);
+    expect((await db.insertDiscovered(urls)).inserted.length).toBe(5000);
     await db.recordPages(urls.map((u) => record(u.url)));
     expect((await db.counts()).pages).toBeGreaterThanOrEqual(5000);
   });

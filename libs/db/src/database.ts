@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
 import pg from 'pg';
+import { type Rejection, writeIsolating } from './isolate.js';
+import { storableText, storableTextOrNull } from './text.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
 
@@ -64,6 +66,47 @@ export interface DatabaseOptions {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** The PageRecord fields written to text columns (each goes through storableText). */
+type TextField = 'url' | 'host' | 'contentType' | 'contentHash' | 'storageKey' | 'redirectTo' | 'canonicalUrl' | 'errorCode' | 'errorMessage' | 'etag' | 'lastModified' | 'charset';
+
+/** A record PostgreSQL refused (the rest of its batch was written), with the reason to dead-letter it with. */
+export interface RejectedRecord {
+  hash: Buffer;
+  url: string;
+  /** SQLSTATE of the refusal (class 22 or 23). */
+  sqlState: string;
+  /** `ERR_DATABASE: PostgreSQL refused the row: … [SQLSTATE …]`. */
+  reason: string;
+}
+
+export interface InsertDiscoveredResult {
+  /** Fingerprints this call inserted: only these may be pushed to the frontier. */
+  inserted: Buffer[];
+  /** URLs PostgreSQL refused: not inserted, never to be pushed. */
+  rejected: RejectedRecord[];
+}
+
+export interface RecordPagesResult {
+  /** Records applied to crawled_pages and urls. */
+  written: number;
+  /**
+   * Positions (in the call's argument) of records that changed nothing because the rows hold a
+   * newer or final outcome: late, stale records. Their jobs are finished all the same; anything
+   * derived from them (re-crawl state) must not be written either.
+   */
+  superseded: number[];
+  /**
+   * Records PostgreSQL refused: nothing of them was written. Dead-letter their jobs with
+   * `reason`; `index` is the record's position in the call's argument.
+   */
+  rejected: (RejectedRecord & { index: number })[];
+}
+
+export interface RecordSitemapsResult {
+  written: number;
+  rejected: { url: string; sqlState: string; reason: string }[];
+}
+
 /** Keeps the last row per key: a multi-row upsert may not touch one key twice. */
 function lastPerKey<T extends { hash: Buffer }>(rows: readonly T[]): T[] {
   const byKey = new Map<string, T>();
@@ -71,7 +114,41 @@ function lastPerKey<T extends { hash: Buffer }>(rows: readonly T[]): T[] {
   return [...byKey.values()];
 }
 
-const toDate = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+/**
+ * Rows in key order. Every multi-row write locks its rows in the order it meets them; writers
+ * that all go in one order cannot deadlock on each other (PostgreSQL's 40P01), whatever order
+ * their callers batched the keys in.
+ */
+function inKeyOrder<T extends { hash: Buffer }>(rows: readonly T[]): T[] {
+  return [...rows].sort((a, b) => Buffer.compare(a.hash, b.hash));
+}
+
+/**
+ * Splits rows into successive rounds in which each key appears once (a multi-row upsert may not
+ * touch one key twice), keeping their order: the second record of a key is written after the
+ * first, so the upsert's own rules decide between them, not the batching.
+ */
+function rounds<T extends { hash: Buffer }>(rows: readonly T[]): T[][] {
+  const out: T[][] = [];
+  const seen = new Map<string, number>();
+  for (const row of rows) {
+    const key = row.hash.toString('latin1');
+    const round = seen.get(key) ?? 0;
+    seen.set(key, round + 1);
+    (out[round] ??= []).push(row);
+  }
+  return out.map(inKeyOrder);
+}
+
+/** Epoch ms as a timestamp; an invalid time becomes NULL (a NOT NULL column then refuses the row). */
+const toDate = (ms: number | null): Date | null => (ms === null || !Number.isFinite(ms) ? null : new Date(ms));
+
+const rejectedRecord = <T extends { hash: Buffer; url: string }>(r: Rejection<T>): RejectedRecord => ({
+  hash: r.row.hash,
+  url: r.row.url,
+  sqlState: r.sqlState,
+  reason: r.reason,
+});
 
 /**
  * PostgreSQL access for one crawl namespace: every known URL (`urls`) and every fetched page
@@ -132,28 +209,42 @@ export class Database {
 
   /**
    * Discovery: inserts URLs not yet known (state 'new', or 'skipped' with a reason) and returns
-   * the fingerprints this call inserted. Only those may be pushed to the frontier: when two workers race on one URL, the
-   * insert decides who queues it.
+   * the fingerprints this call inserted. Only those may be pushed to the frontier: when two
+   * workers race on one URL, the insert decides who queues it. A URL PostgreSQL refuses is
+   * returned in `rejected` and the rest are inserted.
    */
-  async insertDiscovered(urls: readonly DiscoveredUrl[]): Promise<Buffer[]> {
-    if (urls.length === 0) return [];
-    const rows = lastPerKey(urls);
-    const { rows: inserted } = await this.pool.query<{ url_hash: Buffer }>(
-      `INSERT INTO ${this.t.urls} (url_hash, url, host, depth, state, discovered_from, skip_reason)
-       SELECT h, u, o, d, CASE WHEN s IS NULL THEN 'new' ELSE 'skipped' END, f, s
-       FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::text[]) AS x(h, u, o, d, f, s)
-       ON CONFLICT (url_hash) DO NOTHING
-       RETURNING url_hash`,
-      [rows.map((r) => r.hash), rows.map((r) => r.url), rows.map((r) => r.host), rows.map((r) => r.depth), rows.map((r) => r.from), rows.map((r) => r.skipReason ?? null)],
-    );
-    return inserted.map((r) => r.url_hash);
+  async insertDiscovered(urls: readonly DiscoveredUrl[]): Promise<InsertDiscoveredResult> {
+    if (urls.length === 0) return { inserted: [], rejected: [] };
+    const rows = inKeyOrder(lastPerKey(urls));
+    const { results, rejected } = await writeIsolating(rows, async (part) => {
+      const { rows: inserted } = await this.pool.query<{ url_hash: Buffer }>(
+        `INSERT INTO ${this.t.urls} (url_hash, url, host, depth, state, discovered_from, skip_reason)
+         SELECT h, u, o, d, CASE WHEN s IS NULL THEN 'new' ELSE 'skipped' END, f, s
+         FROM unnest($1::bytea[], $2::text[], $3::text[], $4::int[], $5::bytea[], $6::text[]) AS x(h, u, o, d, f, s)
+         ORDER BY h
+         ON CONFLICT (url_hash) DO NOTHING
+         RETURNING url_hash`,
+        [
+          part.map((r) => r.hash),
+          part.map((r) => storableText(r.url)),
+          part.map((r) => storableText(r.host)),
+          part.map((r) => r.depth),
+          part.map((r) => r.from),
+          part.map((r) => storableTextOrNull(r.skipReason)),
+        ],
+      );
+      return inserted.map((r) => r.url_hash);
+    });
+    return { inserted: results.flat(), rejected: rejected.map(rejectedRecord) };
   }
 
   /** The frontier now holds these URLs. */
   async markQueued(hashes: readonly Buffer[]): Promise<void> {
     if (hashes.length === 0) return;
+    // Rows are locked in key order (see inKeyOrder) before they are updated.
     await this.pool.query(
-      `UPDATE ${this.t.urls} SET state = 'queued', updated_at = now() WHERE url_hash = ANY($1::bytea[]) AND state = 'new'`,
+      `WITH k AS (SELECT url_hash FROM ${this.t.urls} WHERE url_hash = ANY($1::bytea[]) AND state = 'new' ORDER BY url_hash FOR UPDATE)
+       UPDATE ${this.t.urls} u SET state = 'queued', updated_at = now() FROM k WHERE u.url_hash = k.url_hash AND u.state = 'new'`,
       [hashes],
     );
   }
@@ -188,14 +279,38 @@ export class Database {
   }
 
   /**
-   * Records fetch outcomes: upserts crawled_pages and sets urls.state, in one statement. A URL
-   * missing from `urls` (a job added by hand) is inserted.
+   * Records fetch outcomes: upserts crawled_pages and sets urls.state, in one statement per batch.
+   * A URL missing from `urls` (a job added by hand) is inserted. Late, stale records change
+   * nothing (they count as `superseded`):
+   *   - a record fetched before the page row's `fetched_at` is older than what the row holds;
+   *   - within one crawl generation `done` is final: a record in another state (failed, skipped)
+   *     replaces a done row only if it was fetched at or after the row's `next_crawl_at`, i.e.
+   *     by a re-crawl; a done row without `next_crawl_at` is never replaced that way.
+   * Records of one URL in one call are applied in order, each under those rules. A record
+   * PostgreSQL refuses is returned in `rejected`; the others are written.
    */
-  async recordPages(records: readonly PageRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    const rows = lastPerKey(records);
+  async recordPages(records: readonly PageRecord[]): Promise<RecordPagesResult> {
+    const superseded: number[] = [];
+    const rejected: (RejectedRecord & { index: number })[] = [];
+    const indexed = records.map((record, index) => ({ hash: record.hash, url: record.url, record, index }));
+    for (const round of rounds(indexed)) {
+      const result = await writeIsolating(round, async (part) => {
+        const applied = await this.upsertPages(part.map((p) => p.record));
+        return part.filter((p) => !applied.has(p.hash.toString('latin1'))).map((p) => p.index);
+      });
+      superseded.push(...result.results.flat());
+      rejected.push(...result.rejected.map((r) => ({ ...rejectedRecord(r), index: r.row.index })));
+    }
+    superseded.sort((a, b) => a - b);
+    rejected.sort((a, b) => a.index - b.index);
+    return { written: records.length - superseded.length - rejected.length, superseded, rejected };
+  }
+
+  /** One statement for rows with distinct keys, in key order. Returns the keys applied (latin1). */
+  private async upsertPages(rows: readonly PageRecord[]): Promise<Set<string>> {
     const col = <K extends keyof PageRecord>(key: K) => rows.map((r) => r[key]);
-    await this.pool.query(
+    const text = (key: TextField) => rows.map((r) => storableTextOrNull(r[key]));
+    const { rows: applied } = await this.pool.query<{ url_hash: Buffer }>(
       `WITH x AS (
          SELECT * FROM unnest(
            $1::bytea[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[], $7::text[], $8::text[], $9::text[],
@@ -206,12 +321,14 @@ export class Database {
                 charset, noindex, nofollow, skipped)
        ),
        pages AS (
-         INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
+         INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, state, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
            content_length, truncated, fetch_ms, redirect_to, canonical_url, links_found, error_code, error_message,
            change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified, charset, noindex, nofollow, body_skipped)
-         SELECT h, url, host, depth, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
+         SELECT h, url, host, depth, state, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
            freq, changed, nxt, etag, lastmod, charset, noindex, nofollow, skipped FROM x
+         ORDER BY h
          ON CONFLICT (url_hash) DO UPDATE SET
+           state = EXCLUDED.state,
            http_status = EXCLUDED.http_status, content_type = EXCLUDED.content_type,
            content_hash = COALESCE(EXCLUDED.content_hash, p.content_hash), storage_key = COALESCE(EXCLUDED.storage_key, p.storage_key),
            fetched_at = EXCLUDED.fetched_at, last_crawled_at = EXCLUDED.last_crawled_at, content_length = EXCLUDED.content_length,
@@ -221,62 +338,88 @@ export class Database {
            last_changed_at = EXCLUDED.last_changed_at, next_crawl_at = EXCLUDED.next_crawl_at,
            etag = COALESCE(EXCLUDED.etag, p.etag), last_modified = COALESCE(EXCLUDED.last_modified, p.last_modified),
            charset = EXCLUDED.charset, noindex = EXCLUDED.noindex, nofollow = EXCLUDED.nofollow, body_skipped = EXCLUDED.body_skipped
+         -- Late, stale records change nothing (see recordPages).
+         WHERE p.fetched_at <= EXCLUDED.fetched_at
+           AND (p.state IS DISTINCT FROM 'done' OR EXCLUDED.state = 'done' OR EXCLUDED.fetched_at >= p.next_crawl_at)
+         RETURNING url_hash
        )
        INSERT INTO ${this.t.urls} AS u (url_hash, url, host, depth, state)
-       SELECT h, url, host, depth, state FROM x
-       ON CONFLICT (url_hash) DO UPDATE SET state = EXCLUDED.state, updated_at = now()`,
+       SELECT h, url, host, depth, state FROM x JOIN pages ON pages.url_hash = x.h
+       ORDER BY h
+       ON CONFLICT (url_hash) DO UPDATE SET state = EXCLUDED.state, updated_at = now()
+       RETURNING u.url_hash`,
       [
         col('hash'),
-        col('url'),
-        col('host'),
+        text('url'),
+        text('host'),
         col('depth'),
         col('state'),
         col('httpStatus'),
-        col('contentType'),
-        col('contentHash'),
-        col('storageKey'),
-        rows.map((r) => new Date(r.fetchedAt)),
+        text('contentType'),
+        text('contentHash'),
+        text('storageKey'),
+        rows.map((r) => toDate(r.fetchedAt)),
         col('contentLength'),
         col('truncated'),
         col('fetchMs'),
-        col('redirectTo'),
-        col('canonicalUrl'),
+        text('redirectTo'),
+        text('canonicalUrl'),
         col('linksFound'),
-        col('errorCode'),
-        col('errorMessage'),
+        text('errorCode'),
+        text('errorMessage'),
         col('changeFrequencyS'),
         rows.map((r) => toDate(r.lastChangedAt)),
         rows.map((r) => toDate(r.nextCrawlAt)),
-        col('etag'),
-        col('lastModified'),
-        col('charset'),
+        text('etag'),
+        text('lastModified'),
+        text('charset'),
         col('noindex'),
         col('nofollow'),
         col('bodySkipped'),
       ],
     );
+    return new Set(applied.map((r) => r.url_hash.toString('latin1')));
   }
 
-  /** Records the sitemaps an origin's robots.txt announces (seen again: last_seen_at moves). */
-  async recordSitemaps(origin: string, urls: readonly string[]): Promise<void> {
-    if (urls.length === 0) return;
-    const distinct = [...new Set(urls)];
-    await this.pool.query(
-      `INSERT INTO ${this.t.sitemaps} (url, origin) SELECT u, $2 FROM unnest($1::text[]) AS x(u)
-       ON CONFLICT (url) DO UPDATE SET last_seen_at = now(), origin = EXCLUDED.origin`,
-      [distinct, origin],
-    );
+  /**
+   * Records the sitemaps an origin's robots.txt announces (seen again: last_seen_at moves). A URL
+   * PostgreSQL refuses is returned in `rejected`; the others are written.
+   */
+  async recordSitemaps(origin: string, urls: readonly string[]): Promise<RecordSitemapsResult> {
+    // Distinct after cleaning: two URLs that differ only by a NUL are one row.
+    const distinct = [...new Set(urls.map(storableText))].sort();
+    if (distinct.length === 0) return { written: 0, rejected: [] };
+    const { results, rejected } = await writeIsolating(distinct, async (part) => {
+      const { rowCount } = await this.pool.query(
+        `INSERT INTO ${this.t.sitemaps} (url, origin) SELECT u, $2 FROM unnest($1::text[]) AS x(u) ORDER BY u COLLATE "C"
+         ON CONFLICT (url) DO UPDATE SET last_seen_at = now(), origin = EXCLUDED.origin`,
+        [part, storableText(origin)],
+      );
+      return rowCount ?? 0;
+    });
+    return {
+      written: results.reduce((sum, n) => sum + n, 0),
+      rejected: rejected.map((r) => ({ url: r.row, sqlState: r.sqlState, reason: r.reason })),
+    };
   }
 
   async sitemapsOf(origin: string): Promise<string[]> {
-    const { rows } = await this.pool.query<{ url: string }>(`SELECT url FROM ${this.t.sitemaps} WHERE origin = $1 ORDER BY url`, [origin]);
+    const { rows } = await this.pool.query<{ url: string }>(`SELECT url FROM ${this.t.sitemaps} WHERE origin = $1 ORDER BY url`, [storableText(origin)]);
     return rows.map((r) => r.url);
   }
 
-  /** Sets urls.state without a page record (robots, scope, …). */
+  /**
+   * Sets urls.state without a page record (robots, scope, …). A done URL keeps its state: only a
+   * page record of a later crawl generation replaces it (see recordPages).
+   */
   async setState(hashes: readonly Buffer[], state: UrlState): Promise<void> {
     if (hashes.length === 0) return;
-    await this.pool.query(`UPDATE ${this.t.urls} SET state = $2, updated_at = now() WHERE url_hash = ANY($1::bytea[])`, [hashes, state]);
+    // Rows are locked in key order (see inKeyOrder) before they are updated.
+    await this.pool.query(
+      `WITH k AS (SELECT url_hash FROM ${this.t.urls} WHERE url_hash = ANY($1::bytea[]) AND state <> 'done' ORDER BY url_hash FOR UPDATE)
+       UPDATE ${this.t.urls} u SET state = $2, updated_at = now() FROM k WHERE u.url_hash = k.url_hash AND u.state <> 'done'`,
+      [hashes, state],
+    );
   }
 
   async counts(): Promise<{ urls: Record<UrlState, number>; pages: number; byStatus: Record<string, number> }> {

@@ -2,12 +2,18 @@ export {
   Database,
   type DatabaseOptions,
   type DiscoveredUrl,
+  type InsertDiscoveredResult,
   ensureDatabase,
   type PageHistory,
   type PageRecord,
   probePostgres,
+  type RecordPagesResult,
+  type RejectedRecord,
+  type RecordSitemapsResult,
   type UrlState,
 } from './database.js';
 export { Freshness, type FreshnessQuery, type FreshnessRow, type PageRecrawlRecord, type RecrawlUpdate, type StoredRecrawlState } from './freshness.js';
 export { type DuePage, makeDueNow, pageValidators, takeDuePages } from './recrawl-sweep.js';
 export { Sitemaps } from './sitemaps.js';
+export { isDataError } from './isolate.js';
+export { storableText, storableTextOrNull } from './text.js';

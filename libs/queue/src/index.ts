@@ -1,5 +1,14 @@
 export { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
-export { type DeadLetter, FetchQueues, type FetchQueueOptions, FetchWorker, type FetchWorkerOptions } from './queues.js';
+export {
+  DEAD_LETTER_MAX_AGE_S,
+  type DeadLetter,
+  DEFAULT_DEAD_LETTER_MAX,
+  FetchQueues,
+  type FetchQueueOptions,
+  FetchWorker,
+  type FetchWorkerOptions,
+  rerunLeaseId,
+} from './queues.js';
 export {
   describeIssues,
   SEEDS_QUEUE,

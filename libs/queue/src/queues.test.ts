@@ -82,20 +82,49 @@ describe('FetchQueues and FetchWorker', () => {
     });
   });
 
-  it('re-runs dead letters with fresh attempts', async () => {
+  it('re-runs dead letters with fresh attempts and a fresh, explicit lease id each time', async () => {
     let rounds = 0;
+    const runs: { id: string; lease: string | undefined; attempt: number }[] = [];
     await withWorker(2, async (ctx) => {
       rounds += 1;
-      return rounds <= 2 ? { outcome: 'dead', reason: `ERR_HTTP_5XX: try ${ctx.attempt}` } : { outcome: 'done', summary: {} };
+      runs.push({ id: ctx.id, lease: ctx.data.l, attempt: ctx.attempt });
+      return rounds <= 3 ? { outcome: 'dead', reason: `ERR_HTTP_5XX: try ${ctx.attempt}` } : { outcome: 'done', summary: {} };
     }, async (queues) => {
       await queues.addLeased(0, [job('p0-7'), job('p0-8')]);
       await until(async () => (await queues.counts()).failed === 2);
       expect(await queues.retryDeadLetters(['p0-7', 'nope'])).toBe(1);
+      await until(async () => (await queues.counts()).failed === 2 && runs.length === 3);
+      expect(await queues.retryDeadLetters(['p0-7'])).toBe(1);
       await until(async () => (await queues.counts()).completed === 1);
       expect(await queues.retryDeadLetters('all')).toBe(1);
       await until(async () => (await queues.counts()).completed === 2);
       expect(await queues.deadLetters()).toEqual([]);
     });
+    const p07 = runs.filter((r) => r.id === 'p0-7');
+    expect(p07.map((r) => r.attempt)).toEqual([1, 1, 1]);
+    expect(p07[0]?.lease).toBe('p0-7');
+    expect(p07[1]?.lease).toMatch(/^r-[0-9a-f-]{36}$/);
+    expect(p07[2]?.lease).toMatch(/^r-[0-9a-f-]{36}$/);
+    expect(new Set(p07.map((r) => r.lease)).size).toBe(3);
+    expect(runs.find((r) => r.id === 'p0-8' && r.lease !== 'p0-8')?.lease).toMatch(/^r-/);
+  });
+
+  it('caps the dead-letter queue by count, keeping the newest', async () => {
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1, deadLetterMax: 3 });
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async (ctx) => ({ outcome: 'dead', reason: `ERR_HTTP_4XX: ${ctx.id}` }));
+    void worker.run();
+    try {
+      for (let i = 1; i <= 6; i += 1) {
+        await queues.addLeased(0, [job(`cap-${i}`)]);
+        await until(async () => (await queues.queue(0).getJobState(`cap-${i}`)) === 'failed');
+      }
+      expect((await queues.counts()).failed).toBe(3);
+      expect((await queues.deadLetters()).map((d) => d.id).sort()).toEqual(['cap-4', 'cap-5', 'cap-6']);
+    } finally {
+      await worker.close();
+      await queues.close();
+    }
   });
 
   it('dead-letters a job with an invalid payload and says why', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
@@ -9,12 +10,19 @@ export interface FetchQueueOptions {
   attempts: number;
   /** Completed jobs kept for operators to look at. */
   keepCompleted?: KeepJobs;
-  /** Failed jobs (the dead-letter queue) kept. */
-  keepFailed?: KeepJobs;
+  /**
+   * Dead letters (BullMQ's failed set) kept per partition at most: beyond it the oldest go
+   * (TRAWL_DLQ_MAX; default 100 000). Dead letters older than 30 days go too.
+   */
+  deadLetterMax?: number;
 }
 
 const DEFAULT_KEEP_COMPLETED: KeepJobs = { count: 1000, age: 3600 };
-const DEFAULT_KEEP_FAILED: KeepJobs = { age: 30 * 24 * 3600 };
+export const DEAD_LETTER_MAX_AGE_S = 30 * 24 * 3600;
+export const DEFAULT_DEAD_LETTER_MAX = 100_000;
+
+/** A fresh lease id for a dead letter run again: unknown to the frontier, so the gate adopts it. */
+export const rerunLeaseId = (): string => `r-${randomUUID()}`;
 
 export interface DeadLetter {
   id: string;
@@ -77,7 +85,7 @@ export class FetchQueues {
           attempts: this.options.attempts,
           backoff: { type: 'trawl' },
           removeOnComplete: this.options.keepCompleted ?? DEFAULT_KEEP_COMPLETED,
-          removeOnFail: this.options.keepFailed ?? DEFAULT_KEEP_FAILED,
+          removeOnFail: { age: DEAD_LETTER_MAX_AGE_S, count: this.options.deadLetterMax ?? DEFAULT_DEAD_LETTER_MAX },
         },
       })),
     );
@@ -109,8 +117,11 @@ export class FetchQueues {
   }
 
   /**
-   * Re-runs dead-lettered jobs (all, or those ids) with fresh attempts. They go through the host
-   * gate like any job. Returns how many were moved back to waiting.
+   * Re-runs dead-lettered jobs (all, or those ids) with fresh attempts and a fresh, explicit
+   * lease id (`l`: `r-<uuid>`). They go through the host gate like any job, which adopts a lease
+   * it has never seen. The old lease id would not do: its lease may have expired while the job
+   * was failing, leaving a tombstone, and the gate drops a job whose lease is tombstoned as
+   * stale, so the re-run would vanish unfetched. Returns how many were moved back to waiting.
    */
   async retryDeadLetters(ids: readonly string[] | 'all'): Promise<number> {
     let moved = 0;
@@ -118,6 +129,9 @@ export class FetchQueues {
       const jobs = ids === 'all' ? await queue.getFailed() : (await Promise.all(ids.map((id) => queue.getJob(id)))).filter((j) => j !== undefined);
       for (const job of jobs) {
         if ((await job.getState()) !== 'failed') continue;
+        const data: unknown = job.data;
+        // A payload that is not an object (dead-lettered as invalid) is re-run as it is, to fail the same way.
+        if (data !== null && typeof data === 'object' && !Array.isArray(data)) await job.updateData({ ...data, l: rerunLeaseId() });
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         moved += 1;
       }

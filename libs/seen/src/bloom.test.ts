@@ -1,12 +1,17 @@
-import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
-import { createRedis } from '@trawl/redis';
+import { testRedis } from '@trawl/redis/testing';
 import { afterAll } from 'vitest';
 import { LuaBloomFilter } from './lua-bloom.js';
-import { hasRedisBloom, RedisBloomFilter } from './redisbloom.js';
-import { bloomContract } from './testing/index.js';
+import { RedisBloomFilter } from './redisbloom.js';
+import { bloomContract, testRedisBloom } from './testing/index.js';
 
+// Both backends, every run. The Lua bitmap filter runs on the standard test server (no modules);
+// RedisBloom on the RedisBloom test server (REDISBLOOM_URL), and fails loudly when it is missing.
 const t = testRedis('seen');
-afterAll(() => t.cleanup());
+const rb = testRedisBloom('seen');
+afterAll(async () => {
+  await t.cleanup();
+  await rb.cleanup();
+});
 let n = 0;
 
 bloomContract('lua-bitmap', async (options) => {
@@ -14,16 +19,11 @@ bloomContract('lua-bitmap', async (options) => {
   return { filter, cleanup: () => filter.clear() };
 });
 
-// Set TRAWL_TEST_REDISBLOOM_URL to a server with the module (redis-stack, Redis 8) to run this
-// contract there; by default it runs against the test server and reports when the module is absent.
-const bloomUrl = process.env.TRAWL_TEST_REDISBLOOM_URL ?? TEST_REDIS_URL;
-const bloomRedis = createRedis(bloomUrl, { name: 'trawl-seen-redisbloom' });
-afterAll(() => bloomRedis.disconnect());
 bloomContract(
   'redisbloom',
   async (options) => {
-    const filter = new RedisBloomFilter(bloomRedis, { ...options, prefix: `${t.prefix}:rb${(n += 1)}` });
+    const filter = new RedisBloomFilter(rb.redis, { ...options, prefix: `${rb.prefix}:${(n += 1)}` });
     return { filter, cleanup: () => filter.clear() };
   },
-  () => hasRedisBloom(bloomRedis),
+  rb.ready,
 );

@@ -1,5 +1,6 @@
 export { type BloomBackendName, type BloomFilter, type BloomInfo, type BloomOptions } from './bloom.js';
-export { type BloomBackendChoice, createBloomFilter } from './factory.js';
+export { type BackendDecision, type BackendFacts, type BloomBackendChoice, decideBackend, type SeenBackend } from './backend-choice.js';
+export { createBloomFilter, SEEN_BACKEND_FIELD, settingsKey } from './factory.js';
 export { LuaBloomFilter } from './lua-bloom.js';
 export { hasRedisBloom, RedisBloomFilter } from './redisbloom.js';
 export { type ExactStore, SeenSet, type SeenVerdicts } from './seen-set.js';

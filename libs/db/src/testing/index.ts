@@ -18,3 +18,4 @@ export async function testDatabase(label = 'test'): Promise<{ db: Database; sche
     },
   };
 }
+export { discovered, fp, record } from './records.js';

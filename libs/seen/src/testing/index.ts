@@ -1,27 +1,66 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { createRedis, deleteByPrefix, probeRedis, type Redis } from '@trawl/redis';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { BloomFilter, BloomOptions } from '../bloom.js';
+import { hasRedisBloom } from '../redisbloom.js';
 
 export const randomFingerprints = (n: number): Buffer[] => Array.from({ length: n }, () => randomBytes(16));
 
 /**
+ * Where tests find a Redis with the RedisBloom module: REDISBLOOM_URL, else the throwaway server
+ * `bash .ci/run` starts on port 6380 with the module vendored in test/redisbloom/.
+ */
+export const TEST_REDISBLOOM_URL = process.env.REDISBLOOM_URL ?? 'redis://127.0.0.1:6380';
+
+/**
+ * A connection to the RedisBloom test server and a key namespace of the test file's own.
+ * `ready()` throws, naming the URL and how to start the server, when nothing answers there or the
+ * server lacks the module: the RedisBloom backend is tested on every run, never skipped.
+ */
+export function testRedisBloom(label: string): { redis: Redis; prefix: string; ready: () => Promise<void>; cleanup: () => Promise<void> } {
+  const redis = createRedis(TEST_REDISBLOOM_URL, { name: `trawl-${label}-redisbloom` });
+  redis.on('error', () => undefined);
+  const prefix = `t-${label}-rb-${randomBytes(4).toString('hex')}`;
+  let reachable = false;
+  let checked: Promise<void> | undefined;
+  const check = async (): Promise<void> => {
+    const howTo = 'start it with `bash .ci/run` (or by hand, see test/redisbloom/README.md), or point REDISBLOOM_URL at a Redis with the module';
+    if (!(await probeRedis(TEST_REDISBLOOM_URL, 2000))) {
+      redis.disconnect();
+      throw new Error(`the RedisBloom test server is missing: nothing answers at ${TEST_REDISBLOOM_URL} (REDISBLOOM_URL); ${howTo}`);
+    }
+    if (!(await hasRedisBloom(redis))) {
+      throw new Error(`the Redis at ${TEST_REDISBLOOM_URL} (REDISBLOOM_URL) has no RedisBloom module (BF.* commands); ${howTo}`);
+    }
+    reachable = true;
+  };
+  return {
+    redis,
+    prefix,
+    ready: () => (checked ??= check()),
+    async cleanup() {
+      if (reachable) await deleteByPrefix(redis, prefix);
+      redis.disconnect();
+    },
+  };
+}
+
+/**
  * The contract every Bloom backend meets. `make` returns a fresh, empty filter for the given
- * options (its own key namespace) and a cleanup.
+ * options (its own key namespace) and a cleanup. `ready` checks the backend's server first; when
+ * it throws, every test of the contract fails with its message (a missing backend is a failure,
+ * not a skip).
  */
 export function bloomContract(
   name: string,
   make: (options: Omit<BloomOptions, 'prefix'>) => Promise<{ filter: BloomFilter; cleanup: () => Promise<void> }>,
-  available: () => Promise<boolean> = async () => true,
+  ready: () => Promise<void> = async () => undefined,
 ): void {
-  describe(`Bloom filter contract: ${name}`, async () => {
-    const ok = await available();
-    if (!ok) {
-      // Said plainly, not silently skipped: this server cannot run this backend.
-      console.warn(`[seen] ${name}: the Redis server lacks this backend (no RedisBloom module); its contract run is skipped here.`);
-    }
-    const test = ok ? it : it.skip;
+  describe(`Bloom filter contract: ${name}`, () => {
+    // Before each test, so each one fails with the reason (a failed beforeAll reports them as skipped).
+    beforeEach(ready);
 
-    test('says new once, then maybe-seen', async () => {
+    it('says new once, then maybe-seen', async () => {
       const { filter, cleanup } = await make({ capacity: 10_000, errorRate: 0.01, shards: 1 });
       try {
         const fps = randomFingerprints(100);
@@ -33,7 +72,7 @@ export function bloomContract(
       }
     });
 
-    test('a fingerprint repeated in one batch is new only once', async () => {
+    it('a fingerprint repeated in one batch is new only once', async () => {
       const { filter, cleanup } = await make({ capacity: 1000, errorRate: 0.01, shards: 1 });
       try {
         const [a, b] = randomFingerprints(2) as [Buffer, Buffer];
@@ -43,7 +82,7 @@ export function bloomContract(
       }
     });
 
-    test('mightContain does not add', async () => {
+    it('mightContain does not add', async () => {
       const { filter, cleanup } = await make({ capacity: 1000, errorRate: 0.01, shards: 1 });
       try {
         const fps = randomFingerprints(50);
@@ -54,7 +93,7 @@ export function bloomContract(
       }
     });
 
-    test('keeps its false-positive rate near the target at capacity', async () => {
+    it('keeps its false-positive rate near the target at capacity', async () => {
       const capacity = 50_000;
       const { filter, cleanup } = await make({ capacity, errorRate: 0.01, shards: 1 });
       try {
@@ -70,7 +109,7 @@ export function bloomContract(
       }
     });
 
-    test('grows past its capacity without losing members or its error bound', async () => {
+    it('grows past its capacity without losing members or its error bound', async () => {
       const { filter, cleanup } = await make({ capacity: 2000, errorRate: 0.01, shards: 1 });
       try {
         const members = randomFingerprints(10_000);
@@ -84,7 +123,7 @@ export function bloomContract(
       }
     });
 
-    test('sharded: each fingerprint new exactly once across concurrent callers', async () => {
+    it('sharded: each fingerprint new exactly once across concurrent callers', async () => {
       const { filter, cleanup } = await make({ capacity: 10_000, errorRate: 0.001, shards: 4 });
       try {
         const fps = randomFingerprints(2000);
@@ -97,7 +136,7 @@ export function bloomContract(
       }
     });
 
-    test('clear empties the filter', async () => {
+    it('clear empties the filter', async () => {
       const { filter, cleanup } = await make({ capacity: 1000, errorRate: 0.01, shards: 2 });
       try {
         const fps = randomFingerprints(20);
