@@ -51,7 +51,7 @@ export default tseslint.config(
           { sourceTag: 'scope:queue', allowedExternalImports: allow('bullmq', 'ioredis', 'zod') },
           { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup', 'ipaddr.js') },
           { sourceTag: 'scope:parse', allowedExternalImports: allow('cheerio', 'encoding-sniffer', 'iconv-lite') },
-          { sourceTag: 'scope:store', allowedExternalImports: allow() },
+          { sourceTag: 'scope:store', allowedExternalImports: allow('@aws-sdk/client-s3', '@aws-sdk/lib-storage', 's3rver') },
           { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
           { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
           { sourceTag: 'scope:crawl', allowedExternalImports: allow('zod') },
