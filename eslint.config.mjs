@@ -52,6 +52,8 @@ export default tseslint.config(
           { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup', 'ipaddr.js') },
           { sourceTag: 'scope:parse', allowedExternalImports: allow('cheerio', 'encoding-sniffer', 'iconv-lite') },
           { sourceTag: 'scope:store', allowedExternalImports: allow('@aws-sdk/client-s3', '@aws-sdk/lib-storage', 's3rver') },
+          { sourceTag: 'scope:dedup', allowedExternalImports: allow('xxhash-wasm') },
+          { sourceTag: 'scope:warc', allowedExternalImports: allow('warcio') },
           { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
           { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
           { sourceTag: 'scope:crawl', allowedExternalImports: allow('zod') },

@@ -93,7 +93,7 @@ export const configSchema = z.object({
   dedup: z.object({
     nearDupDistance: set(int(0, 3).default(3), 'TRAWL_NEAR_DUP_DISTANCE', 'A page whose 64-bit SimHash (of its visible text) is within this many bits of an earlier page\'s is recorded as its near-duplicate (`duplicate_of`, `duplicate_kind = near`). 3 is the value measured for web pages by Manku et al. (WWW 2007); 0 only matches identical fingerprints. At most 3: the index finds matches through four 16-bit bands.'),
     nearDupStoreBody: set(bool().default(true), 'TRAWL_NEAR_DUP_STORE_BODY', 'Store the bodies of near-duplicates. On by default: a near-duplicate still differs (a date, a price, a session id) and an archive must hold what was served; a body dropped is lost for good, while storing it costs only disk (exact duplicates are stored once anyway). A search-only crawl can turn it off.'),
-    nearDupFollowLinks: set(bool().default(true), 'TRAWL_NEAR_DUP_FOLLOW_LINKS', 'Follow the links of near-duplicate pages. On by default: near-duplicates often differ precisely in their links (pagination, mirrors with their own navigation), and every link still passes the seen-set, scope and trap checks, so following costs little and not following can leave pages unreached.'),
+    nearDupFollowLinks: set(bool().default(true), 'TRAWL_NEAR_DUP_FOLLOW_LINKS', 'Follow the links of duplicate pages (near and exact). On by default: near-duplicates often differ precisely in their links (pagination, mirrors with their own navigation), and every link still passes the seen-set, scope and trap checks, so following costs little while not following can leave pages unreached. (An exact duplicate\'s body is always stored: the store already holds those bytes.)'),
   }),
 
   warc: z.object({

@@ -8,3 +8,11 @@ export {
   probePostgres,
   type UrlState,
 } from './database.js';
+export {
+  type DuplicateRecord,
+  type IndexedFingerprint,
+  MAX_INDEXED_DISTANCE,
+  type NearMatch,
+  NearDupIndex,
+  type NearQuery,
+} from './near-dup.js';
