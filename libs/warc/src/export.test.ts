@@ -55,10 +55,11 @@ describe('exportWarc', () => {
       { ...base, url: 'http://a.example/failed', status: null, fetchedAt: T0 + 5000, storageKey: null, contentHash: null },
       { ...base, url: 'http://a.example/gone-from-store', status: 200, fetchedAt: T0 + 6000, storageKey: `sha256:${'0'.repeat(64)}`, contentHash: '0'.repeat(64) },
       { ...base, url: 'http://a.example/video.mp4', status: 200, fetchedAt: T0 + 7000, contentType: 'video/mp4', storageKey: null, contentHash: null, bodySkipped: true },
+      { ...base, url: 'http://a.example/near-not-kept', status: 200, fetchedAt: T0 + 8000, storageKey: null, contentHash: 'ab'.repeat(32), contentLength: 512, duplicateKind: 'near', duplicateOfUrl: 'http://a.example/article' },
     ];
 
     const summary = await exportWarc(rowsOf(rows), bodies, { dir, prefix: 'export', hostname: 'h', pid: 1, now: () => T0 });
-    expect(summary).toMatchObject({ responses: 4, revisits: 1, metadata: 2, skipped: 2, missingBodies: 1 });
+    expect(summary).toMatchObject({ responses: 4, revisits: 1, metadata: 2, skipped: 3, missingBodies: 1 });
     expect(summary.files).toHaveLength(1);
 
     const records = await readWarc(summary.files[0] ?? '');

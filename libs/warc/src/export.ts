@@ -22,6 +22,11 @@ export interface ExportRow {
   truncated?: boolean;
   /** The body was never downloaded (a type trawl skips): the row is left out. */
   bodySkipped?: boolean;
+  /**
+   * Bytes of body received. With no storage key, a non-empty body was not kept (a
+   * near-duplicate under TRAWL_NEAR_DUP_STORE_BODY=false): the row is left out.
+   */
+  contentLength?: number | null;
   duplicateKind?: 'exact' | 'near' | null;
   duplicateOfUrl?: string | null;
   duplicateDistance?: number | null;
@@ -42,7 +47,7 @@ export interface ExportSummary {
   responses: number;
   revisits: number;
   metadata: number;
-  /** Rows left out: no HTTP response (a failed fetch), or a body that was never downloaded. */
+  /** Rows left out: no HTTP response (a failed fetch), or a body never downloaded or not kept. */
   skipped: number;
   /** Rows whose body the store no longer has (left out). */
   missingBodies: number;
@@ -67,7 +72,8 @@ export async function exportWarc(rows: AsyncIterable<ExportRow> | Iterable<Expor
   const summary = { responses: 0, revisits: 0, metadata: 0, skipped: 0, missingBodies: 0 };
   try {
     for await (const row of rows) {
-      if (row.status === null || row.bodySkipped) {
+      const bodyNotKept = row.storageKey === null && (row.contentLength ?? 0) > 0;
+      if (row.status === null || row.bodySkipped || bodyNotKept) {
         summary.skipped += 1;
         continue;
       }
