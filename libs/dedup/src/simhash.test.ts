@@ -1,3 +1,4 @@
+import xxhash from 'xxhash-wasm';
 import { describe, expect, it } from 'vitest';
 import {
   hammingDistance,
@@ -53,6 +54,7 @@ describe('normalization and shingles', () => {
 
   it('tokenizes CJK one character at a time, other scripts by word', () => {
     expect(tokenize(normalizeText('東京タワー is tall'))).toEqual(['東', '京', 'タ', 'ワ', 'ー', 'is', 'tall']);
+    expect(tokenize('')).toEqual([]);
   });
 
   it('shingles overlap; a short text is one shingle; none for no words', () => {
@@ -62,7 +64,35 @@ describe('normalization and shingles', () => {
   });
 });
 
+/** Charikar's SimHash written the textbook way: a string per shingle, 64 counters. */
+const { h64 } = await xxhash();
+function referenceSimhash(text: string, size = 3): bigint | null {
+  const grams = shingles(tokenize(normalizeText(text)), size);
+  if (grams.length === 0) return null;
+  const votes = new Array<number>(64).fill(0);
+  for (const gram of grams) {
+    const hash = BigInt.asUintN(64, h64(gram));
+    for (let bit = 0; bit < 64; bit++) votes[bit] = (votes[bit] ?? 0) + ((hash >> BigInt(bit)) & 1n ? 1 : -1);
+  }
+  let out = 0n;
+  for (let bit = 0; bit < 64; bit++) if ((votes[bit] ?? 0) > 0) out |= 1n << BigInt(bit);
+  return BigInt.asIntN(64, out);
+}
+
 describe('simhash', () => {
+  it('equals the textbook definition (string shingles, 64 vote counters)', () => {
+    const texts = [
+      'a',
+      'two words',
+      'exactly three words',
+      ...Array.from({ length: 20 }, (_, i) => words(10 + i * 37, i + 1).join(' ')),
+      '東京タワーは高い。 Tokyo Tower is tall, isn\'t it? 東京',
+      'Ελληνικά κείμενα και ﬁ ligatures — ＦＵＬＬ width',
+    ];
+    for (const text of texts) expect(simhash(text)).toBe(referenceSimhash(text));
+    for (const size of [1, 2, 5]) expect(simhash(words(300, 9).join(' '), { shingleSize: size })).toBe(referenceSimhash(words(300, 9).join(' '), size));
+  });
+
   it('is stable: these fingerprints are stored in PostgreSQL, so they must never change', () => {
     // Pinned from this implementation (xxHash64 seed 0, word 3-grams). A change here
     // invalidates every stored fingerprint and needs a re-index.

@@ -2,7 +2,7 @@ import xxhash from 'xxhash-wasm';
 
 // xxHash64 compiled to WebAssembly: instantiated once when the module loads (no I/O: the
 // binary is inlined in the package), so every function below is synchronous.
-const { h64 } = await xxhash();
+const { h64Raw } = await xxhash();
 
 /**
  * Words per shingle. Word 3-grams: a one-word edit touches 3 shingles. Measured on random
@@ -11,27 +11,29 @@ const { h64 } = await xxhash();
  */
 export const DEFAULT_SHINGLE_SIZE = 3;
 
-/** Ideographic and kana characters are shingled one by one: their text has no spaces between words. */
-const TOKEN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[^\s\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]+/gu;
+/** Ideographic and kana characters are words of their own: their text has no spaces between words. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 
 /**
  * Text as SimHash sees it: NFKC (full-width and ligature forms folded), lowercased, letters and
- * digits kept, every run of anything else (punctuation, symbols, whitespace) one space; an
- * apostrophe inside a word is dropped ("don't" = "dont"). So formatting, quotes and spacing
- * changes do not move the fingerprint.
+ * digits kept, every run of anything else (punctuation, symbols, whitespace) one space, CJK
+ * characters spaced apart; an apostrophe inside a word is dropped ("don't" = "dont"). So
+ * formatting, quotes and spacing changes do not move the fingerprint, and the words are exactly
+ * the space-separated parts.
  */
 export function normalizeText(text: string): string {
   return text
     .normalize('NFKC')
     .toLowerCase()
     .replace(/(?<=[\p{L}\p{N}])['’](?=[\p{L}\p{N}])/gu, '')
+    .replace(CJK, ' $& ')
     .replace(/[^\p{L}\p{N}\p{M}]+/gu, ' ')
     .trim();
 }
 
-/** The words of normalized text (CJK characters one token each). */
+/** The words of normalized text. */
 export function tokenize(normalized: string): string[] {
-  return normalized.match(TOKEN) ?? [];
+  return normalized === '' ? [] : normalized.split(' ');
 }
 
 /** Overlapping word n-grams; text shorter than `size` words is one shingle. */
@@ -54,26 +56,54 @@ export interface SimHashOptions {
  * `bigint`. Null for text with no words (empty pages are not near-duplicates of each other).
  */
 export function simhash(text: string, options: SimHashOptions = {}): bigint | null {
-  const grams = shingles(tokenize(normalizeText(text)), options.shingleSize ?? DEFAULT_SHINGLE_SIZE);
-  if (grams.length === 0) return null;
-  // Two 32-bit halves: bit tests on numbers are far cheaper than on bigints.
-  const votes = new Int32Array(64);
-  for (const gram of grams) {
-    const hash = h64(gram);
-    const lo = Number(hash & 0xffffffffn);
-    const hi = Number(hash >> 32n);
-    for (let bit = 0; bit < 32; bit++) {
-      votes[bit] = (votes[bit] as number) + ((lo >>> bit) & 1) * 2 - 1;
-      votes[bit + 32] = (votes[bit + 32] as number) + ((hi >>> bit) & 1) * 2 - 1;
-    }
+  const size = options.shingleSize ?? DEFAULT_SHINGLE_SIZE;
+  const normalized = normalizeText(text);
+  if (normalized === '') return null;
+  // Encoded once; a shingle is then a byte range (its words and the single spaces between
+  // them), hashed in place: no string per shingle, no UTF-8 encoding per hash.
+  const bytes = Buffer.from(normalized, 'utf8');
+  const starts = [0];
+  const ends: number[] = [];
+  for (let i = bytes.indexOf(0x20); i !== -1; i = bytes.indexOf(0x20, i + 1)) {
+    ends.push(i);
+    starts.push(i + 1);
   }
-  let lo = 0;
-  let hi = 0;
+  ends.push(bytes.length);
+  const words = starts.length;
+  // The votes are counted bit-sliced: plane k holds bit k of the number of hashes with a one
+  // at each of 32 positions (one counter per half of the 64-bit hash), so adding a hash is a
+  // ripple of carries (about two steps on average) instead of 64 increments.
+  const lo = new Int32Array(32);
+  const hi = new Int32Array(32);
+  let count = 0;
+  for (let i = 0; i <= Math.max(0, words - size); i++) {
+    const hash = h64Raw(bytes.subarray(starts[i], ends[Math.min(i + size, words) - 1]));
+    addToPlanes(lo, Number(hash & 0xffffffffn) | 0);
+    addToPlanes(hi, Number(hash >> 32n) | 0);
+    count++;
+  }
+  // A bit is set when more than half the shingles voted for it.
+  return BigInt.asIntN(64, (BigInt(majority(hi, count) >>> 0) << 32n) | BigInt(majority(lo, count) >>> 0));
+}
+
+function addToPlanes(planes: Int32Array, word: number): void {
+  let carry = word;
+  for (let k = 0; carry !== 0; k++) {
+    const plane = planes[k] as number;
+    planes[k] = plane ^ carry;
+    carry &= plane;
+  }
+}
+
+function majority(planes: Int32Array, count: number): number {
+  const used = 32 - Math.clz32(count);
+  let bits = 0;
   for (let bit = 0; bit < 32; bit++) {
-    if ((votes[bit] as number) > 0) lo |= 1 << bit;
-    if ((votes[bit + 32] as number) > 0) hi |= 1 << bit;
+    let ones = 0;
+    for (let k = used - 1; k >= 0; k--) ones = ones * 2 + (((planes[k] as number) >>> bit) & 1);
+    if (ones * 2 > count) bits |= 1 << bit;
   }
-  return BigInt.asIntN(64, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
+  return bits;
 }
 
 /** Bits in which two fingerprints differ (0–64); works on signed and unsigned forms alike. */
