@@ -82,7 +82,7 @@ describe('loadConfig', () => {
   it('near-duplicate and WARC settings: defaults and bounds', () => {
     const config = loadConfig({ env: {} });
     expect(config.dedup).toEqual({ nearDupDistance: 3, nearDupStoreBody: true, nearDupFollowLinks: true });
-    expect(config.warc.maxFileBytes).toBe(1_000_000_000);
+    expect(config.warc).toEqual({ write: false, dir: '.trawl/warc', prefix: 'trawl', maxFileBytes: 1_000_000_000 });
     expect(() => loadConfig({ env: { TRAWL_NEAR_DUP_DISTANCE: '4' } })).toThrow(/TRAWL_NEAR_DUP_DISTANCE/);
     expect(() => loadConfig({ env: { TRAWL_WARC_PREFIX: 'a/b' } })).toThrow(/TRAWL_WARC_PREFIX/);
   });

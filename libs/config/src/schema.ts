@@ -97,7 +97,8 @@ export const configSchema = z.object({
   }),
 
   warc: z.object({
-    dir: set(str().default('.trawl/warc'), 'TRAWL_WARC_DIR', 'Where `trawl export warc` writes WARC files and their CDXJ indexes (unless --out says otherwise).'),
+    write: set(bool().default(false), 'TRAWL_WARC_WRITE', 'Also write every fetch to WARC/1.1 files while crawling (response and request records; revisit records for 304s and bodies already archived), each worker process its own files in TRAWL_WARC_DIR. Off by default: the content store already keeps every body, and `trawl export warc` writes WARCs from it later.'),
+    dir: set(str().default('.trawl/warc'), 'TRAWL_WARC_DIR', 'Where WARC files and their CDXJ indexes go (TRAWL_WARC_WRITE, and `trawl export warc` unless --out says otherwise).'),
     prefix: set(z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, _ and - (at most 64)').default('trawl'), 'TRAWL_WARC_PREFIX', 'First part of WARC file names: `<prefix>-<timestamp>-<serial>-<host>-<pid>.warc.gz`.'),
     maxFileBytes: set(int(1024 * 1024).default(1_000_000_000), 'TRAWL_WARC_MAX_FILE_BYTES', 'A WARC file is closed and the next one started once it reaches this size (the usual 1 GB; records are never split).'),
   }),

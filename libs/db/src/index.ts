@@ -16,3 +16,4 @@ export {
   NearDupIndex,
   type NearQuery,
 } from './near-dup.js';
+export { type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';

@@ -3,40 +3,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, PageRecord } from './database.js';
 import { NearDupIndex } from './near-dup.js';
-import { TEST_DATABASE_URL, testDatabase } from './testing/index.js';
+import { pageRecord, TEST_DATABASE_URL, testDatabase } from './testing/index.js';
 
 const fp = (name: string): Buffer => createHash('sha256').update(name).digest().subarray(0, 16);
 
-/** A minimal fetched page for crawled_pages. */
-const page = (url: string, contentHash: string, fetchedAt: number): PageRecord => ({
-  hash: fp(url),
-  url,
-  host: new URL(url).host,
-  depth: 0,
-  state: 'done',
-  httpStatus: 200,
-  contentType: 'text/html',
-  contentHash,
-  storageKey: `sha256:${contentHash}`,
-  fetchedAt,
-  contentLength: 10,
-  truncated: false,
-  fetchMs: 1,
-  redirectTo: null,
-  canonicalUrl: null,
-  linksFound: 0,
-  errorCode: null,
-  errorMessage: null,
-  changeFrequencyS: null,
-  lastChangedAt: null,
-  nextCrawlAt: null,
-  etag: null,
-  lastModified: null,
-  charset: null,
-  noindex: false,
-  nofollow: false,
-  bodySkipped: false,
-});
+/** A fetched page for crawled_pages with the given body hash. */
+const page = (url: string, contentHash: string, fetchedAt: number): PageRecord =>
+  pageRecord(url, { depth: 0, contentHash, storageKey: `sha256:${contentHash}`, fetchedAt, contentLength: 10, charset: null });
 
 /** `base` with the given bit positions (0 = lowest) flipped, as a signed 64-bit value. */
 const flip = (base: bigint, ...bits: number[]): bigint => BigInt.asIntN(64, bits.reduce((v, bit) => v ^ (1n << BigInt(bit)), base));

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -92,6 +92,16 @@ describe('S3ContentStore against s3rver', () => {
     expect(await second.put(body)).toEqual({ key: stored.key, contentHash: stored.contentHash, storedBytes: 0, existed: true });
     expect(s3.countPuts()).toBe(uploads);
     expect(await second.get(stored.key)).toEqual(body);
+  });
+
+  it('two processes racing on one new body both upload it; the object stays whole', async () => {
+    const prefix = newPrefix();
+    const a = open({ prefix });
+    const b = open({ prefix });
+    const body = randomBytes(300 * 1024);
+    const [ra, rb] = await Promise.all([a.put(body), b.put(body)]);
+    expect(ra?.key).toBe(rb?.key);
+    expect((await open({ prefix }).get(ra.key))?.equals(body)).toBe(true);
   });
 
   it('is interchangeable with the local store: same key, hash and gzip bytes', async () => {
