@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyDuplicate, duplicateHandling, type NearCandidate } from './duplicate.js';
+import { classifyBatch, classifyDuplicate, duplicateHandling, type NearCandidate } from './duplicate.js';
 
 const hash = (n: number): Buffer => Buffer.alloc(16, n);
 const SELF = hash(1);
@@ -44,5 +44,39 @@ describe('duplicateHandling', () => {
     ['exact, links on', exact, false, true, { storeBody: true, followLinks: true, index: false }],
   ] as const)('%s', (_name, verdict, nearDupStoreBody, nearDupFollowLinks, expected) => {
     expect(duplicateHandling(verdict, { nearDupStoreBody, nearDupFollowLinks })).toEqual(expected);
+  });
+});
+
+describe('classifyBatch', () => {
+  const page = (n: number, simhash: bigint | null, contentHash: string | null) => ({ urlHash: hash(n), simhash, contentHash });
+
+  it('uses the database lookups, and earlier pages of the same batch', () => {
+    const verdicts = classifyBatch(
+      [
+        page(10, FP, 'body-a'), // new: the first of its cluster
+        page(11, FP ^ 0b11n, 'body-b'), // 2 bits from page 10, in the same batch
+        page(12, 0x7000000000000000n, 'body-a'), // same body as page 10
+        page(13, -1n, 'known'), // its body is already recorded
+        page(14, null, null), // no text, no body
+        page(15, FP ^ (1n << 20n), 'body-c'), // 1 bit from page 10, 2 from an indexed page
+      ],
+      { firstWithContent: new Map([['known', hash(3)]]), candidates: [[], [], [], [], [], [candidate(4, 1, 500)]] },
+      3,
+      9_999,
+    );
+    expect(verdicts).toEqual([
+      null,
+      { kind: 'near', of: hash(10), distance: 2 },
+      { kind: 'exact', of: hash(10), distance: 0 },
+      { kind: 'exact', of: hash(3), distance: 0 },
+      null,
+      // Page 10 (in this batch) and the indexed page 4 are both within reach: the nearest wins.
+      { kind: 'near', of: hash(10), distance: 1 },
+    ]);
+  });
+
+  it('a duplicate in the batch does not become a head for later pages', () => {
+    const verdicts = classifyBatch([page(20, FP, 'x'), page(21, FP, 'x'), page(22, FP ^ 0b1n, 'y')], { firstWithContent: new Map(), candidates: [] }, 3, 0);
+    expect(verdicts).toEqual([null, { kind: 'exact', of: hash(20), distance: 0 }, { kind: 'near', of: hash(20), distance: 1 }]);
   });
 });

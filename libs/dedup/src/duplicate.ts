@@ -87,3 +87,42 @@ export function duplicateHandling(verdict: DuplicateVerdict | null, policy: Dupl
     index: false,
   };
 }
+
+export interface BatchPage {
+  urlHash: Buffer;
+  simhash: bigint | null;
+  /** sha256 of the body; null without one. */
+  contentHash: string | null;
+}
+
+export interface BatchLookups {
+  /** First page recorded with each body hash (NearDupIndex.firstWithContent). */
+  firstWithContent: ReadonlyMap<string, Buffer>;
+  /** Band matches per page, in page order (NearDupIndex.findNearMany). */
+  candidates: readonly (readonly NearCandidate[])[];
+}
+
+/**
+ * `classifyDuplicate` for a batch of pages looked up together: a page that comes earlier in the
+ * batch and is nobody's duplicate counts as already recorded for the pages after it, so two
+ * copies fetched at the same moment are still recognized (the later one as the duplicate).
+ * `now` stamps those in-batch pages as candidates.
+ */
+export function classifyBatch(pages: readonly BatchPage[], lookups: BatchLookups, maxDistance: number, now: number): (DuplicateVerdict | null)[] {
+  const firstWithContent = new Map(lookups.firstWithContent);
+  const heads: NearCandidate[] = [];
+  return pages.map((page, i) => {
+    const verdict = classifyDuplicate({
+      urlHash: page.urlHash,
+      simhash: page.simhash,
+      exactOf: page.contentHash === null ? null : (firstWithContent.get(page.contentHash) ?? null),
+      candidates: [...(lookups.candidates[i] ?? []), ...heads],
+      maxDistance,
+    });
+    if (verdict === null) {
+      if (page.contentHash !== null && !firstWithContent.has(page.contentHash)) firstWithContent.set(page.contentHash, page.urlHash);
+      if (page.simhash !== null) heads.push({ urlHash: page.urlHash, simhash: page.simhash, indexedAt: now });
+    }
+    return verdict;
+  });
+}

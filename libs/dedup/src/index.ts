@@ -11,6 +11,9 @@ export {
   tokenize,
 } from './simhash.js';
 export {
+  type BatchLookups,
+  type BatchPage,
+  classifyBatch,
   type ClassifyInput,
   classifyDuplicate,
   type DuplicateHandling,
