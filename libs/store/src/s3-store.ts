@@ -106,7 +106,7 @@ export class S3ContentStore implements ContentStore {
     try {
       await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (error) {
-      const failure = this.error('checking the bucket', error);
+      const failure = this.error('checking the bucket', error, true);
       throw failure.action === 'fatal' ? failure : new TrawlError(failure.code, failure.message, { action: 'fatal', cause: error });
     }
   }
@@ -178,11 +178,14 @@ export class S3ContentStore implements ContentStore {
     }
   }
 
-  /** One place that turns an S3 failure into what happens next. */
-  private error(doing: string, error: unknown): TrawlError {
+  /**
+   * One place that turns an S3 failure into what happens next. `bucketRequest`: the request
+   * named only the bucket, so a bare 404 means the bucket is missing.
+   */
+  private error(doing: string, error: unknown, bucketRequest = false): TrawlError {
     const status = httpStatus(error);
     const name = errorName(error);
-    if (name === 'NoSuchBucket' || (doing === 'checking the bucket' && status === 404)) {
+    if (name === 'NoSuchBucket' || (bucketRequest && status === 404)) {
       return new TrawlError(ErrorCode.StoreBucketMissing, `S3 bucket "${this.bucket}" does not exist (TRAWL_S3_BUCKET)`, {
         action: 'fatal',
         cause: error,
