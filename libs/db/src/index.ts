@@ -10,6 +10,7 @@ export {
 } from './database.js';
 export {
   type DuplicateRecord,
+  type FirstCapture,
   type IndexedFingerprint,
   MAX_INDEXED_DISTANCE,
   type NearMatch,

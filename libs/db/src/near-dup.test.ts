@@ -137,15 +137,16 @@ describe('NearDupIndex', () => {
       page('http://dup.example/late', 'c1', 3_000),
       page('http://dup.example/first', 'c1', 2_000),
       page('http://dup.example/earliest-but-exact', 'c1', 1_000),
-      page('http://dup.example/other', 'c2', 1_000),
+      { ...page('http://dup.example/other', 'c2', 1_000), lastChangedAt: 400 },
     ]);
     await index.recordDuplicates([
       { urlHash: fp('http://dup.example/earliest-but-exact'), simhash: null, duplicateOf: fp('http://dup.example/first'), duplicateKind: 'exact', duplicateDistance: 0 },
     ]);
     const first = await index.firstWithContent(['c1', 'c2', 'c1', 'missing']);
     expect([...first.keys()].sort()).toEqual(['c1', 'c2']);
-    expect(first.get('c1')).toEqual(fp('http://dup.example/first'));
-    expect(first.get('c2')).toEqual(fp('http://dup.example/other'));
+    expect(first.get('c1')).toEqual({ urlHash: fp('http://dup.example/first'), url: 'http://dup.example/first', capturedAt: new Date(2_000) });
+    // Unchanged since 400: that is when its body was captured.
+    expect(first.get('c2')).toEqual({ urlHash: fp('http://dup.example/other'), url: 'http://dup.example/other', capturedAt: new Date(400) });
     expect((await index.firstWithContent([])).size).toBe(0);
   });
 

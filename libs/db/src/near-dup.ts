@@ -22,6 +22,13 @@ export interface IndexedFingerprint {
   simhash: bigint | null;
 }
 
+/** The first page recorded with a body. */
+export interface FirstCapture {
+  urlHash: Buffer;
+  url: string;
+  capturedAt: Date;
+}
+
 export interface DuplicateRecord {
   urlHash: Buffer;
   simhash: bigint | null;
@@ -131,20 +138,23 @@ export class NearDupIndex {
 
   /**
    * For each body hash, the first page recorded with it that is not itself an exact duplicate
-   * (earliest fetched_at, then lowest url_hash): what an identical body is a duplicate of.
-   * Keyed by content hash; hashes no page has are absent.
+   * (earliest fetched_at, then lowest url_hash): what an identical body is a duplicate of, and
+   * — for a WARC revisit — where and when that body was captured (`capturedAt`: when the page
+   * last changed to this body, else its fetch time). Keyed by content hash; hashes no page has
+   * are absent.
    */
-  async firstWithContent(contentHashes: readonly string[]): Promise<Map<string, Buffer>> {
-    const result = new Map<string, Buffer>();
+  async firstWithContent(contentHashes: readonly string[]): Promise<Map<string, FirstCapture>> {
+    const result = new Map<string, FirstCapture>();
     const distinct = [...new Set(contentHashes)];
     if (distinct.length === 0) return result;
-    const { rows } = await this.db.pool.query<{ content_hash: string; url_hash: Buffer }>(
-      `SELECT DISTINCT ON (content_hash) content_hash, url_hash FROM ${this.t.pages}
+    const { rows } = await this.db.pool.query<{ content_hash: string; url_hash: Buffer; url: string; captured_at: Date }>(
+      `SELECT DISTINCT ON (content_hash) content_hash, url_hash, url, COALESCE(last_changed_at, fetched_at) AS captured_at
+       FROM ${this.t.pages}
        WHERE content_hash = ANY($1::text[]) AND duplicate_kind IS DISTINCT FROM 'exact'
        ORDER BY content_hash, fetched_at, url_hash`,
       [distinct],
     );
-    for (const row of rows) result.set(row.content_hash, row.url_hash);
+    for (const row of rows) result.set(row.content_hash, { urlHash: row.url_hash, url: row.url, capturedAt: row.captured_at });
     return result;
   }
 

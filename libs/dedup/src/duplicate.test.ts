@@ -60,7 +60,7 @@ describe('classifyBatch', () => {
         page(14, null, null), // no text, no body
         page(15, FP ^ (1n << 20n), 'body-c'), // 1 bit from page 10, 2 from an indexed page
       ],
-      { firstWithContent: new Map([['known', hash(3)]]), candidates: [[], [], [], [], [], [candidate(4, 1, 500)]] },
+      { firstWithContent: new Map([['known', { urlHash: hash(3) }]]), candidates: [[], [], [], [], [], [candidate(4, 1, 500)]] },
       3,
       9_999,
     );

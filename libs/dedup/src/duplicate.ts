@@ -96,8 +96,8 @@ export interface BatchPage {
 }
 
 export interface BatchLookups {
-  /** First page recorded with each body hash (NearDupIndex.firstWithContent). */
-  firstWithContent: ReadonlyMap<string, Buffer>;
+  /** First page recorded with each body hash (NearDupIndex.firstWithContent's answer fits). */
+  firstWithContent: ReadonlyMap<string, { urlHash: Buffer }>;
   /** Band matches per page, in page order (NearDupIndex.findNearMany). */
   candidates: readonly (readonly NearCandidate[])[];
 }
@@ -109,7 +109,8 @@ export interface BatchLookups {
  * `now` stamps those in-batch pages as candidates.
  */
 export function classifyBatch(pages: readonly BatchPage[], lookups: BatchLookups, maxDistance: number, now: number): (DuplicateVerdict | null)[] {
-  const firstWithContent = new Map(lookups.firstWithContent);
+  const firstWithContent = new Map<string, Buffer>();
+  for (const [contentHash, first] of lookups.firstWithContent) firstWithContent.set(contentHash, first.urlHash);
   const heads: NearCandidate[] = [];
   return pages.map((page, i) => {
     const verdict = classifyDuplicate({
