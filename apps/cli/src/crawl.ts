@@ -82,6 +82,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   // A fatal fault (disk full, …) stops the crawl cleanly; run it again after the fix to resume.
   const stop = new AbortController();
   options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  if (options.runWorker !== false) await runtime.store.check();
   const worker = options.runWorker === false ? null : createCrawlWorker(runtime, { concurrency: options.concurrency, onFatal: () => stop.abort() });
   // Consumers first, so the first dispatched jobs do not wait for connections to open.
   worker?.start();

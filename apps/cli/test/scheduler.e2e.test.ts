@@ -84,14 +84,18 @@ describe('scheduler + workers + seed, no `trawl crawl`', () => {
       console.log(`[scheduler failover] all ${PARTITIONS} partitions taken over ${failoverMs} ms after SIGKILL (lease ${LEASE_MS} ms)`);
 
       // Idle, as scripts judge it from `trawl status`.
+      let last: unknown = null;
       await waitFor(
         async () => {
           const s = await status();
+          last = { frontier: s.frontier, queues: s.queues, schedulers: s.schedulers, fetched: web.log.length };
           return s.frontier.queued === 0 && s.frontier.leased === 0 && !s.queues.waiting && !s.queues.active && !s.queues.delayed;
         },
-        120_000,
+        180_000,
         'the crawl to go idle',
-      );
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}; last status: ${JSON.stringify(last)}`);
+      });
       const final = await status();
       expect(final.schedulers.flatMap((s) => s.partitions).sort()).toEqual([0, 1, 2, 3]);
       expect(alive(survivor)).toBe(true);

@@ -23,6 +23,8 @@ export async function runWorkerProcess(
   const { logger } = options;
   const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger, role: 'worker' });
   try {
+    // A content store that cannot take bodies (a missing bucket, a read-only directory) stops the worker now, by name.
+    await runtime.store.check();
     let onFatal: () => void = () => undefined;
     const fatal = new Promise<void>((resolve) => (onFatal = resolve));
     const worker = createCrawlWorker(runtime, { concurrency: config.worker.concurrency, onFatal: () => onFatal() });

@@ -10,5 +10,8 @@ export {
   type PolitenessConfig,
   type RobotsConfig,
   type SeenConfig,
+  type StoreConfig,
+  type DedupConfig,
+  type WarcConfig,
   type WorkerConfig,
 } from './schema.js';

@@ -82,6 +82,21 @@ describe('loadConfig', () => {
     expect(config.policy.minDelayMs).toBe(75);
   });
 
+  it('TRAWL_CONTENT_STORE=s3 without a bucket stops naming TRAWL_S3_BUCKET', () => {
+    expect(() => loadConfig({ env: { TRAWL_CONTENT_STORE: 's3' } })).toThrow(/TRAWL_S3_BUCKET \(store\.s3Bucket\): required when TRAWL_CONTENT_STORE=s3/);
+    const config = loadConfig({ env: { TRAWL_CONTENT_STORE: 'S3', TRAWL_S3_BUCKET: 'pages', TRAWL_S3_FORCE_PATH_STYLE: 'yes' } });
+    expect(config.store).toMatchObject({ backend: 's3', s3Bucket: 'pages', s3Prefix: '', s3ForcePathStyle: true, s3MaxAttempts: 4 });
+    expect(loadConfig({ env: {} }).store.backend).toBe('local');
+  });
+
+  it('near-duplicate and WARC settings: defaults and bounds', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.dedup).toEqual({ nearDupDistance: 3, nearDupStoreBody: true, nearDupFollowLinks: true });
+    expect(config.warc).toEqual({ write: false, dir: '.trawl/warc', prefix: 'trawl', maxFileBytes: 1_000_000_000 });
+    expect(() => loadConfig({ env: { TRAWL_NEAR_DUP_DISTANCE: '4' } })).toThrow(/TRAWL_NEAR_DUP_DISTANCE/);
+    expect(() => loadConfig({ env: { TRAWL_WARC_PREFIX: 'a/b' } })).toThrow(/TRAWL_WARC_PREFIX/);
+  });
+
   it('reports an unreadable config file', () => {
     expect(() => loadConfig({ env: { TRAWL_CONFIG_FILE: '/nonexistent/trawl.json' } })).toThrow(/TRAWL_CONFIG_FILE/);
   });

@@ -94,6 +94,35 @@ export const configSchema = z.object({
     contentFsync: set(bool().default(false), 'TRAWL_CONTENT_FSYNC', 'fsync every stored body before it is renamed into place. Off: a killed process still never leaves a partial body (the rename is atomic), but a power cut can lose the last seconds of bodies (their pages are re-fetched by the next re-crawl). On costs a disk flush per page.'),
   }),
 
+  store: z
+    .object({
+      backend: set(oneOf(['local', 's3']).default('local'), 'TRAWL_CONTENT_STORE', 'Where page bodies go: a local directory (TRAWL_CONTENT_DIR) or an S3-compatible bucket. Both use the same keys, hashes and gzip bytes, so a crawl can move from one to the other by copying the files.'),
+      s3Bucket: set(str().optional(), 'TRAWL_S3_BUCKET', 'The bucket for TRAWL_CONTENT_STORE=s3 (required then; checked at start: a missing bucket or refused credentials stop the process). Credentials come from the AWS SDK\'s own chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles).'),
+      s3Prefix: set(z.string().trim().default(''), 'TRAWL_S3_PREFIX', 'Key prefix inside the bucket (e.g. `crawl-1/`); bodies sit at `<prefix><h0h1>/<sha256>.gz`, the local store\'s layout.'),
+      s3Endpoint: set(url(['http:', 'https:']).optional(), 'TRAWL_S3_ENDPOINT', 'An S3-compatible endpoint (MinIO, Ceph, R2, …). Unset: AWS S3.'),
+      s3Region: set(str().optional(), 'TRAWL_S3_REGION', 'The bucket\'s region. Unset: the AWS SDK\'s chain (AWS_REGION, ~/.aws/config).'),
+      s3ForcePathStyle: set(bool().default(false), 'TRAWL_S3_FORCE_PATH_STYLE', 'Path-style requests (`endpoint/bucket/key`), which most S3-compatible servers need; AWS itself uses virtual-hosted style.'),
+      s3MaxAttempts: set(int(1, 20).default(4), 'TRAWL_S3_MAX_ATTEMPTS', 'Tries per S3 request for transient failures (throttling, 5xx, resets, timeouts), with exponential back-off and jitter; then the page\'s job is retried later.'),
+    })
+    .superRefine((store, ctx) => {
+      if (store.backend === 's3' && store.s3Bucket === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['s3Bucket'], message: 'required when TRAWL_CONTENT_STORE=s3' });
+      }
+    }),
+
+  dedup: z.object({
+    nearDupDistance: set(int(0, 3).default(3), 'TRAWL_NEAR_DUP_DISTANCE', 'A page whose 64-bit SimHash (of its visible text) is within this many bits of an earlier page\'s is recorded as its near-duplicate (`duplicate_of`, `duplicate_kind = near`). 3 is the value measured for web pages by Manku et al. (WWW 2007); 0 only matches identical fingerprints. At most 3: the index finds matches through four 16-bit bands.'),
+    nearDupStoreBody: set(bool().default(true), 'TRAWL_NEAR_DUP_STORE_BODY', 'Store the bodies of near-duplicates. On by default: a near-duplicate still differs (a date, a price, a session id) and an archive must hold what was served; a body dropped is lost for good, while storing it costs only disk (exact duplicates are stored once anyway). A search-only crawl can turn it off.'),
+    nearDupFollowLinks: set(bool().default(true), 'TRAWL_NEAR_DUP_FOLLOW_LINKS', 'Follow the links of duplicate pages (near and exact). On by default: near-duplicates often differ precisely in their links (pagination, mirrors with their own navigation), and every link still passes the seen-set, scope and trap checks, so following costs little while not following can leave pages unreached. (An exact duplicate\'s body is always stored: the store already holds those bytes.)'),
+  }),
+
+  warc: z.object({
+    write: set(bool().default(false), 'TRAWL_WARC_WRITE', 'Also write every fetch to WARC/1.1 files while crawling (response and request records; revisit records for 304s and bodies already archived), each worker process its own files in TRAWL_WARC_DIR. Off by default: the content store already keeps every body, and `trawl export warc` writes WARCs from it later.'),
+    dir: set(str().default('.trawl/warc'), 'TRAWL_WARC_DIR', 'Where WARC files and their CDXJ indexes go (TRAWL_WARC_WRITE, and `trawl export warc` unless --out says otherwise).'),
+    prefix: set(z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected letters, digits, _ and - (at most 64)').default('trawl'), 'TRAWL_WARC_PREFIX', 'First part of WARC file names: `<prefix>-<timestamp>-<serial>-<host>-<pid>.warc.gz`.'),
+    maxFileBytes: set(int(1024 * 1024).default(1_000_000_000), 'TRAWL_WARC_MAX_FILE_BYTES', 'A WARC file is closed and the next one started once it reaches this size (the usual 1 GB; records are never split).'),
+  }),
+
   fetch: z.object({
     connectTimeoutMs: set(int(1).default(10_000), 'TRAWL_CONNECT_TIMEOUT_MS', 'DNS lookup plus TCP/TLS connect.'),
     firstByteTimeoutMs: set(int(1).default(20_000), 'TRAWL_FIRST_BYTE_TIMEOUT_MS', 'From request sent to response headers.'),
@@ -161,3 +190,6 @@ export type DispatchConfig = Config['dispatch'];
 export type SeenConfig = Config['seen'];
 export type PolitenessConfig = Config['politeness'];
 export type RobotsConfig = Config['robots'];
+export type StoreConfig = Config['store'];
+export type DedupConfig = Config['dedup'];
+export type WarcConfig = Config['warc'];

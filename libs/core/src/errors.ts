@@ -39,6 +39,10 @@ export const ErrorCode = {
   Trap: 'ERR_TRAP',
   Parse: 'ERR_PARSE',
   Store: 'ERR_STORE',
+  /** The content store's bucket does not exist (fatal: the operator must create it or fix the name). */
+  StoreBucketMissing: 'ERR_STORE_BUCKET_MISSING',
+  /** The content store refused our credentials or permissions (fatal). */
+  StoreAccessDenied: 'ERR_STORE_ACCESS_DENIED',
   Database: 'ERR_DATABASE',
   RedisScript: 'ERR_REDIS_SCRIPT',
   EmbeddedStart: 'ERR_EMBEDDED_START',

@@ -3,6 +3,7 @@ import type { JobResult } from '@trawl/queue';
 import type { Candidate } from './discovery.js';
 import type { PipelineDeps } from './process.js';
 import type { FetchRecord } from './records.js';
+import { ErrorCode } from '@trawl/core';
 
 /** When the host this job holds may be fetched again, and what the politeness model learnt. */
 export interface HostRelease {
@@ -82,10 +83,37 @@ export async function applyOutcome(deps: PipelineDeps, hold: HostHold, outcome: 
   let leaseExtended = false;
   if (outcome.release) leaseExtended = await hold.release(outcome.release, outcome.leaseUntil);
   if (outcome.leaseUntil !== undefined && !leaseExtended) await deps.frontier.extendLease(ticket.partition, ticket.leaseId, outcome.leaseUntil);
-  const writes: Promise<unknown>[] = [];
-  if (outcome.discover && outcome.discover.length > 0) writes.push(deps.discovery.add(outcome.discover));
-  if (outcome.record) writes.push(deps.records.add(outcome.record));
-  await Promise.all(writes);
+  const [, refused] = await Promise.all([
+    outcome.discover && outcome.discover.length > 0 ? deps.discovery.add(outcome.discover) : null,
+    outcome.record ? deps.records.add(outcome.record) : null,
+  ]);
+  if (refused && outcome.record) {
+    // PostgreSQL refused this record (the rest of its batch was written): the URL is settled as
+    // failed with the reason, and the job dead-lettered with it — never fetched again and again.
+    const failed = await deps.records.add(refusedRecord(outcome.record, refused));
+    if (failed) deps.logger.error({ url: outcome.record.url, reason: failed }, 'could not record a refused page even without its text');
+    await deps.acks.ack(ticket.partition, ticket.leaseId);
+    return { outcome: 'dead', reason: refused };
+  }
   if (outcome.ack) await deps.acks.ack(ticket.partition, ticket.leaseId);
   return outcome.result;
+}
+
+/** The least a refused record can say: the URL failed, and why (no page text that could be at fault). */
+function refusedRecord(record: FetchRecord, reason: string): FetchRecord {
+  return {
+    ...record,
+    state: 'failed',
+    contentType: null,
+    redirectTo: null,
+    canonicalUrl: null,
+    linksFound: null,
+    errorCode: ErrorCode.Database,
+    errorMessage: reason.slice(0, 1000),
+    etag: null,
+    lastModified: null,
+    charset: null,
+    dedup: undefined,
+    text: undefined,
+  };
 }

@@ -42,7 +42,7 @@ interface Fakes {
   robotsFetch: () => Promise<Awaited<ReturnType<PipelineDeps['fetcher']['fetchRobots']>>>;
   fetch: () => Promise<FetchResult>;
   store: () => Promise<void>;
-  record: () => Promise<void>;
+  record: (record: FetchRecord) => Promise<string | void>;
   policy: ResolvedPolicy | null;
 }
 
@@ -82,6 +82,7 @@ function deps(): PipelineDeps {
     },
     get: async () => null,
     has: async () => false,
+    check: async () => undefined,
     close: async () => undefined,
   };
   return {
@@ -119,8 +120,9 @@ function deps(): PipelineDeps {
     },
     records: {
       add: async (record) => {
-        await f.record();
+        const refused = await f.record(record);
         events.push({ kind: 'record', record });
+        return refused ?? null;
       },
     },
     acks: { ack: async (_p, leaseId) => void events.push({ kind: 'ack', leaseId }) },
@@ -336,6 +338,16 @@ describe('processFetchJob: every exit path releases once, records before it acks
     await expect(processFetchJob(deps(), job())).rejects.toThrow('connection terminated');
     expect(of('release')).toHaveLength(1);
     expect(of('ack')).toHaveLength(0);
+  });
+
+  it('PostgreSQL refuses the page\'s record: the URL is recorded failed with the reason, acked and dead-lettered', async () => {
+    f.record = async (record) => (record.state === 'done' ? 'ERR_DATABASE: PostgreSQL refused the row: invalid byte sequence [SQLSTATE 22021]' : undefined);
+    const result = await processFetchJob(deps(), job());
+    expect(result).toEqual({ outcome: 'dead', reason: 'ERR_DATABASE: PostgreSQL refused the row: invalid byte sequence [SQLSTATE 22021]' });
+    expect(of('record').map((r) => r.record.state)).toEqual(['done', 'failed']);
+    expect(of('record')[1]?.record).toMatchObject({ errorCode: ErrorCode.Database, canonicalUrl: null });
+    expect(order().slice(-3)).toEqual(['record', 'record', 'ack']);
+    expect(of('release')).toHaveLength(1);
   });
 
   it('an exception before the fetch completes still frees the host exactly once', async () => {

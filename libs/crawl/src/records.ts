@@ -1,19 +1,20 @@
 import { Batcher } from '@trawl/core';
-import { type Database, Freshness, pageValidators, type PageRecord, type RecrawlUpdate } from '@trawl/db';
+import { type Database, Freshness, pageValidators, type PageRecord } from '@trawl/db';
 import type { Frontier } from '@trawl/frontier';
 import { observationOf, planRecrawl, type RecrawlOptions } from '@trawl/recrawl';
 
-export type FetchRecord = Omit<PageRecord, 'changeFrequencyS' | 'lastChangedAt' | 'nextCrawlAt'>;
+export type FetchRecord = Omit<PageRecord, 'changeFrequencyS' | 'lastChangedAt' | 'nextCrawlAt' | 'recrawl'>;
 
 /**
- * Writes fetch outcomes to PostgreSQL in batches across jobs: reads the pages' re-crawl state
- * once per batch, plans each page's next visit from what this one observed (changed, unchanged —
- * a 304 included —, failed, gone…), and upserts. A job awaits its own row's write before its
- * lease is acknowledged. `recrawl` gives the crawl's re-crawl options, or null when re-crawling
- * is off (pages then get no due time).
+ * Writes fetch outcomes to PostgreSQL in batches across jobs: reads the pages' stored state once
+ * per batch, plans each page's next visit from what this one observed (changed, unchanged — a 304
+ * included —, failed, gone…), carries over what a visit that did not read the content leaves
+ * standing (duplicate verdict, title, text), and upserts everything in one statement. A job
+ * awaits its own row before its lease is acknowledged. `recrawl` gives the crawl's re-crawl
+ * options, or null when re-crawling is off (pages then get no due time).
  */
 export class Records {
-  private readonly batcher: Batcher<FetchRecord, void>;
+  private readonly batcher: Batcher<FetchRecord, string | null>;
   private readonly freshness: Freshness;
 
   constructor(
@@ -25,36 +26,44 @@ export class Records {
     this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (items) => this.run(items), concurrency: 2 });
   }
 
-  async add(record: FetchRecord): Promise<void> {
-    await this.batcher.addOne(record);
+  /**
+   * Writes the record; resolves with null, or with the reason PostgreSQL refused this one record
+   * (the rest of its batch is written). A late record that a newer one already superseded
+   * resolves with null too: there is nothing left to do for it.
+   */
+  add(record: FetchRecord): Promise<string | null> {
+    return this.batcher.addOne(record);
   }
 
   drain(): Promise<void> {
     return this.batcher.drain();
   }
 
-  private async run(items: FetchRecord[]): Promise<void[]> {
+  private async run(items: FetchRecord[]): Promise<(string | null)[]> {
     const [states, options] = await Promise.all([this.freshness.pageStates(items.map((r) => r.hash)), this.recrawl()]);
-    const updates: RecrawlUpdate[] = [];
     const rows: PageRecord[] = items.map((record) => {
       const stored = states.get(record.hash.toString('latin1')) ?? null;
-      if (!options) return { ...record, changeFrequencyS: null, lastChangedAt: stored?.lastChangedAt ?? null, nextCrawlAt: null };
+      // A visit that did not read the content leaves what was known about it standing.
+      const carried = { ...record, dedup: record.dedup ?? stored?.dedup, text: record.text ?? stored?.text };
+      if (!options) return { ...carried, changeFrequencyS: null, lastChangedAt: stored?.lastChangedAt ?? null, nextCrawlAt: null, recrawl: null };
       const observation =
         record.state === 'skipped'
           ? 'refused'
           : observationOf({ status: record.httpStatus, contentHash: record.contentHash, previousHash: stored?.contentHash ?? null, hasLocation: record.redirectTo !== null });
       const plan = planRecrawl(stored, observation, record.fetchedAt, options);
-      updates.push({ hash: record.hash, ...plan.state, changeFrequencyS: plan.changeIntervalS, nextCrawlAt: plan.nextCrawlAt });
+      const { lastChangedAt, ...stats } = plan.state;
       return {
-        ...record,
+        ...carried,
         changeFrequencyS: plan.changeIntervalS === null ? null : Math.round(Math.min(plan.changeIntervalS, 2 ** 31 - 1)),
-        lastChangedAt: plan.state.lastChangedAt,
+        lastChangedAt,
         nextCrawlAt: plan.nextCrawlAt,
+        recrawl: stats,
       };
     });
-    await this.db.recordPages(rows);
-    await this.freshness.savePageStates(updates);
-    return items.map(() => undefined);
+    const { rejected } = await this.db.recordPages(rows);
+    const reasons: (string | null)[] = items.map(() => null);
+    for (const r of rejected) reasons[r.index] = r.reason;
+    return reasons;
   }
 }
 

@@ -53,6 +53,46 @@ export interface PageRecord {
   noindex: boolean;
   nofollow: boolean;
   bodySkipped: boolean;
+  /**
+   * The page's re-crawl statistics after this visit (fields as @trawl/recrawl's RecrawlState);
+   * absent or null: the stored ones are kept.
+   */
+  recrawl?: PageRecrawlStats | null;
+  /**
+   * The near-duplicate verdict of the page's content, and what the page says about itself. A
+   * record is the page's whole new state: absent means none (the caller carries stored values
+   * over when a visit did not read the content). A 304 keeps the stored ones whatever is passed.
+   */
+  dedup?: PageDedup;
+  text?: PageText;
+}
+
+export interface PageRecrawlStats {
+  visits: number;
+  changes: number;
+  changedS: number;
+  unchangedS: number;
+  checkedAt: number | null;
+  intervalS: number | null;
+  failures: number;
+}
+
+export interface PageDedup {
+  /** 64-bit SimHash of the visible text (signed, as PostgreSQL bigint); null for non-text bodies. */
+  simhash: bigint | null;
+  /** The first page of the duplicate cluster (null: this page is its own original). */
+  duplicateOf: Buffer | null;
+  duplicateKind: 'exact' | 'near' | null;
+  duplicateDistance: number | null;
+}
+
+export interface PageText {
+  title: string | null;
+  description: string | null;
+  language: string | null;
+  wordCount: number | null;
+  /** Where the visible main text is stored (content-addressed, beside the body). */
+  textKey: string | null;
 }
 
 export interface DatabaseOptions {
@@ -68,6 +108,8 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The PageRecord fields written to text columns (each goes through storableText). */
 type TextField = 'url' | 'host' | 'contentType' | 'contentHash' | 'storageKey' | 'redirectTo' | 'canonicalUrl' | 'errorCode' | 'errorMessage' | 'etag' | 'lastModified' | 'charset';
+
+const toDateOrNull = (ms: number | null | undefined): Date | null => (ms === null || ms === undefined ? null : new Date(ms));
 
 /** A record PostgreSQL refused (the rest of its batch was written), with the reason to dead-letter it with. */
 export interface RejectedRecord {
@@ -306,38 +348,63 @@ export class Database {
     return { written: records.length - superseded.length - rejected.length, superseded, rejected };
   }
 
-  /** One statement for rows with distinct keys, in key order. Returns the keys applied (latin1). */
+  /**
+   * One statement for rows with distinct keys, in key order. Returns the keys applied (latin1).
+   * A 304 (unchanged since the stored copy) keeps everything the stored copy said about the
+   * content — status, type, length, body and text references, links, duplicate verdict — and
+   * moves only the visit's own fields (when, how long, validators, schedule).
+   */
   private async upsertPages(rows: readonly PageRecord[]): Promise<Set<string>> {
     const col = <K extends keyof PageRecord>(key: K) => rows.map((r) => r[key]);
     const text = (key: TextField) => rows.map((r) => storableTextOrNull(r[key]));
+    const recrawl = <K extends keyof PageRecrawlStats>(key: K) => rows.map((r) => (r.recrawl ? r.recrawl[key] : null));
+    const pageText = <K extends keyof PageText>(key: K) => rows.map((r) => (r.text ? r.text[key] : null));
+    const keep304 = (column: string) => `${column} = CASE WHEN EXCLUDED.http_status = 304 THEN p.${column} ELSE EXCLUDED.${column} END`;
     const { rows: applied } = await this.pool.query<{ url_hash: Buffer }>(
       `WITH x AS (
          SELECT * FROM unnest(
            $1::bytea[], $2::text[], $3::text[], $4::int[], $5::text[], $6::smallint[], $7::text[], $8::text[], $9::text[],
            $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::text[], $15::text[], $16::int[], $17::text[], $18::text[],
            $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[],
-           $24::text[], $25::bool[], $26::bool[], $27::bool[]
+           $24::text[], $25::bool[], $26::bool[], $27::bool[],
+           $28::bool[], $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::timestamptz[], $34::float8[], $35::int[],
+           $36::bool[], $37::bigint[], $38::bytea[], $39::text[], $40::smallint[],
+           $41::bool[], $42::text[], $43::text[], $44::text[], $45::int[], $46::text[]
          ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod,
-                charset, noindex, nofollow, skipped)
+                charset, noindex, nofollow, skipped,
+                has_rc, rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
+                has_dd, simhash, dup_of, dup_kind, dup_dist,
+                has_tx, title, description, language, words, text_key)
        ),
        pages AS (
          INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, state, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
            content_length, truncated, fetch_ms, redirect_to, canonical_url, links_found, error_code, error_message,
-           change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified, charset, noindex, nofollow, body_skipped)
+           change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified, charset, noindex, nofollow, body_skipped,
+           change_visits, change_count, changed_s, unchanged_s, checked_at, recrawl_interval_s, recrawl_failures,
+           simhash, duplicate_of, duplicate_kind, duplicate_distance, title, description, language, word_count, text_key)
          SELECT h, url, host, depth, state, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
-           freq, changed, nxt, etag, lastmod, charset, noindex, nofollow, skipped FROM x
+           freq, changed, nxt, etag, lastmod, charset, noindex, nofollow, skipped,
+           rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
+           simhash, dup_of, dup_kind, dup_dist, title, description, language, words, text_key
+         FROM x
          ORDER BY h
          ON CONFLICT (url_hash) DO UPDATE SET
            state = EXCLUDED.state,
-           http_status = EXCLUDED.http_status, content_type = EXCLUDED.content_type,
+           ${keep304('http_status')}, ${keep304('content_type')},
            content_hash = COALESCE(EXCLUDED.content_hash, p.content_hash), storage_key = COALESCE(EXCLUDED.storage_key, p.storage_key),
-           fetched_at = EXCLUDED.fetched_at, last_crawled_at = EXCLUDED.last_crawled_at, content_length = EXCLUDED.content_length,
-           truncated = EXCLUDED.truncated, fetch_ms = EXCLUDED.fetch_ms, redirect_to = EXCLUDED.redirect_to,
-           canonical_url = EXCLUDED.canonical_url, links_found = EXCLUDED.links_found, error_code = EXCLUDED.error_code,
+           fetched_at = EXCLUDED.fetched_at, last_crawled_at = EXCLUDED.last_crawled_at, ${keep304('content_length')},
+           ${keep304('truncated')}, fetch_ms = EXCLUDED.fetch_ms, ${keep304('redirect_to')},
+           ${keep304('canonical_url')}, ${keep304('links_found')}, error_code = EXCLUDED.error_code,
            error_message = EXCLUDED.error_message, change_frequency_s = EXCLUDED.change_frequency_s,
            last_changed_at = EXCLUDED.last_changed_at, next_crawl_at = EXCLUDED.next_crawl_at,
            etag = COALESCE(EXCLUDED.etag, p.etag), last_modified = COALESCE(EXCLUDED.last_modified, p.last_modified),
-           charset = EXCLUDED.charset, noindex = EXCLUDED.noindex, nofollow = EXCLUDED.nofollow, body_skipped = EXCLUDED.body_skipped
+           ${keep304('charset')}, ${keep304('noindex')}, ${keep304('nofollow')}, ${keep304('body_skipped')},
+           change_visits = COALESCE(EXCLUDED.change_visits, p.change_visits), change_count = COALESCE(EXCLUDED.change_count, p.change_count),
+           changed_s = COALESCE(EXCLUDED.changed_s, p.changed_s), unchanged_s = COALESCE(EXCLUDED.unchanged_s, p.unchanged_s),
+           checked_at = COALESCE(EXCLUDED.checked_at, p.checked_at), recrawl_interval_s = COALESCE(EXCLUDED.recrawl_interval_s, p.recrawl_interval_s),
+           recrawl_failures = COALESCE(EXCLUDED.recrawl_failures, p.recrawl_failures),
+           ${keep304('simhash')}, ${keep304('duplicate_of')}, ${keep304('duplicate_kind')}, ${keep304('duplicate_distance')},
+           ${keep304('title')}, ${keep304('description')}, ${keep304('language')}, ${keep304('word_count')}, ${keep304('text_key')}
          -- Late, stale records change nothing (see recordPages).
          WHERE p.fetched_at <= EXCLUDED.fetched_at
            AND (p.state IS DISTINCT FROM 'done' OR EXCLUDED.state = 'done' OR EXCLUDED.fetched_at >= p.next_crawl_at)
@@ -376,6 +443,25 @@ export class Database {
         col('noindex'),
         col('nofollow'),
         col('bodySkipped'),
+        rows.map((r) => Boolean(r.recrawl)),
+        recrawl('visits'),
+        recrawl('changes'),
+        recrawl('changedS'),
+        recrawl('unchangedS'),
+        rows.map((r) => toDateOrNull(r.recrawl?.checkedAt)),
+        recrawl('intervalS'),
+        recrawl('failures'),
+        rows.map((r) => r.dedup !== undefined),
+        rows.map((r) => (r.dedup?.simhash === null || r.dedup === undefined ? null : r.dedup.simhash.toString())),
+        rows.map((r) => r.dedup?.duplicateOf ?? null),
+        rows.map((r) => r.dedup?.duplicateKind ?? null),
+        rows.map((r) => r.dedup?.duplicateDistance ?? null),
+        rows.map((r) => r.text !== undefined),
+        rows.map((r) => storableTextOrNull(r.text?.title ?? null)),
+        rows.map((r) => storableTextOrNull(r.text?.description ?? null)),
+        pageText('language'),
+        pageText('wordCount'),
+        pageText('textKey'),
       ],
     );
     return new Set(applied.map((r) => r.url_hash.toString('latin1')));

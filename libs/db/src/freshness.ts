@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { PageDedup, PageText } from './database.js';
 
 /**
  * The re-crawl side of crawled_pages: each page's change statistics and schedule
@@ -21,6 +22,9 @@ export interface StoredRecrawlState {
 /** What a visit needs to know about a page before deciding its next crawl. */
 export interface PageRecrawlRecord extends StoredRecrawlState {
   contentHash: string | null;
+  /** What was stored about the content (carried over by a visit that did not read it). */
+  dedup: PageDedup;
+  text: PageText;
   /** The due time this visit answers (null when the page was never scheduled). */
   nextCrawlAt: number | null;
   /** The last visit of any outcome. */
@@ -108,35 +112,52 @@ export class Freshness {
     const { rows } = await this.pool.query<{
       url_hash: Buffer;
       content_hash: string | null;
-      change_visits: number;
-      change_count: number;
-      changed_s: number;
-      unchanged_s: number;
+      change_visits: number | null;
+      change_count: number | null;
+      changed_s: number | null;
+      unchanged_s: number | null;
       checked_at: Date | null;
       last_changed_at: Date | null;
       recrawl_interval_s: number | null;
-      recrawl_failures: number;
+      recrawl_failures: number | null;
       next_crawl_at: Date | null;
       fetched_at: Date;
+      simhash: string | null;
+      duplicate_of: Buffer | null;
+      duplicate_kind: 'exact' | 'near' | null;
+      duplicate_distance: number | null;
+      title: string | null;
+      description: string | null;
+      language: string | null;
+      word_count: number | null;
+      text_key: string | null;
     }>(
       `SELECT url_hash, content_hash, change_visits, change_count, changed_s, unchanged_s, checked_at, last_changed_at,
-              recrawl_interval_s, recrawl_failures, next_crawl_at, fetched_at
+              recrawl_interval_s, recrawl_failures, next_crawl_at, fetched_at,
+              simhash::text AS simhash, duplicate_of, duplicate_kind, duplicate_distance, title, description, language, word_count, text_key
        FROM ${this.t.pages} WHERE url_hash = ANY($1::bytea[])`,
       [hashes],
     );
     for (const r of rows) {
       result.set(r.url_hash.toString('latin1'), {
         contentHash: r.content_hash,
-        visits: r.change_visits,
-        changes: r.change_count,
-        changedS: r.changed_s,
-        unchangedS: r.unchanged_s,
+        visits: r.change_visits ?? 0,
+        changes: r.change_count ?? 0,
+        changedS: r.changed_s ?? 0,
+        unchangedS: r.unchanged_s ?? 0,
         checkedAt: ms(r.checked_at),
         lastChangedAt: ms(r.last_changed_at),
         intervalS: r.recrawl_interval_s,
-        failures: r.recrawl_failures,
+        failures: r.recrawl_failures ?? 0,
         nextCrawlAt: ms(r.next_crawl_at),
         fetchedAt: r.fetched_at.getTime(),
+        dedup: {
+          simhash: r.simhash === null ? null : BigInt(r.simhash),
+          duplicateOf: r.duplicate_of,
+          duplicateKind: r.duplicate_kind,
+          duplicateDistance: r.duplicate_distance,
+        },
+        text: { title: r.title, description: r.description, language: r.language, wordCount: r.word_count, textKey: r.text_key },
       });
     }
     return result;

@@ -5,7 +5,10 @@ export {
   type InsertDiscoveredResult,
   ensureDatabase,
   type PageHistory,
+  type PageDedup,
   type PageRecord,
+  type PageRecrawlStats,
+  type PageText,
   probePostgres,
   type RecordPagesResult,
   type RejectedRecord,
@@ -17,3 +20,13 @@ export { type DuePage, makeDueNow, pageValidators, takeDuePages } from './recraw
 export { Sitemaps } from './sitemaps.js';
 export { isDataError } from './isolate.js';
 export { storableText, storableTextOrNull } from './text.js';
+export {
+  type DuplicateRecord,
+  type FirstCapture,
+  type IndexedFingerprint,
+  MAX_INDEXED_DISTANCE,
+  type NearMatch,
+  NearDupIndex,
+  type NearQuery,
+} from './near-dup.js';
+export { type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';

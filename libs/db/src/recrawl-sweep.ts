@@ -20,7 +20,7 @@ interface DueRow {
   next_crawl_at: Date | null;
   change_frequency_s: number | null;
   checked_at: Date | null;
-  recrawl_failures: number;
+  recrawl_failures: number | null;
 }
 
 /**
@@ -69,7 +69,7 @@ export async function takeDuePages(pool: pg.Pool, schema: string, options: { lim
     nextCrawlAt: r.next_crawl_at?.getTime() ?? null,
     changeFrequencyS: r.change_frequency_s,
     checkedAt: r.checked_at?.getTime() ?? null,
-    failures: r.recrawl_failures,
+    failures: r.recrawl_failures ?? 0,
   }));
 }
 

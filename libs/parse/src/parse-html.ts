@@ -52,9 +52,9 @@ const DEFAULT_PRODUCT_TOKEN = 'trawl';
 /** HTML's ASCII whitespace, the separator of rel token lists (HTML §2.3.7). */
 const ASCII_WHITESPACE = /[\t\n\f\r ]+/;
 
-type DomDocument = ReturnType<CheerioAPI['root']>[number];
-type DomNode = DomDocument['children'][number];
-type DomElement = Extract<DomNode, { attribs: Record<string, string> }>;
+export type DomDocument = ReturnType<CheerioAPI['root']>[number];
+export type DomNode = DomDocument['children'][number];
+export type DomElement = Extract<DomNode, { attribs: Record<string, string> }>;
 
 /**
  * Extract what the crawl needs from one HTML page. Pure: no I/O, no URL resolution (see
@@ -138,7 +138,7 @@ export function parseHtml(html: string, options: ParseHtmlOptions = {}): ParsedP
  * Pre-order traversal with an explicit stack. Not `$('a[href], …')`: css-select walks with
  * `Array#unshift` too, which is quadratic in depth, and the walk is no slower on normal pages.
  */
-function* elementsInDocumentOrder(root: DomDocument | undefined): Generator<DomElement> {
+export function* elementsInDocumentOrder(root: DomDocument | undefined): Generator<DomElement> {
   if (root === undefined) return;
   const stack: DomNode[] = [];
   for (let i = root.children.length - 1; i >= 0; i--) stack.push(root.children[i] as DomNode);
@@ -150,7 +150,7 @@ function* elementsInDocumentOrder(root: DomDocument | undefined): Generator<DomE
   }
 }
 
-function hasToken(list: string | undefined, token: string): boolean {
+export function hasToken(list: string | undefined, token: string): boolean {
   if (list === undefined) return false;
   return list.toLowerCase().split(ASCII_WHITESPACE).includes(token);
 }

@@ -9,7 +9,7 @@ import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
-import { type ContentStore, LocalContentStore } from '@trawl/store';
+import { type ContentStore, createContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
 import { checkNamespaceSettings, type NamespaceSettings } from './namespace-settings.js';
 
@@ -79,7 +79,7 @@ export class Runtime {
       });
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
-      const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts });
+      const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
       const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
       const counters = new Counters(redis, config.namespace);
       const policyStore = new PolicyStore(redis, config.namespace);
@@ -107,7 +107,7 @@ export class Runtime {
 
   /** The content store (fetch workers only), built on first use. */
   get store(): ContentStore {
-    this.storeInstance ??= new LocalContentStore({ dir: this.config.worker.contentDir, fsync: this.config.worker.contentFsync });
+    this.storeInstance ??= createContentStore(this.config);
     return this.storeInstance;
   }
 

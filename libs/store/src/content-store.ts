@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { ErrorCode, TrawlError } from '@trawl/core';
 
 export interface PutResult {
@@ -21,6 +23,12 @@ export interface ContentStore {
   /** The decompressed body, or null if no body has that key. */
   get(key: string): Promise<Buffer | null>;
   has(key: string): Promise<boolean>;
+  /**
+   * Verifies at start-up that the store is usable (the directory is writable, the bucket exists
+   * and our credentials reach it), so a misconfigured process stops at once with a fatal
+   * TrawlError naming what is wrong instead of dead-lettering every page. Idempotent.
+   */
+  check(): Promise<void>;
   /** Waits for puts in flight, then releases resources. Idempotent. */
   close(): Promise<void>;
 }
@@ -50,4 +58,24 @@ export function hashOfKey(key: string): string {
     });
   }
   return hash;
+}
+
+// Async zlib runs on the libuv thread pool, not on the event loop.
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * A stored (gzip) body back to its bytes, verified against its key: content addressing makes
+ * every read checkable, so a flipped bit is an ERR_STORE failure, not a page.
+ */
+export async function unpackStored(key: string, hash: string, compressed: Buffer): Promise<Buffer> {
+  let body: Buffer;
+  try {
+    body = await gunzipAsync(compressed);
+  } catch (error) {
+    throw new TrawlError(ErrorCode.Store, `stored body ${key} is corrupt`, { action: 'fail', cause: error });
+  }
+  if (contentHash(body) !== hash) {
+    throw new TrawlError(ErrorCode.Store, `stored body ${key} does not match its hash`, { action: 'fail' });
+  }
+  return body;
 }

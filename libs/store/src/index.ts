@@ -6,3 +6,5 @@ export {
   type PutResult,
 } from './content-store.js';
 export { LocalContentStore, type LocalContentStoreOptions } from './local-store.js';
+export { S3ContentStore, type S3ContentStoreOptions } from './s3-store.js';
+export { type ContentStoreConfig, createContentStore } from './create.js';

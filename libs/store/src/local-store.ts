@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { gzip } from 'node:zlib';
 import { ErrorCode, TrawlError } from '@trawl/core';
-import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult } from './content-store.js';
+import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult, unpackStored } from './content-store.js';
+import { KnownKeys, PutsInFlight } from './known-keys.js';
 
 // The async zlib calls run on the libuv thread pool, not on the event loop.
 const gzipAsync = promisify(gzip);
-const gunzipAsync = promisify(gunzip);
 
 export interface LocalContentStoreOptions {
   /** Root directory; created on first put. */
@@ -48,12 +48,10 @@ export class LocalContentStore implements ContentStore {
   private readonly dir: string;
   private readonly gzipLevel: number;
   private readonly fsync: boolean;
-  private readonly inFlight = new Map<string, Promise<PutResult>>();
+  private readonly inFlight = new PutsInFlight();
   /** Fan-out directories known to exist: one mkdir per directory per process, not per body. */
   private readonly dirs = new Set<string>();
-  /** Hashes this process stored or found stored (insertion-ordered, bounded). */
-  private readonly known = new Set<string>();
-  private readonly knownCacheSize: number;
+  private readonly known: KnownKeys;
   private closed = false;
 
   constructor(options: LocalContentStoreOptions) {
@@ -69,20 +67,13 @@ export class LocalContentStore implements ContentStore {
     this.dir = dir;
     this.gzipLevel = gzipLevel;
     this.fsync = fsync;
-    this.knownCacheSize = knownCacheSize;
+    this.known = new KnownKeys(knownCacheSize);
   }
 
   async put(body: Uint8Array): Promise<PutResult> {
     this.assertOpen();
     const hash = contentHash(body);
-    const pending = this.inFlight.get(hash);
-    if (pending !== undefined) {
-      await pending;
-      return { key: contentKey(hash), contentHash: hash, storedBytes: 0, existed: true };
-    }
-    const write = this.write(hash, body).finally(() => this.inFlight.delete(hash));
-    this.inFlight.set(hash, write);
-    return write;
+    return this.inFlight.run(hash, () => this.write(hash, body));
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -94,26 +85,30 @@ export class LocalContentStore implements ContentStore {
       if (errnoCode(error) === 'ENOENT') return null;
       throw storeError(`reading ${key} failed`, error);
     }
-    let body: Buffer;
-    try {
-      body = await gunzipAsync(compressed);
-    } catch (error) {
-      throw new TrawlError(ErrorCode.Store, `stored body ${key} is corrupt`, { action: 'fail', cause: error });
-    }
-    // Content addressing makes every read verifiable: a flipped bit is an error, not a page.
-    if (contentHash(body) !== hash) {
-      throw new TrawlError(ErrorCode.Store, `stored body ${key} does not match its hash`, { action: 'fail' });
-    }
-    return body;
+    return unpackStored(key, hash, compressed);
   }
 
   async has(key: string): Promise<boolean> {
     return this.exists(this.pathOf(hashOfKey(key)));
   }
 
+  /** Creates `dir` and writes (then removes) a probe file: a read-only or unusable dir is fatal now. */
+  async check(): Promise<void> {
+    const probe = join(this.dir, `.check.${randomUUID()}.tmp`);
+    try {
+      await mkdir(this.dir, { recursive: true });
+      await writeFile(probe, '', { flag: 'wx' });
+      await rm(probe, { force: true });
+    } catch (error) {
+      const failure = storeError(`content directory ${this.dir} is not writable`, error);
+      // At start-up nothing is worth retrying: whatever stops the probe stops every page.
+      throw new TrawlError(ErrorCode.Store, failure.message, { action: 'fatal', cause: error });
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.allSettled(this.inFlight.values());
+    await this.inFlight.settled();
   }
 
   private async write(hash: string, body: Uint8Array): Promise<PutResult> {
@@ -149,17 +144,8 @@ export class LocalContentStore implements ContentStore {
       await rm(temp, { force: true }).catch(() => undefined);
       throw storeError(`writing ${key} failed`, error);
     }
-    this.remember(hash);
-    return { key, contentHash: hash, storedBytes: compressed.length, existed: false };
-  }
-
-  private remember(hash: string): void {
-    this.known.delete(hash);
     this.known.add(hash);
-    if (this.known.size > this.knownCacheSize) {
-      const oldest = this.known.values().next().value;
-      if (oldest !== undefined) this.known.delete(oldest);
-    }
+    return { key, contentHash: hash, storedBytes: compressed.length, existed: false };
   }
 
   private pathOf(hash: string): string {

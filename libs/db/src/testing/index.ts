@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { Database } from '../database.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { Database, type PageRecord } from '../database.js';
 
 /** Where tests find PostgreSQL: DATABASE_URL, else the standard local server. */
 export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -19,3 +19,37 @@ export async function testDatabase(label = 'test'): Promise<{ db: Database; sche
   };
 }
 export { discovered, fp, record } from './records.js';
+
+/** A fetched page for crawled_pages: a 200 text/html with a body hash, fields overridable. */
+export function pageRecord(url: string, overrides: Partial<PageRecord> = {}): PageRecord {
+  return {
+    hash: createHash('sha256').update(url).digest().subarray(0, 16),
+    url,
+    host: new URL(url).host,
+    depth: 0,
+    state: 'done',
+    httpStatus: 200,
+    contentType: 'text/html',
+    contentHash: createHash('sha256').update(`body of ${url}`).digest('hex'),
+    storageKey: null,
+    fetchedAt: 1_700_000_000_000,
+    contentLength: 20,
+    truncated: false,
+    fetchMs: 1,
+    redirectTo: null,
+    canonicalUrl: null,
+    linksFound: 0,
+    errorCode: null,
+    errorMessage: null,
+    changeFrequencyS: null,
+    lastChangedAt: null,
+    nextCrawlAt: null,
+    etag: null,
+    lastModified: null,
+    charset: 'utf-8',
+    noindex: false,
+    nofollow: false,
+    bodySkipped: false,
+    ...overrides,
+  };
+}

@@ -3,6 +3,8 @@ import { isTrawlError } from '@trawl/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ContentStore, contentHash, contentKey } from '../content-store.js';
 
+export { S3RVER_CREDENTIALS, startTestS3, type TestS3 } from './s3rver.js';
+
 export interface StoreUnderTest {
   store: ContentStore;
   /** Removes whatever the store wrote (temp dir, bucket prefix). Called after `close`. */
@@ -75,6 +77,28 @@ export function storeContract(name: string, makeStore: () => Promise<StoreUnderT
       const back = await store.get(key);
       expect(back?.length).toBe(body.length);
       expect(back?.equals(body)).toBe(true);
+    });
+
+    it('round-trips an 8 MB incompressible body (larger than one S3 upload part)', async () => {
+      const body = randomBytes(8 * 1024 * 1024);
+      const result = await store.put(body);
+      expect(result.existed).toBe(false);
+      expect(result.storedBytes).toBeGreaterThan(body.length);
+      expect((await store.get(result.key))?.equals(body)).toBe(true);
+      expect((await store.put(body)).existed).toBe(true);
+    });
+
+    it('check() passes on a usable store, twice', async () => {
+      await expect(store.check()).resolves.toBeUndefined();
+      await expect(store.check()).resolves.toBeUndefined();
+    });
+
+    it('stores many different bodies put at once', async () => {
+      const bodies = Array.from({ length: 24 }, (_, i) => Buffer.from(`<p>page ${i}</p>`.repeat(i + 1)));
+      const results = await Promise.all(bodies.map((body) => store.put(body)));
+      expect(new Set(results.map((r) => r.key)).size).toBe(bodies.length);
+      expect(results.every((r) => !r.existed)).toBe(true);
+      for (const [i, r] of results.entries()) expect(await store.get(r.key)).toEqual(bodies[i]);
     });
 
     it('compresses: a repetitive body is stored much smaller', async () => {

@@ -1,0 +1,173 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database, PageRecord } from './database.js';
+import { NearDupIndex } from './near-dup.js';
+import { pageRecord, TEST_DATABASE_URL, testDatabase } from './testing/index.js';
+
+const fp = (name: string): Buffer => createHash('sha256').update(name).digest().subarray(0, 16);
+
+/** A fetched page for crawled_pages with the given body hash. */
+const page = (url: string, contentHash: string, fetchedAt: number): PageRecord =>
+  pageRecord(url, { depth: 0, contentHash, storageKey: `sha256:${contentHash}`, fetchedAt, contentLength: 10, charset: null });
+
+/** `base` with the given bit positions (0 = lowest) flipped, as a signed 64-bit value. */
+const flip = (base: bigint, ...bits: number[]): bigint => BigInt.asIntN(64, bits.reduce((v, bit) => v ^ (1n << BigInt(bit)), base));
+
+let db: Database;
+let cleanup: () => Promise<void>;
+let index: NearDupIndex;
+beforeAll(async () => {
+  ({ db, cleanup } = await testDatabase('neardup'));
+  index = new NearDupIndex(db);
+});
+afterAll(() => cleanup());
+
+describe('NearDupIndex', () => {
+  const BASE = -0x0123456789abcdefn; // negative: the signed bigint range is exercised
+
+  it('finds fingerprints within the distance through their bands, with exact distances', async () => {
+    const entries = [
+      { name: 'same', simhash: BASE },
+      { name: 'd1', simhash: flip(BASE, 5) },
+      { name: 'd2-one-band', simhash: flip(BASE, 1, 2) },
+      { name: 'd3-three-bands', simhash: flip(BASE, 3, 20, 40) },
+      { name: 'd3-top-bit', simhash: flip(BASE, 63, 47, 31) },
+      { name: 'd4-all-bands', simhash: flip(BASE, 0, 16, 32, 48) },
+      { name: 'd4-one-band', simhash: flip(BASE, 0, 1, 2, 3) },
+      { name: 'far', simhash: ~BASE },
+    ];
+    await index.index(entries.map((e) => ({ urlHash: fp(e.name), simhash: e.simhash })));
+
+    const found = await index.findNear(BASE, 3);
+    const names = new Map(entries.map((e) => [fp(e.name).toString('hex'), e.name]));
+    const byDistanceThenName = found
+      .map((m) => [names.get(m.urlHash.toString('hex')), m.distance] as const)
+      .sort((a, b) => a[1] - b[1] || String(a[0]).localeCompare(String(b[0])));
+    expect(byDistanceThenName).toEqual([
+      ['same', 0],
+      ['d1', 1],
+      ['d2-one-band', 2],
+      ['d3-three-bands', 3],
+      ['d3-top-bit', 3],
+    ]);
+    expect(found[0]?.simhash).toBe(BASE);
+    expect(found[0]?.indexedAt).toBeGreaterThan(Date.now() - 60_000);
+
+    expect((await index.findNear(BASE, 1)).map((m) => m.distance)).toEqual([0, 1]);
+    expect(await index.findNear(BASE, 0)).toHaveLength(1);
+    // The asking page is left out (a re-crawl finds its own fingerprint otherwise).
+    expect((await index.findNear(BASE, 0, fp('same')))).toEqual([]);
+    await expect(index.findNear(BASE, 4)).rejects.toThrow(RangeError);
+  });
+
+  it('answers many fingerprints in one call, in query order', async () => {
+    const a = 0x1111222233334444n;
+    const b = 0x5555666677778888n;
+    await index.index([
+      { urlHash: fp('many-a'), simhash: flip(a, 9) },
+      { urlHash: fp('many-b'), simhash: b },
+    ]);
+    const [forA, forNothing, forB] = await index.findNearMany([{ simhash: a }, { simhash: 0x7fff0000ffff0000n }, { simhash: flip(b, 62, 61) }], 3);
+    expect(forA?.map((m) => [m.urlHash, m.distance])).toEqual([[fp('many-a'), 1]]);
+    expect(forNothing).toEqual([]);
+    expect(forB?.map((m) => [m.urlHash, m.distance])).toEqual([[fp('many-b'), 2]]);
+    expect(await index.findNearMany([], 3)).toEqual([]);
+  });
+
+  it('re-indexing a page replaces its fingerprint; null removes it', async () => {
+    const url = fp('moving');
+    const before = 0x0a0a0a0a0a0a0a0an;
+    const after = 0x7070707070707070n;
+    await index.index([{ urlHash: url, simhash: before }]);
+    await index.index([{ urlHash: url, simhash: after }, { urlHash: url, simhash: after }]);
+    expect((await index.findNear(before, 3)).some((m) => m.urlHash.equals(url))).toBe(false);
+    expect((await index.findNear(after, 3)).map((m) => m.urlHash)).toEqual([url]);
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "${db.options.schema}".simhash_bands WHERE url_hash = $1`, [url]);
+    expect(rows[0].n).toBe(4);
+
+    // One band unchanged: that row is kept, the others replaced.
+    await index.index([{ urlHash: url, simhash: flip(after, 0, 16, 32) }]);
+    expect((await index.findNear(after, 3)).map((m) => m.distance)).toEqual([3]);
+
+    await index.index([{ urlHash: url, simhash: null }]);
+    expect(await index.findNear(after, 3)).toEqual([]);
+  });
+
+  it('never scans the table: lookups read the (band, value) index', async () => {
+    // 20,000 random fingerprints (80,000 band rows) so the planner has a real table to weigh.
+    let state = 987654321;
+    const next = (): bigint => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return BigInt(state);
+    };
+    for (let batch = 0; batch < 4; batch++) {
+      await index.index(
+        Array.from({ length: 5000 }, (_, i) => ({ urlHash: fp(`bulk-${batch}-${i}`), simhash: BigInt.asIntN(64, (next() << 32n) | next()) })),
+      );
+    }
+    await db.pool.query(`ANALYZE "${db.options.schema}".simhash_bands`);
+
+    // One connection, so the statistics we read are the ones our lookups produced.
+    const single = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
+    try {
+      const onOne = new NearDupIndex({ pool: single, options: db.options });
+      const scans = async (): Promise<{ seq: number; idx: number }> => {
+        await single.query('SELECT pg_stat_force_next_flush()');
+        await single.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await single.query<{ seq: string; idx: string }>(
+          `SELECT seq_scan AS seq, idx_scan AS idx FROM pg_stat_user_tables WHERE relid = $1::regclass`,
+          [`"${db.options.schema}".simhash_bands`],
+        );
+        return { seq: Number(rows[0]?.seq), idx: Number(rows[0]?.idx) };
+      };
+      const before = await scans();
+      for (let i = 0; i < 20; i++) await onOne.findNear(BigInt.asIntN(64, (next() << 32n) | next()), 3);
+      await onOne.findNearMany(Array.from({ length: 50 }, () => ({ simhash: BigInt.asIntN(64, (next() << 32n) | next()) })), 3);
+      const after = await scans();
+      expect(after.seq).toBe(before.seq);
+      expect(after.idx).toBeGreaterThan(before.idx);
+    } finally {
+      await single.end();
+    }
+  });
+
+  it('firstWithContent: the earliest page with a body that is not itself an exact duplicate', async () => {
+    await db.recordPages([
+      page('http://dup.example/late', 'c1', 3_000),
+      page('http://dup.example/first', 'c1', 2_000),
+      page('http://dup.example/earliest-but-exact', 'c1', 1_000),
+      { ...page('http://dup.example/other', 'c2', 1_000), lastChangedAt: 400 },
+    ]);
+    await index.recordDuplicates([
+      { urlHash: fp('http://dup.example/earliest-but-exact'), simhash: null, duplicateOf: fp('http://dup.example/first'), duplicateKind: 'exact', duplicateDistance: 0 },
+    ]);
+    const first = await index.firstWithContent(['c1', 'c2', 'c1', 'missing']);
+    expect([...first.keys()].sort()).toEqual(['c1', 'c2']);
+    expect(first.get('c1')).toEqual({ urlHash: fp('http://dup.example/first'), url: 'http://dup.example/first', capturedAt: new Date(2_000) });
+    // Unchanged since 400: that is when its body was captured.
+    expect(first.get('c2')).toEqual({ urlHash: fp('http://dup.example/other'), url: 'http://dup.example/other', capturedAt: new Date(400) });
+    expect((await index.firstWithContent([])).size).toBe(0);
+  });
+
+  it('recordDuplicates writes simhash and the duplicate columns; inconsistent ones are refused', async () => {
+    const url = 'http://dup.example/near';
+    await db.recordPages([page(url, 'c3', 5_000)]);
+    await index.recordDuplicates([
+      { urlHash: fp(url), simhash: -42n, duplicateOf: fp('http://dup.example/first'), duplicateKind: 'near', duplicateDistance: 2 },
+    ]);
+    const { rows } = await db.pool.query(
+      `SELECT simhash, duplicate_of, duplicate_kind, duplicate_distance FROM "${db.options.schema}".crawled_pages WHERE url_hash = $1`,
+      [fp(url)],
+    );
+    expect(rows[0]).toEqual({ simhash: '-42', duplicate_of: fp('http://dup.example/first'), duplicate_kind: 'near', duplicate_distance: 2 });
+
+    await expect(
+      index.recordDuplicates([{ urlHash: fp(url), simhash: 1n, duplicateOf: fp('x'), duplicateKind: null, duplicateDistance: null }]),
+    ).rejects.toThrow(/crawled_pages_duplicate_consistent/);
+
+    await index.recordDuplicates([{ urlHash: fp(url), simhash: 7n, duplicateOf: null, duplicateKind: null, duplicateDistance: null }]);
+    const { rows: cleared } = await db.pool.query(`SELECT simhash, duplicate_of FROM "${db.options.schema}".crawled_pages WHERE url_hash = $1`, [fp(url)]);
+    expect(cleared[0]).toEqual({ simhash: '7', duplicate_of: null });
+  });
+});

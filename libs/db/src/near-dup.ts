@@ -1,0 +1,179 @@
+import type { Database } from './database.js';
+
+/** A page in the index whose fingerprint is within the asked distance. */
+export interface NearMatch {
+  urlHash: Buffer;
+  simhash: bigint;
+  /** When the page entered the index, epoch ms. */
+  indexedAt: number;
+  /** Bits between its fingerprint and the one asked about. */
+  distance: number;
+}
+
+export interface NearQuery {
+  simhash: bigint;
+  /** The asking page itself: a re-crawl must not find its own earlier fingerprint. */
+  exclude?: Buffer | null;
+}
+
+export interface IndexedFingerprint {
+  urlHash: Buffer;
+  /** null removes the page from the index (it became someone's duplicate, or lost its text). */
+  simhash: bigint | null;
+}
+
+/** The first page recorded with a body. */
+export interface FirstCapture {
+  urlHash: Buffer;
+  url: string;
+  capturedAt: Date;
+}
+
+export interface DuplicateRecord {
+  urlHash: Buffer;
+  simhash: bigint | null;
+  duplicateOf: Buffer | null;
+  duplicateKind: 'exact' | 'near' | null;
+  duplicateDistance: number | null;
+}
+
+/** Four 16-bit bands: the index answers distances up to 3 exactly (pigeonhole). */
+export const MAX_INDEXED_DISTANCE = 3;
+
+/** Band `g.band` of fingerprint `s`, as stored in simhash_bands.value (0–65535; band 0 highest). */
+const BAND_VALUE = (fingerprint: string, band: string): string => `((${fingerprint} >> (48 - 16 * ${band})) & 65535)::int`;
+
+const lastPerUrl = <T extends { urlHash: Buffer }>(rows: readonly T[]): T[] => {
+  const byUrl = new Map<string, T>();
+  for (const row of rows) byUrl.set(row.urlHash.toString('latin1'), row);
+  return [...byUrl.values()];
+};
+
+/**
+ * PostgreSQL side of near-duplicate detection: the `simhash_bands` index (every lookup reads
+ * four (band, value) index ranges and checks the exact Hamming distance on what it finds — never
+ * a scan), the first page with a given body, and the duplicate columns of `crawled_pages`.
+ * Every method takes a batch and runs one statement.
+ */
+export class NearDupIndex {
+  private readonly t: { bands: string; pages: string };
+
+  constructor(private readonly db: Pick<Database, 'pool' | 'options'>) {
+    const schema = db.options.schema;
+    this.t = { bands: `"${schema}".simhash_bands`, pages: `"${schema}".crawled_pages` };
+  }
+
+  /** Indexed pages within `maxDistance` bits of `simhash`: nearest, then earliest indexed, first. */
+  async findNear(simhash: bigint, maxDistance: number, exclude: Buffer | null = null): Promise<NearMatch[]> {
+    const [matches] = await this.findNearMany([{ simhash, exclude }], maxDistance);
+    return matches ?? [];
+  }
+
+  /** `findNear` for many fingerprints in one statement; the answer lists match the queries. */
+  async findNearMany(queries: readonly NearQuery[], maxDistance: number): Promise<NearMatch[][]> {
+    if (!Number.isInteger(maxDistance) || maxDistance < 0 || maxDistance > MAX_INDEXED_DISTANCE) {
+      throw new RangeError(`maxDistance must be 0–${MAX_INDEXED_DISTANCE} (four 16-bit bands), got ${maxDistance}`);
+    }
+    const results: NearMatch[][] = queries.map(() => []);
+    if (queries.length === 0) return results;
+    const { rows } = await this.db.pool.query<{ ord: string; url_hash: Buffer; simhash: string; indexed_at: Date; distance: number }>(
+      `WITH q AS (
+         SELECT ord, s, self FROM unnest($1::bigint[], $2::bytea[]) WITH ORDINALITY AS q(s, self, ord)
+       )
+       SELECT DISTINCT ON (q.ord, b.url_hash)
+              q.ord, b.url_hash, b.simhash, b.indexed_at, bit_count((q.s # b.simhash)::bit(64))::int AS distance
+       FROM q
+       CROSS JOIN generate_series(0, 3) AS g(band)
+       JOIN ${this.t.bands} b ON b.band = g.band AND b.value = ${BAND_VALUE('q.s', 'g.band')}
+       WHERE (q.self IS NULL OR b.url_hash <> q.self)
+         AND bit_count((q.s # b.simhash)::bit(64)) <= $3
+       ORDER BY q.ord, b.url_hash`,
+      [queries.map((q) => q.simhash.toString()), queries.map((q) => q.exclude ?? null), maxDistance],
+    );
+    for (const row of rows) {
+      results[Number(row.ord) - 1]?.push({
+        urlHash: row.url_hash,
+        simhash: BigInt(row.simhash),
+        indexedAt: row.indexed_at.getTime(),
+        distance: row.distance,
+      });
+    }
+    for (const matches of results) {
+      matches.sort((a, b) => a.distance - b.distance || a.indexedAt - b.indexedAt || Buffer.compare(a.urlHash, b.urlHash));
+    }
+    return results;
+  }
+
+  /**
+   * Sets (or, with `simhash: null`, removes) each page's fingerprint in the index, replacing
+   * what a previous crawl of it indexed. A band value that stays the same keeps its row (and
+   * its indexed_at).
+   */
+  async index(entries: readonly IndexedFingerprint[]): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = lastPerUrl(entries);
+    const hashes = rows.map((r) => r.urlHash);
+    const fingerprints = rows.map((r) => (r.simhash === null ? null : r.simhash.toString()));
+    // Rows deleted and rows upserted are disjoint sets (different band values), so the two
+    // parts of the statement never touch one row twice.
+    await this.db.pool.query(
+      `WITH x AS (
+         SELECT h, s FROM unnest($1::bytea[], $2::bigint[]) AS x(h, s)
+       ),
+       wanted AS (
+         SELECT g.band::smallint AS band, ${BAND_VALUE('x.s', 'g.band')} AS value, x.h, x.s
+         FROM x CROSS JOIN generate_series(0, 3) AS g(band) WHERE x.s IS NOT NULL
+       ),
+       stale AS (
+         DELETE FROM ${this.t.bands} b USING x
+         WHERE b.url_hash = x.h
+           AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.h = b.url_hash AND w.band = b.band AND w.value = b.value)
+       )
+       INSERT INTO ${this.t.bands} (band, value, url_hash, simhash)
+       SELECT band, value, h, s FROM wanted
+       ON CONFLICT (band, value, url_hash) DO UPDATE SET simhash = EXCLUDED.simhash`,
+      [hashes, fingerprints],
+    );
+  }
+
+  /**
+   * For each body hash, the first page recorded with it that is not itself an exact duplicate
+   * (earliest fetched_at, then lowest url_hash): what an identical body is a duplicate of, and
+   * — for a WARC revisit — where and when that body was captured (`capturedAt`: when the page
+   * last changed to this body, else its fetch time). Keyed by content hash; hashes no page has
+   * are absent.
+   */
+  async firstWithContent(contentHashes: readonly string[]): Promise<Map<string, FirstCapture>> {
+    const result = new Map<string, FirstCapture>();
+    const distinct = [...new Set(contentHashes)];
+    if (distinct.length === 0) return result;
+    const { rows } = await this.db.pool.query<{ content_hash: string; url_hash: Buffer; url: string; captured_at: Date }>(
+      `SELECT DISTINCT ON (content_hash) content_hash, url_hash, url, COALESCE(last_changed_at, fetched_at) AS captured_at
+       FROM ${this.t.pages}
+       WHERE content_hash = ANY($1::text[]) AND duplicate_kind IS DISTINCT FROM 'exact'
+       ORDER BY content_hash, fetched_at, url_hash`,
+      [distinct],
+    );
+    for (const row of rows) result.set(row.content_hash, { urlHash: row.url_hash, url: row.url, capturedAt: row.captured_at });
+    return result;
+  }
+
+  /** Writes simhash and the duplicate columns of pages already in crawled_pages. */
+  async recordDuplicates(records: readonly DuplicateRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const rows = lastPerUrl(records);
+    await this.db.pool.query(
+      `UPDATE ${this.t.pages} AS p
+       SET simhash = x.s, duplicate_of = x.d, duplicate_kind = x.k, duplicate_distance = x.n
+       FROM unnest($1::bytea[], $2::bigint[], $3::bytea[], $4::text[], $5::smallint[]) AS x(h, s, d, k, n)
+       WHERE p.url_hash = x.h`,
+      [
+        rows.map((r) => r.urlHash),
+        rows.map((r) => (r.simhash === null ? null : r.simhash.toString())),
+        rows.map((r) => r.duplicateOf),
+        rows.map((r) => r.duplicateKind),
+        rows.map((r) => r.duplicateDistance),
+      ],
+    );
+  }
+}

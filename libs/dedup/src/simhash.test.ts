@@ -1,0 +1,168 @@
+import xxhash from 'xxhash-wasm';
+import { describe, expect, it } from 'vitest';
+import {
+  hammingDistance,
+  MAX_BANDED_DISTANCE,
+  normalizeText,
+  shingles,
+  simhash,
+  simhashBands,
+  tokenize,
+} from './simhash.js';
+
+/** A deterministic text of `n` words over a 3,000-word vocabulary (LCG, fixed seed). */
+function words(n: number, seed: number): string[] {
+  let state = seed >>> 0;
+  return Array.from({ length: n }, () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return `w${Math.floor((state / 2 ** 32) * 3000).toString(36)}`;
+  });
+}
+
+const MIN_INT64 = -(2n ** 63n);
+const MAX_INT64 = 2n ** 63n - 1n;
+
+describe('hammingDistance', () => {
+  it.each([
+    [0n, 0n, 0],
+    [0n, 1n, 1],
+    [0n, -1n, 64],
+    [0x0fn, 0xf0n, 8],
+    [MIN_INT64, 0n, 1],
+    [MAX_INT64, MIN_INT64, 64],
+    [-1n, BigInt.asUintN(64, -1n), 0], // signed and unsigned forms of one fingerprint
+    [0x5555555555555555n, -0x5555555555555556n, 64], // 0x5555… vs 0xAAAA…
+    [0x1n << 40n, 0x1n << 41n, 2],
+  ])('%s vs %s → %i', (a, b, expected) => {
+    expect(hammingDistance(a, b)).toBe(expected);
+    expect(hammingDistance(b, a)).toBe(expected);
+  });
+});
+
+describe('normalization and shingles', () => {
+  it.each([
+    ['Hello, World!', 'hello world'],
+    ['  many\n\t spaces  ', 'many spaces'],
+    ["Don't stop", 'dont stop'],
+    ['ＦＵＬＬ－ｗｉｄｔｈ', 'full width'],
+    ['price: $9.99 (USD)', 'price 9 99 usd'],
+    ['Ελληνικά ΚΕΙΜΕΝΟ', 'ελληνικά κειμενο'],
+    ['', ''],
+  ])('normalizeText(%j) = %j', (input, expected) => {
+    expect(normalizeText(input)).toBe(expected);
+  });
+
+  it('tokenizes CJK one character at a time, other scripts by word', () => {
+    expect(tokenize(normalizeText('東京タワー is tall'))).toEqual(['東', '京', 'タ', 'ワ', 'ー', 'is', 'tall']);
+    expect(tokenize('')).toEqual([]);
+  });
+
+  it('shingles overlap; a short text is one shingle; none for no words', () => {
+    expect(shingles(['a', 'b', 'c', 'd'], 3)).toEqual(['a b c', 'b c d']);
+    expect(shingles(['a', 'b'], 3)).toEqual(['a b']);
+    expect(shingles([], 3)).toEqual([]);
+  });
+});
+
+/** Charikar's SimHash written the textbook way: a string per shingle, 64 counters. */
+const { h64 } = await xxhash();
+function referenceSimhash(text: string, size = 3): bigint | null {
+  const grams = shingles(tokenize(normalizeText(text)), size);
+  if (grams.length === 0) return null;
+  const votes = new Array<number>(64).fill(0);
+  for (const gram of grams) {
+    const hash = BigInt.asUintN(64, h64(gram));
+    for (let bit = 0; bit < 64; bit++) votes[bit] = (votes[bit] ?? 0) + ((hash >> BigInt(bit)) & 1n ? 1 : -1);
+  }
+  let out = 0n;
+  for (let bit = 0; bit < 64; bit++) if ((votes[bit] ?? 0) > 0) out |= 1n << BigInt(bit);
+  return BigInt.asIntN(64, out);
+}
+
+describe('simhash', () => {
+  it('equals the textbook definition (string shingles, 64 vote counters)', () => {
+    const texts = [
+      'a',
+      'two words',
+      'exactly three words',
+      ...Array.from({ length: 20 }, (_, i) => words(10 + i * 37, i + 1).join(' ')),
+      '東京タワーは高い。 Tokyo Tower is tall, isn\'t it? 東京',
+      'Ελληνικά κείμενα και ﬁ ligatures — ＦＵＬＬ width',
+    ];
+    for (const text of texts) expect(simhash(text)).toBe(referenceSimhash(text));
+    for (const size of [1, 2, 5]) expect(simhash(words(300, 9).join(' '), { shingleSize: size })).toBe(referenceSimhash(words(300, 9).join(' '), size));
+  });
+
+  it('is stable: these fingerprints are stored in PostgreSQL, so they must never change', () => {
+    // Pinned from this implementation (xxHash64 seed 0, word 3-grams). A change here
+    // invalidates every stored fingerprint and needs a re-index.
+    expect(simhash('The quick brown fox jumps over the lazy dog')).toBe(simhash('the QUICK brown fox — jumps over the lazy dog.'));
+    expect(simhash('The quick brown fox jumps over the lazy dog')).toBe(4174202982523779191n);
+  });
+
+  it('is null for text without words', () => {
+    expect(simhash('')).toBeNull();
+    expect(simhash(' ... !!! ')).toBeNull();
+  });
+
+  it('returns a signed 64-bit value (PostgreSQL bigint)', () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const value = simhash(words(200, seed).join(' '));
+      expect(value).not.toBeNull();
+      expect(value! >= MIN_INT64 && value! <= MAX_INT64).toBe(true);
+    }
+  });
+
+  it('ignores formatting: case, punctuation and whitespace', () => {
+    const text = words(300, 7).join(' ');
+    const reformatted = words(300, 7)
+      .map((w, i) => (i % 10 === 0 ? `${w.toUpperCase()},` : w))
+      .join('  \n ');
+    expect(hammingDistance(simhash(text)!, simhash(reformatted)!)).toBe(0);
+  });
+
+  it('small edits move it a few bits; unrelated texts ~32 bits apart', () => {
+    const oneEdit: number[] = [];
+    const unrelated: number[] = [];
+    for (let seed = 1; seed <= 40; seed++) {
+      const text = words(1000, seed);
+      const edited = [...text];
+      edited[(seed * 37) % 1000] = 'edited';
+      oneEdit.push(hammingDistance(simhash(text.join(' '))!, simhash(edited.join(' '))!));
+      unrelated.push(hammingDistance(simhash(text.join(' '))!, simhash(words(1000, seed + 1000).join(' '))!));
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(mean(oneEdit)).toBeLessThanOrEqual(3);
+    expect(oneEdit.filter((d) => d <= MAX_BANDED_DISTANCE).length).toBeGreaterThanOrEqual(30);
+    expect(mean(unrelated)).toBeGreaterThan(26);
+    expect(Math.min(...unrelated)).toBeGreaterThan(12);
+  });
+
+  it('an appended footer or a changed date on a long page stays within 3 bits', () => {
+    const article = words(1500, 99).join(' ');
+    const base = simhash(`Published 2024-01-01. ${article}`)!;
+    expect(hammingDistance(base, simhash(`Published 2024-03-17. ${article}`)!)).toBeLessThanOrEqual(3);
+    expect(hammingDistance(base, simhash(`Published 2024-01-01. ${article} Share this page`)!)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('simhashBands', () => {
+  it('splits into four 16-bit bands, highest first', () => {
+    expect(simhashBands(0x0123456789abcdefn)).toEqual([[0, 0x0123], [1, 0x4567], [2, 0x89ab], [3, 0xcdef]]);
+    expect(simhashBands(-1n)).toEqual([[0, 0xffff], [1, 0xffff], [2, 0xffff], [3, 0xffff]]);
+  });
+
+  it('pigeonhole: fingerprints within 3 bits always share a band', () => {
+    let state = 12345;
+    const next = (): number => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
+    for (let trial = 0; trial < 2000; trial++) {
+      const a = BigInt.asIntN(64, (BigInt(next()) << 32n) | BigInt(next()));
+      let b = a;
+      const flips = 1 + (trial % MAX_BANDED_DISTANCE);
+      for (let f = 0; f < flips; f++) b ^= 1n << BigInt(next() % 64);
+      b = BigInt.asIntN(64, b);
+      const bandsA = simhashBands(a).map(([band, value]) => `${band}:${value}`);
+      expect(simhashBands(b).some(([band, value]) => bandsA.includes(`${band}:${value}`))).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,31 @@
+import type { StoreConfig, WorkerConfig } from '@trawl/config';
+import type { ContentStore } from './content-store.js';
+import { LocalContentStore } from './local-store.js';
+import { S3ContentStore, type S3ContentStoreOptions } from './s3-store.js';
+
+/** The settings `createContentStore` reads: `config.store` and the local directory's two. */
+export interface ContentStoreConfig {
+  store: StoreConfig;
+  worker: Pick<WorkerConfig, 'contentDir' | 'contentFsync'>;
+}
+
+/**
+ * The content store the configuration names (TRAWL_CONTENT_STORE). Call `check()` on it at
+ * start-up so a missing bucket or an unwritable directory stops the process at once.
+ * `s3Client` adds S3 client settings (tests: s3rver's fixed credentials).
+ */
+export function createContentStore(config: ContentStoreConfig, s3Client?: S3ContentStoreOptions['client']): ContentStore {
+  const { store, worker } = config;
+  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync });
+  return new S3ContentStore({
+    // The schema refuses backend s3 without a bucket; the store repeats the check for callers
+    // that build a config by hand.
+    bucket: store.s3Bucket ?? '',
+    prefix: store.s3Prefix,
+    endpoint: store.s3Endpoint,
+    region: store.s3Region,
+    forcePathStyle: store.s3ForcePathStyle,
+    maxAttempts: store.s3MaxAttempts,
+    client: s3Client,
+  });
+}
