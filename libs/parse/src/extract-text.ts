@@ -1,8 +1,7 @@
 import { load } from 'cheerio';
 import { franc } from 'franc-min';
 import { iso6393To1 } from 'iso-639-3/iso6393-to-1.js';
-import { DEFAULT_MAX_NESTING_DEPTH, nestingExceeds } from './nesting.js';
-import { type DomDocument, type DomElement, type DomNode, elementsInDocumentOrder, hasToken, MAX_TITLE_CHARS } from './parse-html.js';
+import { type DomDocument, type DomElement, type DomNode, elementsInDocumentOrder, hasToken, type HtmlDocument, loadHtml, MAX_TITLE_CHARS } from './parse-html.js';
 
 export interface ExtractedText {
   title: string | null;
@@ -73,14 +72,20 @@ const oneLine = (s: string, max: number): string | null => {
  * related links… are left out. A header inside the article (its headline) is kept.
  */
 export function extractText(html: string, url: string, options: ExtractTextOptions = {}): ExtractedText {
-  const empty: ExtractedText = { title: null, description: null, language: null, languageSource: null, canonical: null, text: '', wordCount: 0 };
-  if (typeof html !== 'string' || html.length === 0) return empty;
+  if (typeof html !== 'string' || html.length === 0) return emptyText();
+  return readText(loadHtml(html, options.maxNestingDepth), url, options);
+}
+
+const emptyText = (): ExtractedText => ({ title: null, description: null, language: null, languageSource: null, canonical: null, text: '', wordCount: 0 });
+
+/** `extractText` on a document already loaded (the one `parseHtml`'s links came from). */
+export function readText(doc: HtmlDocument, url: string, options: ExtractTextOptions = {}): ExtractedText {
+  if (doc.source.length === 0) return emptyText();
   const maxTextChars = options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS;
   try {
-    if (nestingExceeds(html, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)) return flatExtract(html, maxTextChars);
-    const $ = load(html, { xml: { xmlMode: false, decodeEntities: true } });
-    const page = scan($.root()[0]);
-    const text = visibleText(page.contentRoot ?? page.body ?? $.root()[0], maxTextChars);
+    if (doc.tooDeep) return flatExtract(doc.source, maxTextChars);
+    const page = scan(doc.root);
+    const text = visibleText(page.contentRoot ?? page.body ?? doc.root, maxTextChars);
     const declared = languageTag(page.htmlLang) ?? null;
     const meta = declared === null ? languageTag(page.metaLanguage?.split(',')[0]) : null;
     const detected = declared === null && meta === null ? detectLanguage(text) : null;
@@ -94,7 +99,7 @@ export function extractText(html: string, url: string, options: ExtractTextOptio
       wordCount: countWords(text),
     };
   } catch {
-    return empty;
+    return emptyText();
   }
 }
 

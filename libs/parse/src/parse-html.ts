@@ -57,37 +57,58 @@ export type DomNode = DomDocument['children'][number];
 export type DomElement = Extract<DomNode, { attribs: Record<string, string> }>;
 
 /**
- * Extract what the crawl needs from one HTML page. Pure: no I/O, no URL resolution (see
- * `resolveLinks`). Never throws on garbage input: htmlparser2 is a forgiving tokenizer that
- * accepts any string, and markup nested deep enough to make it slow takes a flat fallback.
+ * One page parsed once: the DOM that link extraction (`readPage`) and text extraction
+ * (`readText` in extract-text.ts) both read. Markup nested past the cap is not parsed as a tree:
+ * `root` is then the flat document of the tags link extraction needs (see
+ * `flattenForExtraction`), and text extraction strips `source` in one linear pass instead.
  */
-export function parseHtml(html: string, options: ParseHtmlOptions = {}): ParsedPage {
-  const maxLinks = Math.max(0, Math.floor(options.maxLinks ?? DEFAULT_MAX_LINKS));
-  const maxDepth = options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH;
-  const robotsMetaNames = new Set(['robots', (options.productToken ?? DEFAULT_PRODUCT_TOKEN).toLowerCase()]);
-  const page: ParsedPage = {
-    links: [],
-    linksTruncated: false,
-    baseHref: null,
-    canonical: null,
-    metaRobots: { noindex: false, nofollow: false },
-    title: null,
-    tooDeep: false,
-  };
-  if (typeof html !== 'string' || html.length === 0) return page;
+export interface HtmlDocument {
+  $: CheerioAPI;
+  root: DomDocument | undefined;
+  /** The markup as given. */
+  source: string;
+  tooDeep: boolean;
+}
 
-  if (nestingExceeds(html, maxDepth)) {
-    page.tooDeep = true;
-    html = flattenForExtraction(html);
-  }
-
+/**
+ * Parses HTML with htmlparser2 (through cheerio), or, for markup nested deeper than
+ * `maxNestingDepth`, the flat fallback. Never throws: htmlparser2 is a forgiving tokenizer that
+ * accepts any string.
+ */
+export function loadHtml(html: string, maxNestingDepth = DEFAULT_MAX_NESTING_DEPTH): HtmlDocument {
+  const tooDeep = nestingExceeds(html, maxNestingDepth);
   // Passing an `xml` object switches cheerio 1.x to htmlparser2 (options.ts, flattenOptions
   // sets `_useHtmlParser2`); `xmlMode: false` inside it keeps HTML tokenization (void and
   // raw-text elements, lowercased names). ~3.4× faster than parse5 for link extraction
   // (STACK.md), and we never need parse5's exact tree construction.
-  const $ = load(html, { xml: { xmlMode: false, decodeEntities: true } });
+  const $ = load(tooDeep ? flattenForExtraction(html) : html, { xml: { xmlMode: false, decodeEntities: true } });
+  return { $, root: $.root()[0], source: html, tooDeep };
+}
+
+/**
+ * Extract what the crawl needs from one HTML page. Pure: no I/O, no URL resolution (see
+ * `resolveLinks`). Never throws on garbage input: htmlparser2 is a forgiving tokenizer that
+ * accepts any string, and markup nested deep enough to make it slow takes a flat fallback.
+ * (`parsePage` gives this and the page's text from one parse.)
+ */
+export function parseHtml(html: string, options: ParseHtmlOptions = {}): ParsedPage {
+  if (typeof html !== 'string' || html.length === 0) return emptyPage();
+  return readPage(loadHtml(html, options.maxNestingDepth), options);
+}
+
+function emptyPage(): ParsedPage {
+  return { links: [], linksTruncated: false, baseHref: null, canonical: null, metaRobots: { noindex: false, nofollow: false }, title: null, tooDeep: false };
+}
+
+/** `parseHtml` on a document already loaded. */
+export function readPage(doc: HtmlDocument, options: ParseHtmlOptions = {}): ParsedPage {
+  const maxLinks = Math.max(0, Math.floor(options.maxLinks ?? DEFAULT_MAX_LINKS));
+  const robotsMetaNames = new Set(['robots', (options.productToken ?? DEFAULT_PRODUCT_TOKEN).toLowerCase()]);
+  const page = emptyPage();
+  page.tooDeep = doc.tooDeep;
+  const { $ } = doc;
   const byHref = new Map<string, ExtractedLink>();
-  for (const el of elementsInDocumentOrder($.root()[0])) {
+  for (const el of elementsInDocumentOrder(doc.root)) {
     const attribs = el.attribs;
     switch (el.name) {
       case 'a':
