@@ -79,4 +79,9 @@ describe('classifyBatch', () => {
     const verdicts = classifyBatch([page(20, FP, 'x'), page(21, FP, 'x'), page(22, FP ^ 0b1n, 'y')], { firstWithContent: new Map(), candidates: [] }, 3, 0);
     expect(verdicts).toEqual([null, { kind: 'exact', of: hash(20), distance: 0 }, { kind: 'near', of: hash(20), distance: 1 }]);
   });
+
+  it('a byte-identical copy of a near-duplicate in the same batch is an exact duplicate of it', () => {
+    const verdicts = classifyBatch([page(30, FP, 'x'), page(31, FP ^ 0b1n, 'y'), page(32, FP ^ 0b1n, 'y')], { firstWithContent: new Map(), candidates: [] }, 3, 0);
+    expect(verdicts).toEqual([null, { kind: 'near', of: hash(30), distance: 1 }, { kind: 'exact', of: hash(31), distance: 0 }]);
+  });
 });

@@ -120,10 +120,10 @@ export function classifyBatch(pages: readonly BatchPage[], lookups: BatchLookups
       candidates: [...(lookups.candidates[i] ?? []), ...heads],
       maxDistance,
     });
-    if (verdict === null) {
-      if (page.contentHash !== null && !firstWithContent.has(page.contentHash)) firstWithContent.set(page.contentHash, page.urlHash);
-      if (page.simhash !== null) heads.push({ urlHash: page.urlHash, simhash: page.simhash, indexedAt: now });
-    }
+    // As in the database's lookup, the first page with a body is any page that is not itself an
+    // exact duplicate: a near-duplicate's later byte-identical copies are exact duplicates of it.
+    if (verdict?.kind !== 'exact' && page.contentHash !== null && !firstWithContent.has(page.contentHash)) firstWithContent.set(page.contentHash, page.urlHash);
+    if (verdict === null && page.simhash !== null) heads.push({ urlHash: page.urlHash, simhash: page.simhash, indexedAt: now });
     return verdict;
   });
 }
