@@ -54,6 +54,17 @@ describe('crawlPolicySchema', () => {
     expect(old.politeness.forceDelay).toBe(true);
     expect(hostDelayMs({ crawlDelayMs: 500, health: HEALTHY, lastResponseMs: null }, resolvePolicy(old).politeness)).toBe(1000);
   });
+
+  it('loads a policy stored before duplicate detection with the defaults, which keep every body and link', () => {
+    const { dedup: _d, ...old } = policyFor({ TRAWL_NEAR_DUP_DISTANCE: '1', TRAWL_NEAR_DUP_STORE_BODY: 'false' });
+    expect(resolvePolicy(crawlPolicySchema.parse(old)).dedup).toEqual({ nearDupDistance: 3, nearDupStoreBody: true, nearDupFollowLinks: true });
+  });
+
+  it('carries the dedup settings of the process that published it', () => {
+    const policy = policyFor({ TRAWL_NEAR_DUP_DISTANCE: '1', TRAWL_NEAR_DUP_STORE_BODY: 'false', TRAWL_NEAR_DUP_FOLLOW_LINKS: 'false' });
+    expect(resolvePolicy(crawlPolicySchema.parse(policy)).dedup).toEqual({ nearDupDistance: 1, nearDupStoreBody: false, nearDupFollowLinks: false });
+    expect(() => crawlPolicySchema.parse({ ...policy, dedup: { ...policy.dedup, nearDupDistance: 4 } })).toThrow();
+  });
 });
 
 describe('PolicyStore', () => {

@@ -28,6 +28,12 @@ const DEFAULT_RECRAWL_SETTINGS = {
 };
 
 /**
+ * What a policy stored before duplicate detection existed gets: the settings' defaults, which
+ * keep every body and follow every link (what that release did).
+ */
+export const DEFAULT_DEDUP_POLICY = { nearDupDistance: 3, nearDupStoreBody: true, nearDupFollowLinks: true } as const;
+
+/**
  * The rules every process of one crawl must share: scope, limits, politeness delay and URL
  * normalization (two workers normalizing differently would fingerprint one page twice).
  * `trawl crawl` publishes it in Redis; workers read it at start and follow changes. Fields added
@@ -84,6 +90,17 @@ export const crawlPolicySchema = z.object({
       goneIntervalS: z.number().int().min(1),
     })
     .default(() => ({ enabled: true, ...DEFAULT_RECRAWL_SETTINGS })),
+  /**
+   * Duplicate detection (TRAWL_NEAR_DUP_*): crawl-wide, so every worker calls the same pages
+   * near-duplicates and treats them alike. Absent in policies stored by older releases.
+   */
+  dedup: z
+    .object({
+      nearDupDistance: z.number().int().min(0).max(3),
+      nearDupStoreBody: z.boolean(),
+      nearDupFollowLinks: z.boolean(),
+    })
+    .default(() => ({ ...DEFAULT_DEDUP_POLICY })),
   robots: z.object({
     obey: z.boolean(),
     productToken: z.string().min(1),
@@ -128,6 +145,7 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
       failureMaxS: config.recrawl.failureMaxS,
       goneIntervalS: config.recrawl.goneIntervalS,
     },
+    dedup: { nearDupDistance: config.dedup.nearDupDistance, nearDupStoreBody: config.dedup.nearDupStoreBody, nearDupFollowLinks: config.dedup.nearDupFollowLinks },
     robots: { ...config.robots },
   };
 }
@@ -165,6 +183,8 @@ export interface ResolvedPolicy {
   skipExtensions: ReadonlySet<string>;
   /** The re-crawl schedule's options (validated). */
   recrawl: RecrawlOptions;
+  /** Duplicate detection: the SimHash distance, and what is done with duplicates (`duplicateHandling`). */
+  dedup: CrawlPolicy['dedup'];
 }
 
 export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
@@ -184,6 +204,7 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
     traps: policy.trapChecks ? DEFAULT_TRAP_OPTIONS : null,
     skipExtensions: extensionSet(policy.skipExtensions),
     recrawl: recrawlOptions({ ...DEFAULT_RECRAWL, ...policy.recrawl }),
+    dedup: policy.dedup,
   };
 }
 
