@@ -56,6 +56,24 @@ describe('Fetcher results', () => {
     expect(sent?.['accept-encoding']).toMatch(/gzip/);
   });
 
+  it('says what it sent and how the response came, for archiving', async () => {
+    const server = await startServer((_req, res) => {
+      res.statusMessage = 'Fine Thanks';
+      res.setHeader('X-Mixed-Case', 'a');
+      res.setHeader('Set-Cookie', ['one=1', 'two=2']);
+      res.end('body');
+    });
+    const result = await makeFetcher().fetch(`${server.origin}/p?q=1`, { headers: { 'if-none-match': '"v1"' } });
+    const received = server.requests[0]?.headers ?? {};
+    const { connection: _c, ...receivedWithoutConnection } = received;
+    expect(result.wire?.request.method).toBe('GET');
+    // Every header the server received, as sent; Node adds Connection itself while writing.
+    expect(result.wire?.request.headers).toEqual(receivedWithoutConnection);
+    expect(result.wire?.request.headers['if-none-match']).toBe('"v1"');
+    expect(result.wire).toMatchObject({ httpVersion: '1.1', statusText: 'Fine Thanks', remoteAddress: '127.0.0.1' });
+    expect(result.wire?.rawHeaders).toEqual(expect.arrayContaining([['X-Mixed-Case', 'a'], ['Set-Cookie', 'one=1'], ['Set-Cookie', 'two=2']]));
+  });
+
   it.each([404, 410, 429, 500, 503])('returns a %i as a result, not an error', async (status) => {
     const server = await startServer((_req, res) => {
       res.writeHead(status, { 'content-type': 'text/plain', 'retry-after': '120' });

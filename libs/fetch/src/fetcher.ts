@@ -41,6 +41,24 @@ export interface FetchResult {
   endedAt: number;
   etag: string | null;
   lastModified: string | null;
+  /**
+   * The exchange as it crossed the wire, for archiving (WARC request and response records):
+   * the request line's method and the headers the client set (Node's `getHeaders()`, names
+   * lowercased — Host, User-Agent, Accept, Accept-Encoding, any conditional headers; the
+   * `Connection` header Node's HTTP client adds as it writes is not among them), the response's
+   * HTTP version, reason phrase, headers in their received order and case, and the server's
+   * address. Absent where a result was made up (tests) or the response never arrived.
+   */
+  wire?: WireExchange;
+}
+
+export interface WireExchange {
+  request: { method: string; headers: Record<string, string | string[]> };
+  httpVersion: string;
+  statusText: string;
+  /** Response headers as received: name/value pairs, original case and order, repeats kept. */
+  rawHeaders: [string, string][];
+  remoteAddress: string | null;
 }
 
 export interface FetchExtra {
@@ -161,6 +179,8 @@ export class Fetcher {
       });
 
       let native: IncomingMessage | undefined;
+      let sent: WireExchange['request'] | undefined;
+      let remoteAddress: string | null = null;
       let firstByteAt: number | null = null;
       let rawBytes = 0;
       const chunks: Buffer[] = [];
@@ -176,7 +196,7 @@ export class Fetcher {
           reject(toFetchError(new Error('the response ended before its headers'), url, this.timeouts));
           return;
         }
-        resolve(buildResult(url, native, {
+        resolve(buildResult(url, native, sent && { request: sent, remoteAddress }, {
           body: Buffer.concat(chunks, size),
           truncated,
           bodySkipped,
@@ -195,8 +215,11 @@ export class Fetcher {
       // The raw response, before got's decompression: its headers are the wire headers and
       // its data events count the bytes that crossed the network.
       stream.on('request', (request: ClientRequest) => {
+        sent = { method: request.method, headers: sentHeaders(request) };
         request.once('response', (response: IncomingMessage) => {
           native = response;
+          // Read now: a keep-alive socket goes back to the pool once the body has been read.
+          remoteAddress = response.socket?.remoteAddress ?? null;
           firstByteAt = this.clock.now();
           response.on('data', (chunk: Buffer) => {
             rawBytes += chunk.length;
@@ -257,15 +280,27 @@ export class Fetcher {
   }
 }
 
+/** The headers the client set on a request, values as strings. */
+function sentHeaders(request: ClientRequest): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(request.getHeaders())) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.map(String) : String(value);
+  }
+  return out;
+}
+
 function buildResult(
   url: string,
   response: IncomingMessage,
+  sent: Pick<WireExchange, 'request' | 'remoteAddress'> | undefined,
   rest: Pick<FetchResult, 'body' | 'truncated' | 'bodySkipped' | 'rawBytes' | 'startedAt' | 'firstByteAt' | 'endedAt'>,
 ): FetchResult {
   const headers: ResponseHeaders = { ...response.headers };
   const status = response.statusCode ?? 0;
   const { contentType, charset } = parseContentType(headers['content-type']);
   const location = firstValue(headers['location']);
+  const rawHeaders: [string, string][] = [];
+  for (let i = 0; i + 1 < response.rawHeaders.length; i += 2) rawHeaders.push([response.rawHeaders[i] as string, response.rawHeaders[i + 1] as string]);
   return {
     url,
     status,
@@ -275,6 +310,7 @@ function buildResult(
     location: status >= 300 && status < 400 && location !== null ? resolveLocation(location, url) : null,
     etag: firstValue(headers['etag']),
     lastModified: firstValue(headers['last-modified']),
+    wire: sent && { ...sent, httpVersion: response.httpVersion, statusText: response.statusMessage ?? '', rawHeaders },
     ...rest,
   };
 }

@@ -1,7 +1,7 @@
 export { type MediaType, parseContentType } from './content-type.js';
 export { DnsCache, parseHostsFile, type DnsCacheOptions, type DnsCacheStats, type DnsRecord, type DnsResolver } from './dns-cache.js';
 export { FetchErrorCode, toFetchError } from './errors.js';
-export { type FetchExtra, Fetcher, type FetchResult, type ResponseHeaders } from './fetcher.js';
+export { type FetchExtra, Fetcher, type FetchResult, type ResponseHeaders, type WireExchange } from './fetcher.js';
 export {
   DEFAULT_ACCEPT,
   DEFAULT_FREE_SOCKET_TIMEOUT_MS,
