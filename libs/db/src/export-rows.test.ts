@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, PageRecord } from './database.js';
-import { pagesForExport } from './export-rows.js';
+import { countPagesForExport, pagesForExport } from './export-rows.js';
 import { NearDupIndex } from './near-dup.js';
 import { pageRecord, testDatabase } from './testing/index.js';
 
@@ -17,6 +17,10 @@ beforeAll(async () => {
     page('http://b.example/', 500),
     page('http://b.example/failed', 600, { httpStatus: null, state: 'failed', contentHash: null }),
     page('http://a.example/moved', 700, { httpStatus: 301, redirectTo: 'http://a.example/0', contentHash: null, contentLength: 0 }),
+    page('http://b.example/text', 800, {
+      canonicalUrl: 'http://b.example/canonical',
+      text: { title: 'A title', description: 'About it', language: 'en', wordCount: 42, textKey: 'sha256:' + 'a'.repeat(64) },
+    }),
   ];
   await db.recordPages(pages);
   await new NearDupIndex(db).recordDuplicates([
@@ -34,7 +38,7 @@ const collect = async <T>(rows: AsyncIterable<T>): Promise<T[]> => {
 describe('pagesForExport', () => {
   it('yields every page with a status, in keyset batches, with its duplicate cluster’s first URL', async () => {
     const rows = await collect(pagesForExport(db, { batchSize: 3 }));
-    expect(rows.map((r) => r.url).sort()).toEqual([...Array.from({ length: 7 }, (_, i) => `http://a.example/${i}`), 'http://a.example/moved', 'http://b.example/'].sort());
+    expect(rows.map((r) => r.url).sort()).toEqual([...Array.from({ length: 7 }, (_, i) => `http://a.example/${i}`), 'http://a.example/moved', 'http://b.example/', 'http://b.example/text'].sort());
     expect(new Set(rows.map((r) => r.url)).size).toBe(rows.length);
     expect(rows.find((r) => r.url === 'http://a.example/5')).toMatchObject({ duplicateKind: 'near', duplicateOfUrl: 'http://a.example/1', duplicateDistance: 2 });
     expect(rows.find((r) => r.url === 'http://a.example/moved')).toMatchObject({ status: 301, redirectTo: 'http://a.example/0', contentHash: null });
@@ -43,8 +47,18 @@ describe('pagesForExport', () => {
   });
 
   it('filters by host and by fetch time', async () => {
-    expect((await collect(pagesForExport(db, { host: 'b.example' }))).map((r) => r.url)).toEqual(['http://b.example/']);
+    expect((await collect(pagesForExport(db, { host: 'b.example' }))).map((r) => r.url).sort()).toEqual(['http://b.example/', 'http://b.example/text']);
     const recent = await collect(pagesForExport(db, { host: 'a.example', since: new Date(4_000), batchSize: 1 }));
     expect(recent.map((r) => r.url).sort()).toEqual(['http://a.example/4', 'http://a.example/5', 'http://a.example/6']);
+  });
+
+  it('counts what it yields', async () => {
+    expect(await countPagesForExport(db)).toBe((await collect(pagesForExport(db))).length);
+    expect(await countPagesForExport(db, { host: 'a.example', since: new Date(4_000) })).toBe(3);
+  });
+
+  it('carries what the page says about itself', async () => {
+    const [row] = await collect(pagesForExport(db, { host: 'b.example', since: new Date(800) }));
+    expect(row).toMatchObject({ title: 'A title', description: 'About it', language: 'en', wordCount: 42, textKey: `sha256:${'a'.repeat(64)}`, canonicalUrl: 'http://b.example/canonical' });
   });
 });

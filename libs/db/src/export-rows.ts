@@ -1,6 +1,9 @@
 import type { Database } from './database.js';
 
-/** A crawled page as a WARC export needs it (the shape of `@trawl/warc`'s ExportRow). */
+/**
+ * A crawled page as an export needs it: what a WARC needs (the shape of `@trawl/warc`'s
+ * ExportRow), and what the page says about itself (`trawl export pages`).
+ */
 export interface PageForExport {
   url: string;
   status: number | null;
@@ -17,6 +20,13 @@ export interface PageForExport {
   /** The URL of the first page of the duplicate cluster. */
   duplicateOfUrl: string | null;
   duplicateDistance: number | null;
+  title: string | null;
+  description: string | null;
+  language: string | null;
+  canonicalUrl: string | null;
+  wordCount: number | null;
+  /** Where the page's visible text is stored (the content store's key), if it has any. */
+  textKey: string | null;
 }
 
 export interface PagesForExportOptions {
@@ -26,6 +36,19 @@ export interface PagesForExportOptions {
   since?: Date;
   /** Rows per query. Default 500. */
   batchSize?: number;
+}
+
+/** The pages an export takes: with an HTTP status, of the host if given, fetched since the time if given. */
+const exported = (host: string, since: string): string =>
+  `p.http_status IS NOT NULL AND (${host}::text IS NULL OR p.host = ${host}) AND (${since}::timestamptz IS NULL OR p.fetched_at >= ${since})`;
+
+/** How many pages `pagesForExport` yields with these options (for a progress bar). */
+export async function countPagesForExport(db: Pick<Database, 'pool' | 'options'>, options: Omit<PagesForExportOptions, 'batchSize'> = {}): Promise<number> {
+  const { rows } = await db.pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM "${db.options.schema}".crawled_pages p WHERE ${exported('$1', '$2')}`,
+    [options.host ?? null, options.since ?? null],
+  );
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**
@@ -54,13 +77,18 @@ export async function* pagesForExport(db: Pick<Database, 'pool' | 'options'>, op
       duplicate_kind: 'exact' | 'near' | null;
       duplicate_of_url: string | null;
       duplicate_distance: number | null;
+      title: string | null;
+      description: string | null;
+      language: string | null;
+      canonical_url: string | null;
+      word_count: number | null;
+      text_key: string | null;
     }>(
       `SELECT p.url_hash, p.url, p.http_status, p.content_type, p.charset, p.fetched_at, p.storage_key, p.content_hash,
               p.content_length, p.redirect_to, p.truncated, p.body_skipped, p.duplicate_kind, d.url AS duplicate_of_url,
-              p.duplicate_distance
+              p.duplicate_distance, p.title, p.description, p.language, p.canonical_url, p.word_count, p.text_key
        FROM ${pages} p LEFT JOIN ${pages} d ON d.url_hash = p.duplicate_of
-       WHERE p.url_hash > $1 AND p.http_status IS NOT NULL
-         AND ($2::text IS NULL OR p.host = $2) AND ($3::timestamptz IS NULL OR p.fetched_at >= $3)
+       WHERE p.url_hash > $1 AND ${exported('$2', '$3')}
        ORDER BY p.url_hash LIMIT $4`,
       [after, options.host ?? null, options.since ?? null, batchSize],
     );
@@ -80,6 +108,12 @@ export async function* pagesForExport(db: Pick<Database, 'pool' | 'options'>, op
         duplicateKind: r.duplicate_kind,
         duplicateOfUrl: r.duplicate_of_url,
         duplicateDistance: r.duplicate_distance,
+        title: r.title,
+        description: r.description,
+        language: r.language,
+        canonicalUrl: r.canonical_url,
+        wordCount: r.word_count,
+        textKey: r.text_key,
       };
     }
     const last = rows.at(-1);

@@ -29,4 +29,4 @@ export {
   NearDupIndex,
   type NearQuery,
 } from './near-dup.js';
-export { type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';
+export { countPagesForExport, type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';

@@ -171,3 +171,24 @@ describe('NearDupIndex', () => {
     expect(cleared[0]).toEqual({ simhash: '7', duplicate_of: null });
   });
 });
+
+describe('NearDupIndex lookups for naming and archiving', () => {
+  it('urlsOf names known URLs, recorded or only discovered', async () => {
+    await db.insertDiscovered([{ hash: fp('http://u.example/only-known'), url: 'http://u.example/only-known', host: 'u.example', depth: 1, from: null }]);
+    await db.recordPages([page('http://u.example/recorded', 'u-body', 1_000)]);
+    const urls = await index.urlsOf([fp('http://u.example/only-known'), fp('http://u.example/recorded'), fp('nobody')]);
+    expect(urls).toEqual(
+      new Map([
+        [fp('http://u.example/only-known').toString('latin1'), 'http://u.example/only-known'],
+        [fp('http://u.example/recorded').toString('latin1'), 'http://u.example/recorded'],
+      ]),
+    );
+    expect(await index.urlsOf([])).toEqual(new Map());
+  });
+
+  it('storedCaptures gives the body a page holds and when it was captured', async () => {
+    await db.recordPages([page('http://u.example/captured', 'c-body', 5_000)]);
+    const captures = await index.storedCaptures([fp('http://u.example/captured'), fp('nobody')]);
+    expect([...captures.values()]).toEqual([{ url: 'http://u.example/captured', contentHash: 'c-body', storageKey: 'sha256:c-body', capturedAt: new Date(5_000) }]);
+  });
+});

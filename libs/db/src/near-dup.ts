@@ -29,6 +29,15 @@ export interface FirstCapture {
   capturedAt: Date;
 }
 
+/** What a page's row says about the body it holds now (what a 304 confirmed). */
+export interface StoredCapture {
+  url: string;
+  contentHash: string | null;
+  storageKey: string | null;
+  /** When the page last changed to this body, else when it was fetched. */
+  capturedAt: Date;
+}
+
 export interface DuplicateRecord {
   urlHash: Buffer;
   simhash: bigint | null;
@@ -155,6 +164,36 @@ export class NearDupIndex {
       [distinct],
     );
     for (const row of rows) result.set(row.content_hash, { urlHash: row.url_hash, url: row.url, capturedAt: row.captured_at });
+    return result;
+  }
+
+  /**
+   * The URLs of pages by url_hash, from `urls` (which holds every known URL, so a duplicate's
+   * first page is found even before its own record is written). Keyed by url_hash (latin1).
+   */
+  async urlsOf(urlHashes: readonly Buffer[]): Promise<Map<string, string>> {
+    const result = new Map<string, string>();
+    if (urlHashes.length === 0) return result;
+    const { rows } = await this.db.pool.query<{ url_hash: Buffer; url: string }>(
+      `SELECT url_hash, url FROM "${this.db.options.schema}".urls WHERE url_hash = ANY($1::bytea[])`,
+      [urlHashes],
+    );
+    for (const row of rows) result.set(row.url_hash.toString('latin1'), row.url);
+    return result;
+  }
+
+  /** The body each page's row holds now, and since when (a 304's WARC revisit refers to it). Keyed by url_hash (latin1). */
+  async storedCaptures(urlHashes: readonly Buffer[]): Promise<Map<string, StoredCapture>> {
+    const result = new Map<string, StoredCapture>();
+    if (urlHashes.length === 0) return result;
+    const { rows } = await this.db.pool.query<{ url_hash: Buffer; url: string; content_hash: string | null; storage_key: string | null; captured_at: Date }>(
+      `SELECT url_hash, url, content_hash, storage_key, COALESCE(last_changed_at, fetched_at) AS captured_at
+       FROM ${this.t.pages} WHERE url_hash = ANY($1::bytea[])`,
+      [urlHashes],
+    );
+    for (const row of rows) {
+      result.set(row.url_hash.toString('latin1'), { url: row.url, contentHash: row.content_hash, storageKey: row.storage_key, capturedAt: row.captured_at });
+    }
     return result;
   }
 
