@@ -1,7 +1,8 @@
 import type { TrawlError } from '@trawl/core';
-import { Acks, canonicalSitemapUrls, CrawlWorker, Records, Validators } from '@trawl/crawl';
+import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, Validators } from '@trawl/crawl';
 import type { Config } from '@trawl/config';
-import { Sitemaps } from '@trawl/db';
+import { NearDupIndex, Sitemaps } from '@trawl/db';
+import { WarcWriter } from '@trawl/warc';
 import type { Runtime } from '@trawl/runtime';
 
 /** The sitemaps a robots.txt names; when it names none, /sitemap.xml if the crawl guesses it. */
@@ -19,6 +20,11 @@ export function createCrawlWorker(
   const { config } = runtime;
   const partitions = options.partitions ?? Array.from({ length: config.partitions }, (_, p) => p);
   const sitemaps = new Sitemaps(runtime.db.pool, config.namespace);
+  const nearDup = new NearDupIndex(runtime.db);
+  // One WARC writer per worker process: its files carry the host name and pid, and are finished when the worker stops.
+  const archive = config.warc.write
+    ? new CrawlArchive(new WarcWriter({ dir: config.warc.dir, prefix: config.warc.prefix, maxFileBytes: config.warc.maxFileBytes }), nearDup, runtime.store)
+    : undefined;
   return new CrawlWorker(
     {
       frontier: runtime.frontier,
@@ -31,6 +37,8 @@ export function createCrawlWorker(
         return policy?.policy.recrawl.enabled ? policy.recrawl : null;
       }),
       validators: new Validators(runtime.db),
+      duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
+      archive,
       acks: new Acks(runtime.frontier),
       policy: runtime.policy,
       counters: runtime.counters,

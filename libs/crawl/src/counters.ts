@@ -38,6 +38,12 @@ export const COUNTERS = [
   'notModified',
   'sitemapsFetched',
   'sitemapUrls',
+  /** Bodies identical to an earlier page's (TRAWL_NEAR_DUP_*). */
+  'duplicatesExact',
+  /** Pages whose text is within the SimHash distance of an earlier page's. */
+  'duplicatesNear',
+  /** Bodies fetched but not kept (near-duplicates under TRAWL_NEAR_DUP_STORE_BODY=false). */
+  'bodiesNotStored',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

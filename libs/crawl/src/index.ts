@@ -5,6 +5,7 @@ export { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './out
 export {
   type CrawlPolicy,
   crawlPolicySchema,
+  DEFAULT_DEDUP_POLICY,
   PolicyFollower,
   policyFromConfig,
   PolicyStore,
@@ -16,4 +17,6 @@ export { type PipelineDeps, processFetchJob } from './process.js';
 export { Acks, type FetchRecord, Records, Validators } from './records.js';
 export { classifyStatus, errorAction, type StatusClass } from './retry.js';
 export { CrawlWorker, type CrawlWorkerDeps, type CrawlWorkerOptions, createDiscovery, type DiscoveryParts } from './worker.js';
+export { type ArchivedPage, CrawlArchive } from './archive.js';
+export { type Capture, type DuplicateAnswer, type DuplicateIndex, type DuplicateQuery, Duplicates, type DuplicatesOptions } from './duplicates.js';
 export { canonicalSitemapUrls, handleSitemap, type SitemapDeps } from './sitemap-step.js';

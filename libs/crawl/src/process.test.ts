@@ -235,7 +235,8 @@ describe('processFetchJob: every exit path releases once, records before it acks
     const result = await processFetchJob(deps(), job());
     expect(result).toMatchObject({ outcome: 'done', summary: { status: 200, links: 2 } });
     expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: undefined, streak: 0 }]);
-    expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
+    // Stored: the body, and the page's text beside it.
+    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
     expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
     expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
   });
@@ -310,7 +311,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
     const result = await processFetchJob(deps(), job(3, 3));
     expect(result).toMatchObject({ outcome: 'dead' });
     expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.Store });
-    expect(order()).toEqual(['fetch', 'release', 'store', 'record', 'ack']);
+    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'record', 'ack']);
   });
 
   it('a fatal store error stops the job with the error: host released once, nothing acked', async () => {

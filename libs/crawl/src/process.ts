@@ -18,8 +18,10 @@ import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import { fingerprint, inScope } from '@trawl/url';
 import type { Logger } from '@trawl/telemetry';
+import type { CrawlArchive } from './archive.js';
 import type { Counters } from './counters.js';
 import type { Discovery } from './discovery.js';
+import type { Duplicates } from './duplicates.js';
 import { failOutcome, skipOutcome } from './failure.js';
 import { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './outcome.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
@@ -52,6 +54,10 @@ export interface PipelineDeps {
   validators?: Pick<Validators, 'headers'>;
   /** Where sitemap jobs report (absent: sitemaps are off). */
   sitemaps?: SitemapDeps;
+  /** Duplicate detection (absent: every body counts as new). */
+  duplicates?: Pick<Duplicates, 'classify'>;
+  /** WARC records written while crawling (TRAWL_WARC_WRITE; absent: none). */
+  archive?: Pick<CrawlArchive, 'page' | 'notModified'>;
 }
 
 function robotsDepsOf(deps: PipelineDeps): RobotsDeps {

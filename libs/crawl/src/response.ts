@@ -1,21 +1,21 @@
 import { ErrorCode } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
-import { decodeHtml, mergeDirectives, parseXRobotsTag } from '@trawl/parse';
 import type { FetchJobContext } from '@trawl/queue';
 import { fingerprint, hostOf, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
-import { type Candidate, candidatesFromLinks, linkSkipReason } from './discovery.js';
+import { keepContent } from './content.js';
+import { type Candidate, linkSkipReason } from './discovery.js';
 import type { JobOutcome } from './outcome.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { PipelineDeps } from './process.js';
 import type { FetchRecord } from './records.js';
 import type { StatusClass } from './retry.js';
-import { isHtml, parseLinks, storeBody } from './stages.js';
 
 /**
- * After a fetch that produced a usable response (the host is already released): store the
- * body, parse HTML for links (honouring meta robots and X-Robots-Tag), and find a redirect's
- * target. Returns the outcome: the page's record, the URLs to discover, and an ack.
+ * After a fetch that produced a usable response (the host is already released): keep a 200's
+ * content (parse, classify duplicates, store body and text, archive — see `keepContent`), archive
+ * a 304, and find a redirect's target. Returns the outcome: the page's record, the URLs to
+ * discover, and an ack.
  */
 export async function handleResponse(
   deps: PipelineDeps,
@@ -55,27 +55,11 @@ export async function handleResponse(
   let candidates: Candidate[] = [];
 
   if (status === 'ok') {
-    if (response.body.length > 0) {
-      const stored = await storeBody(deps.store, response.body);
-      record.storageKey = stored.storageKey;
-      record.contentHash = stored.contentHash;
-    }
-    if (isHtml(response) && !response.bodySkipped) {
-      const decoded = decodeHtml(response.body, response.charset);
-      record.charset = decoded.charset;
-      const parsed = parseLinks(decoded.text, data.u, policy.policy.maxLinksPerPage, policy.robots.productToken);
-      const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], policy.robots.productToken));
-      record.noindex = directives.noindex;
-      record.nofollow = directives.nofollow;
-      record.canonicalUrl = parsed.page.canonical;
-      record.linksFound = parsed.links.length;
-      deps.counters.add('linksFound', parsed.links.length);
-      if (directives.nofollow) deps.counters.add('nofollowPages');
-      else candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d }, policy, deps.counters, deps.clock.now());
-    }
+    candidates = await keepContent(deps, job, policy, response, record);
   } else if (status === 'not-modified') {
     // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
     deps.counters.add('notModified');
+    await deps.archive?.notModified(response, hash);
   } else if (status === 'redirect' && response.location) {
     deps.counters.add('redirects');
     const target = redirectTarget(response.location, job, hash, policy, deps.clock.now());

@@ -1,6 +1,6 @@
 import { ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import { type ParsedPage, parseHtml, resolveLinks } from '@trawl/parse';
+import { type ExtractedText, type ParsedPage, parsePage, resolveLinks } from '@trawl/parse';
 import type { ContentStore } from '@trawl/store';
 
 /** Media types parsed for links. Others are stored or skipped (TRAWL_NON_HTML), never parsed as HTML. */
@@ -26,29 +26,39 @@ export interface StoredBody {
  */
 const FATAL_STORE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
 
-/** Store stage: content-addressed, so a body already stored costs nothing more. */
-export async function storeBody(store: ContentStore, body: Buffer): Promise<StoredBody> {
+/** Store stage: content-addressed, so a body (or a page's text) already stored costs nothing more. */
+export async function storeBody(store: ContentStore, body: Buffer, what = 'body'): Promise<StoredBody> {
   try {
     const put = await store.put(body);
     return { storageKey: put.key, contentHash: put.contentHash, storedBytes: put.storedBytes };
   } catch (error) {
-    if (isTrawlError(error)) throw error;
-    const code = (error as NodeJS.ErrnoException).code;
-    const fatal = code !== undefined && FATAL_STORE_ERRORS.has(code);
-    throw new TrawlError(ErrorCode.Store, `could not store body: ${(error as Error).message}`, { action: fatal ? 'fatal' : 'retry', cause: error });
+    throw storeFailure(error, `could not store ${what}`);
   }
 }
 
-export interface ParsedLinks {
+/** A storage error as the pipeline acts on it: fatal when the disk is full or read-only, else retried. */
+export function storeFailure(error: unknown, what: string): unknown {
+  if (isTrawlError(error)) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  const fatal = code !== undefined && FATAL_STORE_ERRORS.has(code);
+  return new TrawlError(ErrorCode.Store, `${what}: ${(error as Error).message}`, { action: fatal ? 'fatal' : 'retry', cause: error });
+}
+
+export interface ParsedContent {
   page: ParsedPage;
   links: { url: string; nofollow: boolean }[];
   /** Links dropped for a non-http(s) scheme or unparseable. */
   dropped: number;
+  /** The visible main text and what the page says about itself. */
+  text: ExtractedText;
 }
 
-/** Parse stage: links (with <base href>), canonical, meta robots. Never throws on bad HTML. */
-export function parseLinks(html: string, pageUrl: string, maxLinks: number, productToken: string): ParsedLinks {
-  const page = parseHtml(html, { maxLinks, productToken });
+/**
+ * Parse stage, one parse per page: links (with <base href>), canonical, meta robots, and the
+ * page's text. Never throws on bad HTML.
+ */
+export function parseContent(html: string, pageUrl: string, maxLinks: number, productToken: string): ParsedContent {
+  const { page, text } = parsePage(html, pageUrl, { maxLinks, productToken });
   const { urls, dropped } = resolveLinks(page, pageUrl);
-  return { page, links: urls, dropped };
+  return { page, links: urls, dropped, text };
 }

@@ -6,6 +6,7 @@ import type { Redis } from '@trawl/redis';
 import type { RobotsCache } from '@trawl/robots';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
+import type { CrawlArchive } from './archive.js';
 import type { Counters } from './counters.js';
 import { Discovery } from './discovery.js';
 import type { PolicyFollower } from './policy.js';
@@ -38,6 +39,8 @@ export type CrawlWorkerDeps = PipelineDeps & {
   records: Pick<Records, 'add' | 'drain'>;
   acks: Pick<Acks, 'ack' | 'drain'>;
   counters: Pick<Counters, 'add' | 'flush'>;
+  /** Closed (its last WARC file finished) when the worker stops. */
+  archive?: Pick<CrawlArchive, 'page' | 'notModified' | 'close'>;
 };
 
 /**
@@ -107,6 +110,7 @@ export class CrawlWorker {
     if (!drained) await Promise.all(this.workers.map((w) => w.close(true)));
     await Promise.allSettled(this.running);
     await Promise.allSettled([this.deps.discovery.drain(), this.deps.records.drain(), this.deps.acks.drain()]);
+    await this.deps.archive?.close().catch((error: unknown) => this.options.logger.error({ err: error }, 'could not finish the WARC file'));
     await this.deps.counters.flush().catch(() => undefined);
     return { drained };
   }

@@ -28,5 +28,6 @@ export {
   type NearMatch,
   NearDupIndex,
   type NearQuery,
+  type StoredCapture,
 } from './near-dup.js';
 export { countPagesForExport, type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';

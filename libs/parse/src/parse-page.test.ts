@@ -20,7 +20,7 @@ describe('parsePage', () => {
     const options = { maxLinks: 100, productToken: 'trawl' };
     const both = parsePage(html, url, options);
     expect(both.page).toEqual(parseHtml(html, options));
-    expect(both.text).toEqual(extractText(html, url, options));
+    expect(both.text).toEqual(extractText(html, url));
   });
 
   it('takes the flat fallback for both halves of a page nested past the cap', () => {

@@ -1,0 +1,100 @@
+import { duplicateHandling, type DuplicateHandling, simhash } from '@trawl/dedup';
+import type { FetchResult } from '@trawl/fetch';
+import { UrlFlag } from '@trawl/frontier';
+import { decodeHtml, mergeDirectives, parseXRobotsTag } from '@trawl/parse';
+import type { FetchJobContext } from '@trawl/queue';
+import { contentHash } from '@trawl/store';
+import { type Candidate, candidatesFromLinks } from './discovery.js';
+import type { DuplicateAnswer } from './duplicates.js';
+import type { ResolvedPolicy } from './policy.js';
+import type { PipelineDeps } from './process.js';
+import type { FetchRecord } from './records.js';
+import { isHtml, type ParsedContent, parseContent, storeBody } from './stages.js';
+
+/**
+ * A 200's body (the host is already released): parse HTML once for links and text, fingerprint
+ * the text, classify the body against the crawl's duplicates, then store the body (unless the
+ * verdict says not to) and the text beside it, archive the exchange (TRAWL_WARC_WRITE), and fill
+ * the record. Returns the links to discover: none when the page says nofollow or the verdict
+ * says not to follow a duplicate's links.
+ */
+export async function keepContent(
+  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock'>,
+  job: FetchJobContext,
+  policy: ResolvedPolicy,
+  response: FetchResult,
+  record: FetchRecord,
+): Promise<Candidate[]> {
+  const { data } = job;
+  const { body } = response;
+  // A body never downloaded (a type the crawl skips) says nothing new about the content.
+  if (response.bodySkipped) return [];
+  const parsed = isHtml(response) ? parseHtmlPage(policy, response, record, data.u) : null;
+  if (parsed) deps.counters.add('linksFound', parsed.links.length);
+  const text = parsed?.text ?? null;
+  const fingerprint = text !== null && text.wordCount > 0 ? simhash(text.text) : null;
+
+  let answer: DuplicateAnswer | null = null;
+  if (body.length > 0) {
+    record.contentHash = contentHash(body);
+    answer = deps.duplicates
+      ? await deps.duplicates.classify({
+          urlHash: record.hash,
+          url: data.u,
+          simhash: fingerprint,
+          contentHash: record.contentHash,
+          fetchedAt: response.startedAt,
+          recrawl: (data.f & UrlFlag.Recrawl) !== 0,
+          maxDistance: policy.dedup.nearDupDistance,
+        })
+      : null;
+  }
+  const verdict = answer?.verdict ?? null;
+  const handling: DuplicateHandling = duplicateHandling(verdict, policy.dedup);
+  if (verdict) deps.counters.add(verdict.kind === 'exact' ? 'duplicatesExact' : 'duplicatesNear');
+
+  const [stored, storedText] = await Promise.all([
+    handling.storeBody && body.length > 0 ? storeBody(deps.store, body) : null,
+    text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null,
+  ]);
+  if (stored) record.storageKey = stored.storageKey;
+  else if (body.length > 0) deps.counters.add('bodiesNotStored');
+  record.dedup = { simhash: fingerprint, duplicateOf: verdict?.of ?? null, duplicateKind: verdict?.kind ?? null, duplicateDistance: verdict?.distance ?? null };
+  record.text = {
+    title: text?.title ?? null,
+    description: text?.description ?? null,
+    language: text?.language ?? null,
+    wordCount: text === null ? null : text.wordCount,
+    textKey: storedText?.storageKey ?? null,
+  };
+
+  if (deps.archive && body.length > 0) {
+    await deps.archive.page(response, {
+      earlier: answer?.earlier ?? null,
+      near: verdict?.kind === 'near' ? { url: answer?.ofUrl ?? null, distance: verdict.distance } : null,
+      bodyKept: stored !== null,
+    });
+  }
+
+  if (parsed === null) return [];
+  if (record.nofollow) {
+    deps.counters.add('nofollowPages');
+    return [];
+  }
+  if (!handling.followLinks) return [];
+  return candidatesFromLinks(parsed.links, { url: data.u, hash: record.hash, depth: data.d }, policy, deps.counters, deps.clock.now());
+}
+
+/** Decode and parse (once), and put what the markup says on the record. */
+function parseHtmlPage(policy: ResolvedPolicy, response: FetchResult, record: FetchRecord, url: string): ParsedContent {
+  const token = policy.robots.productToken;
+  const decoded = decodeHtml(response.body, response.charset);
+  record.charset = decoded.charset;
+  const parsed = parseContent(decoded.text, url, policy.policy.maxLinksPerPage, token);
+  const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], token));
+  record.noindex = directives.noindex;
+  record.nofollow = directives.nofollow;
+  record.canonicalUrl = parsed.page.canonical;
+  record.linksFound = parsed.links.length;
+  return parsed;
+}

@@ -1,0 +1,103 @@
+import { type Database, NearDupIndex } from '@trawl/db';
+import { pageRecord, testDatabase } from '@trawl/db/testing';
+import { fingerprint } from '@trawl/url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DuplicateQuery, Duplicates } from './duplicates.js';
+
+/**
+ * The duplicate classifier against real PostgreSQL: the content-hash lookup, the banded SimHash
+ * index, and the window between a page's classification and its record.
+ */
+let db: Database;
+let cleanup: () => Promise<void>;
+let index: NearDupIndex;
+beforeAll(async () => {
+  ({ db, cleanup } = await testDatabase('dups'));
+  index = new NearDupIndex(db);
+});
+afterAll(() => cleanup());
+
+const FP = 0x1234_5678_9abc_def0n;
+const T = 1_700_000_000_000;
+let n = 0;
+const query = (url: string, contentHash: string, simhash: bigint | null, extra: Partial<DuplicateQuery> = {}): DuplicateQuery => ({
+  urlHash: fingerprint(url),
+  url,
+  simhash,
+  contentHash,
+  fetchedAt: T + n++,
+  recrawl: false,
+  maxDistance: 3,
+  ...extra,
+});
+const make = () => new Duplicates(index, () => Date.now(), { maxBatch: 100, maxWaitMs: 1, rememberBodies: 100 });
+
+describe('Duplicates', () => {
+  it('a new body is nobody\'s duplicate; a copy in the same batch is an exact duplicate of it', async () => {
+    const dups = make();
+    const [first, copy, near] = await Promise.all([
+      dups.classify(query('http://a.example/1', 'body-1', FP)),
+      dups.classify(query('http://mirror.example/1', 'body-1', FP)),
+      dups.classify(query('http://a.example/1-print', 'body-1p', FP ^ 0b101n)),
+    ]);
+    expect(first).toEqual({ verdict: null, ofUrl: null, earlier: null });
+    expect(copy).toEqual({ verdict: { kind: 'exact', of: fingerprint('http://a.example/1'), distance: 0 }, ofUrl: 'http://a.example/1', earlier: { url: 'http://a.example/1', capturedAt: expect.any(Number) } });
+    expect(near).toEqual({ verdict: { kind: 'near', of: fingerprint('http://a.example/1'), distance: 2 }, ofUrl: 'http://a.example/1', earlier: null });
+  });
+
+  it('a copy classified before the first page\'s record is written still finds it (and its capture time)', async () => {
+    const dups = make();
+    const first = query('http://b.example/1', 'body-b', FP ^ (0xffffn << 20n));
+    await dups.classify(first);
+    // Later batches: the first page is only in the index and in this process's memory.
+    const copy = await dups.classify(query('http://b.example/1;jsessionid=X', 'body-b', first.simhash));
+    expect(copy).toMatchObject({ verdict: { kind: 'exact' }, ofUrl: 'http://b.example/1', earlier: { url: 'http://b.example/1', capturedAt: first.fetchedAt } });
+    const near = await dups.classify(query('http://b.example/archive/1', 'body-b2', (first.simhash as bigint) ^ 1n));
+    expect(near).toMatchObject({ verdict: { kind: 'near', of: fingerprint('http://b.example/1'), distance: 1 }, ofUrl: 'http://b.example/1' });
+  });
+
+  it('finds the first page in PostgreSQL across processes, and names a near cluster\'s first page from `urls`', async () => {
+    const url = 'http://c.example/1';
+    const fp = FP ^ (0xffffn << 40n);
+    await db.insertDiscovered([{ hash: fingerprint(url), url, host: 'c.example', depth: 0, from: null }]);
+    await db.recordPages([pageRecord(url, { contentHash: 'body-c', fetchedAt: T - 5000, dedup: { simhash: fp, duplicateOf: null, duplicateKind: null, duplicateDistance: null } })]);
+    await index.index([{ urlHash: fingerprint(url), simhash: fp }]);
+    const other = make(); // another process: nothing in memory
+    const exact = await other.classify(query('http://mirror.example/c1', 'body-c', fp));
+    expect(exact).toEqual({ verdict: { kind: 'exact', of: fingerprint(url), distance: 0 }, ofUrl: url, earlier: { url, capturedAt: T - 5000 } });
+    const near = await other.classify(query('http://c.example/print/1', 'body-c-print', fp ^ 0b11n));
+    expect(near).toMatchObject({ verdict: { kind: 'near', distance: 2 }, ofUrl: url, earlier: null });
+  });
+
+  it('an unchanged re-crawl refers to its own earlier capture; a re-crawl that became a duplicate leaves the index', async () => {
+    const url = 'http://d.example/1';
+    const fp = FP ^ (0xffffn << 4n);
+    await db.recordPages([pageRecord(url, { contentHash: 'body-d', fetchedAt: T - 9000 })]);
+    await index.index([{ urlHash: fingerprint(url), simhash: fp }]);
+    const dups = make();
+    const again = await dups.classify(query(url, 'body-d', fp, { recrawl: true }));
+    expect(again).toEqual({ verdict: null, ofUrl: null, earlier: { url, capturedAt: T - 9000 } });
+    expect(await index.findNear(fp, 0)).toHaveLength(1);
+
+    // It now carries another page's body: an exact duplicate, and no longer a cluster head.
+    const other = 'http://d.example/2';
+    await db.recordPages([pageRecord(other, { contentHash: 'body-d2', fetchedAt: T - 20_000 })]);
+    const changed = await dups.classify(query(url, 'body-d2', fp, { recrawl: true }));
+    expect(changed).toMatchObject({ verdict: { kind: 'exact', of: fingerprint(other) }, ofUrl: other, earlier: { url: other, capturedAt: T - 20_000 } });
+    expect(await index.findNear(fp, 0)).toEqual([]);
+  });
+
+  it('a body without text is checked for exact copies only', async () => {
+    const dups = make();
+    const [pdf, copy] = await Promise.all([dups.classify(query('http://e.example/a.pdf', 'pdf-1', null)), dups.classify(query('http://e.example/b.pdf', 'pdf-1', null))]);
+    expect(pdf.verdict).toBeNull();
+    expect(copy.verdict).toMatchObject({ kind: 'exact', of: fingerprint('http://e.example/a.pdf') });
+  });
+
+  it('the policy\'s distance applies', async () => {
+    const dups = make();
+    const fp = FP ^ (0xffffn << 30n);
+    await dups.classify(query('http://f.example/1', 'body-f', fp));
+    expect((await dups.classify(query('http://f.example/2', 'body-f2', fp ^ 0b11n, { maxDistance: 1 }))).verdict).toBeNull();
+  });
+});

@@ -1,0 +1,156 @@
+import { Batcher } from '@trawl/core';
+import type { IndexedFingerprint, NearDupIndex } from '@trawl/db';
+import { classifyBatch, type DuplicateVerdict, type NearCandidate } from '@trawl/dedup';
+
+/** One fetched body to classify. */
+export interface DuplicateQuery {
+  urlHash: Buffer;
+  url: string;
+  /** SimHash of the page's visible text; null for a body with no text (not HTML, or no words). */
+  simhash: bigint | null;
+  /** sha256 of the body. */
+  contentHash: string;
+  /** When this fetch started (epoch ms): the capture time of a body seen here first. */
+  fetchedAt: number;
+  /** The page was fetched before: its fingerprint may be in the index from that visit. */
+  recrawl: boolean;
+  /** TRAWL_NEAR_DUP_DISTANCE, from the crawl policy. */
+  maxDistance: number;
+}
+
+/** Where a body was captured first. */
+export interface Capture {
+  url: string;
+  capturedAt: number;
+}
+
+export interface DuplicateAnswer {
+  verdict: DuplicateVerdict | null;
+  /** The URL of `verdict.of`: the first page of the cluster. */
+  ofUrl: string | null;
+  /**
+   * This body was captured before: by the first page that had it (an exact duplicate), or by
+   * this page itself on an earlier visit (an unchanged re-crawl). Null: first seen here.
+   */
+  earlier: Capture | null;
+}
+
+export type DuplicateIndex = Pick<NearDupIndex, 'firstWithContent' | 'findNearMany' | 'index' | 'urlsOf'>;
+
+export interface DuplicatesOptions {
+  maxBatch: number;
+  maxWaitMs: number;
+  /** Bodies first seen by this process remembered until their pages' records are surely written. */
+  rememberBodies: number;
+}
+
+/**
+ * Classifies fetched bodies against what the crawl already holds, in batches shared by a
+ * process's jobs: an identical body (sha256) makes an exact duplicate of the first page that had
+ * it; else a SimHash within the policy's distance of an indexed page makes a near-duplicate of
+ * that cluster's first page. Batches run one at a time, and each indexes its new cluster heads
+ * before the next one looks up, so two copies fetched at once are still recognized
+ * (`classifyBatch` handles copies within one batch).
+ *
+ * A body's first page is found in `crawled_pages`, which its record reaches some milliseconds
+ * after classification; bodies this process saw first are remembered meanwhile, so a copy
+ * fetched in between is not taken for a first. Two processes fetching copies at the same moment
+ * may both take their own for the first (the cluster then has two heads; later copies join the
+ * earlier one).
+ */
+export class Duplicates {
+  private readonly batcher: Batcher<DuplicateQuery, DuplicateAnswer>;
+  /** Bodies first seen here, by content hash, oldest first. */
+  private readonly recent = new Map<string, { urlHash: Buffer } & Capture>();
+  /** Their URLs by url_hash (latin1): a near-duplicate names its cluster's first page without a query. */
+  private readonly recentUrls = new Map<string, string>();
+
+  constructor(
+    private readonly index: DuplicateIndex,
+    private readonly now: () => number,
+    private readonly options: DuplicatesOptions = { maxBatch: 200, maxWaitMs: 5, rememberBodies: 10_000 },
+  ) {
+    this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 1 });
+  }
+
+  classify(query: DuplicateQuery): Promise<DuplicateAnswer> {
+    return this.batcher.addOne(query);
+  }
+
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
+
+  private async run(queries: DuplicateQuery[]): Promise<DuplicateAnswer[]> {
+    // One distance per batch: the policy's (queries differ only while a new policy spreads).
+    const maxDistance = (queries[queries.length - 1] as DuplicateQuery).maxDistance;
+    const withText = queries.flatMap((q, i) => (q.simhash === null ? [] : [i]));
+    const [stored, near] = await Promise.all([
+      this.index.firstWithContent(queries.map((q) => q.contentHash)),
+      this.index.findNearMany(
+        withText.map((i) => ({ simhash: (queries[i] as DuplicateQuery).simhash as bigint, exclude: (queries[i] as DuplicateQuery).urlHash })),
+        maxDistance,
+      ),
+    ]);
+    const firsts = new Map<string, { urlHash: Buffer } & Capture>();
+    for (const q of queries) {
+      const known = stored.get(q.contentHash);
+      const first = known ? { urlHash: known.urlHash, url: known.url, capturedAt: known.capturedAt.getTime() } : this.recent.get(q.contentHash);
+      if (first) firsts.set(q.contentHash, first);
+    }
+    const candidates: NearCandidate[][] = queries.map(() => []);
+    withText.forEach((i, k) => (candidates[i] = near[k] ?? []));
+    const verdicts = classifyBatch(
+      queries.map((q) => ({ urlHash: q.urlHash, simhash: q.simhash, contentHash: q.contentHash })),
+      { firstWithContent: firsts, candidates },
+      maxDistance,
+      this.now(),
+    );
+
+    // Only a cluster's first page is indexed; a re-crawled page that is now someone's duplicate
+    // (or has no text any more) leaves the index.
+    const entries = queries.flatMap((q, i): IndexedFingerprint[] => {
+      if (verdicts[i] === null && q.simhash !== null) return [{ urlHash: q.urlHash, simhash: q.simhash }];
+      return q.recrawl ? [{ urlHash: q.urlHash, simhash: null }] : [];
+    });
+    const inBatch = new Map(queries.map((q) => [q.urlHash.toString('latin1'), q]));
+    const unnamed = verdicts.flatMap((v) => (v !== null && !inBatch.has(v.of.toString('latin1')) && !this.nameOf(v.of, firsts) ? [v.of] : []));
+    const [names] = await Promise.all([this.index.urlsOf(unnamed), entries.length > 0 ? this.index.index(entries) : null]);
+
+    return queries.map((q, i) => {
+      const verdict = verdicts[i] ?? null;
+      const key = q.urlHash.toString('latin1');
+      const ofKey = verdict?.of.toString('latin1');
+      const batchOf = ofKey === undefined ? undefined : inBatch.get(ofKey);
+      const ofUrl = verdict === null ? null : (batchOf?.url ?? this.nameOf(verdict.of, firsts) ?? names.get(ofKey as string) ?? null);
+      const first = firsts.get(q.contentHash);
+      let earlier: Capture | null = null;
+      if (verdict?.kind === 'exact') {
+        earlier = batchOf ? { url: batchOf.url, capturedAt: batchOf.fetchedAt } : first ? { url: first.url, capturedAt: first.capturedAt } : null;
+      } else if (first && first.urlHash.toString('latin1') === key) {
+        earlier = { url: first.url, capturedAt: first.capturedAt };
+      } else if (!first) {
+        this.remember(q);
+      }
+      return { verdict, ofUrl, earlier };
+    });
+  }
+
+  private nameOf(urlHash: Buffer, firsts: Map<string, { urlHash: Buffer } & Capture>): string | undefined {
+    const remembered = this.recentUrls.get(urlHash.toString('latin1'));
+    if (remembered !== undefined) return remembered;
+    for (const first of firsts.values()) if (first.urlHash.equals(urlHash)) return first.url;
+    return undefined;
+  }
+
+  private remember(q: DuplicateQuery): void {
+    if (this.recent.has(q.contentHash)) return;
+    this.recent.set(q.contentHash, { urlHash: q.urlHash, url: q.url, capturedAt: q.fetchedAt });
+    this.recentUrls.set(q.urlHash.toString('latin1'), q.url);
+    if (this.recent.size > this.options.rememberBodies) {
+      const [oldest, entry] = this.recent.entries().next().value as [string, { urlHash: Buffer }];
+      this.recent.delete(oldest);
+      this.recentUrls.delete(entry.urlHash.toString('latin1'));
+    }
+  }
+}
