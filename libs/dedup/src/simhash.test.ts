@@ -166,3 +166,21 @@ describe('simhashBands', () => {
     }
   });
 });
+
+describe('the ASCII fast path', () => {
+  // A text with one non-ASCII separator (an em dash) takes the Unicode path; the same text
+  // without it the ASCII one. Both must give the same words and the same fingerprint.
+  const alphabet = "abcXYZ09 '.,-_\t\n!?'\"()AbC";
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const texts = Array.from({ length: 2000 }, () => Array.from({ length: 1 + Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
+  texts.push("don't stop", "a''b", "'quoted' words", "it's 9 O'Clock", "  spaced   out  ", "", "'", "a'", "'a", "rock'n'roll");
+
+  it('normalizes exactly as the Unicode path does', () => {
+    for (const text of texts) expect(normalizeText(text), JSON.stringify(text)).toBe(normalizeText(`${text} \u2014`));
+  });
+
+  it('fingerprints exactly as the Unicode path does', () => {
+    for (const text of texts) expect(simhash(text), JSON.stringify(text)).toBe(simhash(`${text} \u2014`));
+  });
+});
