@@ -100,4 +100,28 @@ describe('Duplicates', () => {
     await dups.classify(query('http://f.example/1', 'body-f', fp));
     expect((await dups.classify(query('http://f.example/2', 'body-f2', fp ^ 0b11n, { maxDistance: 1 }))).verdict).toBeNull();
   });
+
+  it('a head counts as indexed for the next batches while its index rows are still being written', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slowWrites = {
+      firstWithContent: index.firstWithContent.bind(index),
+      findNearMany: index.findNearMany.bind(index),
+      urlsOf: index.urlsOf.bind(index),
+      index: async (entries: Parameters<NearDupIndex['index']>[0]) => {
+        await held;
+        await index.index(entries);
+      },
+    };
+    const dups = new Duplicates(slowWrites, () => Date.now(), { maxBatch: 1, maxWaitMs: 0, rememberBodies: 100 });
+    const fp = FP ^ (0xffffn << 10n);
+    const head = dups.classify(query('http://g.example/1', 'body-g', fp));
+    const copy = dups.classify(query('http://g.example/print/1', 'body-g-print', fp ^ 1n));
+    // The copy is answered while the head's rows are still held back.
+    expect(await copy).toMatchObject({ verdict: { kind: 'near', of: fingerprint('http://g.example/1'), distance: 1 }, ofUrl: 'http://g.example/1' });
+    expect(await index.findNear(fp, 0)).toEqual([]);
+    release();
+    expect((await head).verdict).toBeNull();
+    expect(await index.findNear(fp, 0)).toHaveLength(1);
+  });
 });

@@ -54,9 +54,12 @@ export interface DuplicatesOptions {
  *
  * A body's first page is found in `crawled_pages`, which its record reaches some milliseconds
  * after classification; bodies this process saw first are remembered meanwhile, so a copy
- * fetched in between is not taken for a first. Two processes fetching copies at the same moment
- * may both take their own for the first (the cluster then has two heads; later copies join the
- * earlier one).
+ * fetched in between is not taken for a first. Likewise a batch's new cluster heads count as
+ * indexed for later batches from the moment it is classified, while their index rows are
+ * written: so batches classify strictly one after another, but a batch's lookups need not wait
+ * for the previous batch's writes (only the job's own answer does). Two processes fetching copies
+ * at the same moment may both take their own for the first (the cluster then has two heads;
+ * later copies join the earlier one).
  */
 export class Duplicates {
   private readonly batcher: Batcher<DuplicateQuery, DuplicateAnswer>;
@@ -64,13 +67,18 @@ export class Duplicates {
   private readonly recent = new Map<string, { urlHash: Buffer } & Capture>();
   /** Their URLs by url_hash (latin1): a near-duplicate names its cluster's first page without a query. */
   private readonly recentUrls = new Map<string, string>();
+  /** Cluster heads of batches whose index rows are being written. */
+  private readonly unindexed = new Set<NearCandidate[]>();
+  /** Batches classify one at a time, in order: each waits for this. */
+  private classified: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly index: DuplicateIndex,
     private readonly now: () => number,
     private readonly options: DuplicatesOptions = { maxBatch: 200, maxWaitMs: 5, rememberBodies: 10_000 },
   ) {
-    this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 1 });
+    // Several batches may be in flight: their lookups and writes overlap, their classification does not.
+    this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 3 });
   }
 
   classify(query: DuplicateQuery): Promise<DuplicateAnswer> {
@@ -82,8 +90,34 @@ export class Duplicates {
   }
 
   private async run(queries: DuplicateQuery[]): Promise<DuplicateAnswer[]> {
+    const previous = this.classified;
+    let done!: () => void;
+    this.classified = new Promise((resolve) => (done = resolve));
+    let heads: NearCandidate[] = [];
+    let pending: { answers: DuplicateAnswer[]; entries: IndexedFingerprint[]; unnamed: Buffer[] };
+    try {
+      await previous;
+      pending = await this.classifyInOrder(queries);
+      heads = pending.entries.flatMap((e) => (e.simhash === null ? [] : [{ urlHash: e.urlHash, simhash: e.simhash, indexedAt: this.now() }]));
+      this.unindexed.add(heads);
+    } finally {
+      done();
+    }
+    try {
+      const [names] = await Promise.all([this.index.urlsOf(pending.unnamed), pending.entries.length > 0 ? this.index.index(pending.entries) : null]);
+      for (const answer of pending.answers) if (answer.verdict !== null && answer.ofUrl === null) answer.ofUrl = names.get(answer.verdict.of.toString('latin1')) ?? null;
+      return pending.answers;
+    } finally {
+      this.unindexed.delete(heads);
+    }
+  }
+
+  /** Lookups and classification of one batch; runs after the previous batch's. */
+  private async classifyInOrder(queries: DuplicateQuery[]): Promise<{ answers: DuplicateAnswer[]; entries: IndexedFingerprint[]; unnamed: Buffer[] }> {
     // One distance per batch: the policy's (queries differ only while a new policy spreads).
     const maxDistance = (queries[queries.length - 1] as DuplicateQuery).maxDistance;
+    // Taken before the lookups are sent: heads whose rows commit later are not in their answer.
+    const unindexed = [...this.unindexed].flat();
     const withText = queries.flatMap((q, i) => (q.simhash === null ? [] : [i]));
     const [stored, near] = await Promise.all([
       this.index.firstWithContent(queries.map((q) => q.contentHash)),
@@ -99,7 +133,7 @@ export class Duplicates {
       if (first) firsts.set(q.contentHash, first);
     }
     const candidates: NearCandidate[][] = queries.map(() => []);
-    withText.forEach((i, k) => (candidates[i] = near[k] ?? []));
+    withText.forEach((i, k) => (candidates[i] = unindexed.length > 0 ? [...(near[k] ?? []), ...unindexed] : (near[k] ?? [])));
     const verdicts = classifyBatch(
       queries.map((q) => ({ urlHash: q.urlHash, simhash: q.simhash, contentHash: q.contentHash })),
       { firstWithContent: firsts, candidates },
@@ -114,26 +148,24 @@ export class Duplicates {
       return q.recrawl ? [{ urlHash: q.urlHash, simhash: null }] : [];
     });
     const inBatch = new Map(queries.map((q) => [q.urlHash.toString('latin1'), q]));
-    const unnamed = verdicts.flatMap((v) => (v !== null && !inBatch.has(v.of.toString('latin1')) && !this.nameOf(v.of, firsts) ? [v.of] : []));
-    const [names] = await Promise.all([this.index.urlsOf(unnamed), entries.length > 0 ? this.index.index(entries) : null]);
-
-    return queries.map((q, i) => {
+    const unnamed: Buffer[] = [];
+    const answers = queries.map((q, i): DuplicateAnswer => {
       const verdict = verdicts[i] ?? null;
-      const key = q.urlHash.toString('latin1');
-      const ofKey = verdict?.of.toString('latin1');
-      const batchOf = ofKey === undefined ? undefined : inBatch.get(ofKey);
-      const ofUrl = verdict === null ? null : (batchOf?.url ?? this.nameOf(verdict.of, firsts) ?? names.get(ofKey as string) ?? null);
+      const batchOf = verdict === null ? undefined : inBatch.get(verdict.of.toString('latin1'));
+      const ofUrl = verdict === null ? null : (batchOf?.url ?? this.nameOf(verdict.of, firsts) ?? null);
+      if (verdict !== null && ofUrl === null) unnamed.push(verdict.of);
       const first = firsts.get(q.contentHash);
       let earlier: Capture | null = null;
       if (verdict?.kind === 'exact') {
         earlier = batchOf ? { url: batchOf.url, capturedAt: batchOf.fetchedAt } : first ? { url: first.url, capturedAt: first.capturedAt } : null;
-      } else if (first && first.urlHash.toString('latin1') === key) {
+      } else if (first && first.urlHash.equals(q.urlHash)) {
         earlier = { url: first.url, capturedAt: first.capturedAt };
       } else if (!first) {
         this.remember(q);
       }
       return { verdict, ofUrl, earlier };
     });
+    return { answers, entries, unnamed };
   }
 
   private nameOf(urlHash: Buffer, firsts: Map<string, { urlHash: Buffer } & Capture>): string | undefined {
