@@ -1,14 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { rename as renameCallback, writeFile as writeFileCallback } from 'node:fs';
+import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+import { gzip, gzipSync } from 'node:zlib';
 import { ErrorCode, TrawlError } from '@trawl/core';
 import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult, unpackStored } from './content-store.js';
 import { KnownKeys, PutsInFlight } from './known-keys.js';
 
 // The async zlib calls run on the libuv thread pool, not on the event loop.
 const gzipAsync = promisify(gzip);
+
+/**
+ * Bodies up to this size are compressed on the event loop. Handing one to the thread pool costs
+ * ~0.2 ms of CPU whatever its size (a zlib stream and its 256 KiB of state, a thread hand-off),
+ * while compressing 64 KiB inline takes ~0.2 ms and a typical 30 KiB page ~0.1 ms; larger bodies
+ * go to the pool, so no body holds the event loop longer than that.
+ */
+const INLINE_GZIP_MAX_BYTES = 64 * 1024;
+
+// The callback forms: the promise API's FileHandle bookkeeping roughly doubles the CPU of a
+// small write (measured: 0.45 vs 0.25 ms per write + rename of a 1 KB file).
+const writeFileFast = promisify(writeFileCallback);
+const renameFast = promisify(renameCallback);
 
 export interface LocalContentStoreOptions {
   /** Root directory; created on first put. */
@@ -119,7 +133,7 @@ export class LocalContentStore implements ContentStore {
     // a stat (and the ENOENT it throws) for every new page, which is almost every page.
     if (this.known.has(hash)) return { key, contentHash: hash, storedBytes: 0, existed: true };
 
-    const compressed = await gzipAsync(body, { level: this.gzipLevel });
+    const compressed = body.byteLength <= INLINE_GZIP_MAX_BYTES ? gzipSync(body, { level: this.gzipLevel }) : await gzipAsync(body, { level: this.gzipLevel });
     const dir = dirname(path);
     const temp = join(dir, `.${hash}.${randomUUID()}.tmp`);
     try {
@@ -136,9 +150,9 @@ export class LocalContentStore implements ContentStore {
           await file.close();
         }
       } else {
-        await writeFile(temp, compressed, { flag: 'wx' });
+        await writeFileFast(temp, compressed, { flag: 'wx' });
       }
-      await rename(temp, path);
+      await renameFast(temp, path);
     } catch (error) {
       this.dirs.delete(dir); // removed behind our back? mkdir again next time
       await rm(temp, { force: true }).catch(() => undefined);
