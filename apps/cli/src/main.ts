@@ -2,6 +2,7 @@
 import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
+import { exportPagesCommand, exportWarcCommand } from './export.js';
 import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, reportFreshnessCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
 
 const signals: ((signal: string) => void)[] = [];
@@ -124,6 +125,22 @@ report
   .action(async (flags) => {
     await reportFreshnessCommand(ctx, flags);
   });
+
+const withExportOptions = (command: Command): Command =>
+  command
+    .option('--host <host>', 'only the pages of this host')
+    .option('--since <time>', 'only pages fetched at or after this ISO 8601 date or time')
+    .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)');
+
+const exporter = program.command('export').description('what the crawl holds, for archives and downstream users');
+withExportOptions(exporter.command('warc').description('WARC/1.1 files (with CDXJ indexes) of the crawled pages, bodies from the content store'))
+  .option('--out <dir>', 'where the files go (default TRAWL_WARC_DIR)')
+  .action(async (flags) => {
+    await exportWarcCommand(ctx, flags);
+  });
+withExportOptions(exporter.command('pages').description('one JSON object per crawled page on stdout (JSON Lines), with its text')).action(async (flags) => {
+  await exportPagesCommand(ctx, flags);
+});
 
 const withTestWebOptions = (command: Command): Command =>
   command
