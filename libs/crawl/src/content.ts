@@ -34,29 +34,35 @@ export async function keepContent(
   const text = parsed?.text ?? null;
   const fingerprint = text !== null && text.wordCount > 0 ? simhash(text.text) : null;
 
-  let answer: DuplicateAnswer | null = null;
-  if (body.length > 0) {
-    record.contentHash = contentHash(body);
-    answer = deps.duplicates
-      ? await deps.duplicates.classify({
+  if (body.length > 0) record.contentHash = contentHash(body);
+  const classifying: Promise<DuplicateAnswer | null> =
+    body.length > 0 && deps.duplicates
+      ? deps.duplicates.classify({
           urlHash: record.hash,
           url: data.u,
           simhash: fingerprint,
-          contentHash: record.contentHash,
+          contentHash: record.contentHash as string,
           fetchedAt: response.startedAt,
           recrawl: (data.f & UrlFlag.Recrawl) !== 0,
           maxDistance: policy.dedup.nearDupDistance,
         })
-      : null;
-  }
+      : Promise.resolve(null);
+  // Every verdict keeps the body unless near-duplicates' bodies are dropped: only then does
+  // storing wait for the verdict (otherwise it overlaps the lookups).
+  const storing =
+    body.length === 0
+      ? null
+      : policy.dedup.nearDupStoreBody
+        ? storeBody(deps.store, body)
+        : classifying.then((a) => (duplicateHandling(a?.verdict ?? null, policy.dedup).storeBody ? storeBody(deps.store, body) : null));
+  const [answer, stored, storedText] = await Promise.all([
+    classifying,
+    storing,
+    text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null,
+  ]);
   const verdict = answer?.verdict ?? null;
   const handling: DuplicateHandling = duplicateHandling(verdict, policy.dedup);
   if (verdict) deps.counters.add(verdict.kind === 'exact' ? 'duplicatesExact' : 'duplicatesNear');
-
-  const [stored, storedText] = await Promise.all([
-    handling.storeBody && body.length > 0 ? storeBody(deps.store, body) : null,
-    text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null,
-  ]);
   if (stored) record.storageKey = stored.storageKey;
   else if (body.length > 0) deps.counters.add('bodiesNotStored');
   record.dedup = { simhash: fingerprint, duplicateOf: verdict?.of ?? null, duplicateKind: verdict?.kind ?? null, duplicateDistance: verdict?.distance ?? null };

@@ -124,4 +124,30 @@ describe('Duplicates', () => {
     expect((await head).verdict).toBeNull();
     expect(await index.findNear(fp, 0)).toHaveLength(1);
   });
+
+  it('batches look up at the same time, and still classify in order', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let lookups = 0;
+    const slowFirstLookup = {
+      firstWithContent: index.firstWithContent.bind(index),
+      urlsOf: index.urlsOf.bind(index),
+      index: index.index.bind(index),
+      findNearMany: async (...args: Parameters<NearDupIndex['findNearMany']>) => {
+        lookups += 1;
+        if (lookups === 1) await held;
+        return index.findNearMany(...args);
+      },
+    };
+    const dups = new Duplicates(slowFirstLookup, () => Date.now(), { maxBatch: 1, maxWaitMs: 0, rememberBodies: 100 });
+    const fp = FP ^ (0xffffn << 44n);
+    const head = dups.classify(query('http://h.example/1', 'body-h', fp));
+    const copy = dups.classify(query('http://h.example/print/1', 'body-h-print', fp ^ 0b11n));
+    // The second batch's lookups go out while the first batch's are still unanswered.
+    for (let i = 0; lookups < 2 && i < 100; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(lookups).toBe(2);
+    release();
+    expect((await head).verdict).toBeNull();
+    expect(await copy).toMatchObject({ verdict: { kind: 'near', of: fingerprint('http://h.example/1'), distance: 2 }, ofUrl: 'http://h.example/1' });
+  });
 });

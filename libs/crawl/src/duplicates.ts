@@ -35,6 +35,20 @@ export interface DuplicateAnswer {
   earlier: Capture | null;
 }
 
+interface Lookups {
+  stored: Awaited<ReturnType<NearDupIndex['firstWithContent']>>;
+  /** Band matches per query (empty for a query without a fingerprint). */
+  candidates: NearCandidate[][];
+  maxDistance: number;
+}
+
+interface Classified {
+  answers: DuplicateAnswer[];
+  entries: IndexedFingerprint[];
+  /** Cluster heads not named in memory: looked up in `urls`. */
+  unnamed: Buffer[];
+}
+
 export type DuplicateIndex = Pick<NearDupIndex, 'firstWithContent' | 'findNearMany' | 'index' | 'urlsOf'>;
 
 export interface DuplicatesOptions {
@@ -55,9 +69,9 @@ export interface DuplicatesOptions {
  * A body's first page is found in `crawled_pages`, which its record reaches some milliseconds
  * after classification; bodies this process saw first are remembered meanwhile, so a copy
  * fetched in between is not taken for a first. Likewise a batch's new cluster heads count as
- * indexed for later batches from the moment it is classified, while their index rows are
- * written: so batches classify strictly one after another, but a batch's lookups need not wait
- * for the previous batch's writes (only the job's own answer does). Two processes fetching copies
+ * indexed, for every batch whose lookups may not see their rows, from the moment they are
+ * classified: so batches classify strictly one after another, while their lookups and writes
+ * overlap (a job waits for its own batch's writes only). Two processes fetching copies
  * at the same moment may both take their own for the first (the cluster then has two heads;
  * later copies join the earlier one).
  */
@@ -67,8 +81,15 @@ export class Duplicates {
   private readonly recent = new Map<string, { urlHash: Buffer } & Capture>();
   /** Their URLs by url_hash (latin1): a near-duplicate names its cluster's first page without a query. */
   private readonly recentUrls = new Map<string, string>();
-  /** Cluster heads of batches whose index rows are being written. */
-  private readonly unindexed = new Set<NearCandidate[]>();
+  /**
+   * Cluster heads this process classified whose index rows a batch's lookups may not see:
+   * `committed` is the write count once their rows were written (null: not yet).
+   */
+  private heads: { head: NearCandidate; committed: number | null }[] = [];
+  /** Index writes finished so far. */
+  private writes = 0;
+  /** The write count each batch in flight saw when it sent its lookups. */
+  private readonly lookupsSince = new Map<object, number>();
   /** Batches classify one at a time, in order: each waits for this. */
   private classified: Promise<void> = Promise.resolve();
 
@@ -78,7 +99,7 @@ export class Duplicates {
     private readonly options: DuplicatesOptions = { maxBatch: 200, maxWaitMs: 5, rememberBodies: 10_000 },
   ) {
     // Several batches may be in flight: their lookups and writes overlap, their classification does not.
-    this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 3 });
+    this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 4 });
   }
 
   classify(query: DuplicateQuery): Promise<DuplicateAnswer> {
@@ -90,54 +111,80 @@ export class Duplicates {
   }
 
   private async run(queries: DuplicateQuery[]): Promise<DuplicateAnswer[]> {
+    const batch = {};
+    // Rows written before the lookups are sent are in their answers; later ones come from memory.
+    this.lookupsSince.set(batch, this.writes);
+    const lookups = this.lookup(queries).then(
+      (found) => ({ found }),
+      (error: unknown) => ({ error }),
+    );
     const previous = this.classified;
     let done!: () => void;
     this.classified = new Promise((resolve) => (done = resolve));
-    let heads: NearCandidate[] = [];
-    let pending: { answers: DuplicateAnswer[]; entries: IndexedFingerprint[]; unnamed: Buffer[] };
+    let classified: Classified;
+    let heads: { head: NearCandidate; committed: number | null }[] = [];
     try {
+      const looked = await lookups;
       await previous;
-      pending = await this.classifyInOrder(queries);
-      heads = pending.entries.flatMap((e) => (e.simhash === null ? [] : [{ urlHash: e.urlHash, simhash: e.simhash, indexedAt: this.now() }]));
-      this.unindexed.add(heads);
+      if ('error' in looked) throw looked.error;
+      classified = this.classifyInOrder(queries, looked.found, this.lookupsSince.get(batch) as number);
+      heads = classified.entries.flatMap((e) => (e.simhash === null ? [] : [{ head: { urlHash: e.urlHash, simhash: e.simhash, indexedAt: this.now() }, committed: null }]));
+      this.heads.push(...heads);
+    } catch (error) {
+      this.lookupsSince.delete(batch);
+      throw error;
     } finally {
       done();
     }
     try {
-      const [names] = await Promise.all([this.index.urlsOf(pending.unnamed), pending.entries.length > 0 ? this.index.index(pending.entries) : null]);
-      for (const answer of pending.answers) if (answer.verdict !== null && answer.ofUrl === null) answer.ofUrl = names.get(answer.verdict.of.toString('latin1')) ?? null;
-      return pending.answers;
+      const [names] = await Promise.all([this.index.urlsOf(classified.unnamed), classified.entries.length > 0 ? this.index.index(classified.entries) : null]);
+      this.writes += 1;
+      for (const h of heads) h.committed = this.writes;
+      for (const answer of classified.answers) if (answer.verdict !== null && answer.ofUrl === null) answer.ofUrl = names.get(answer.verdict.of.toString('latin1')) ?? null;
+      return classified.answers;
+    } catch (error) {
+      // Not indexed: the batch's jobs are retried and classified again.
+      this.heads = this.heads.filter((h) => !heads.includes(h));
+      throw error;
     } finally {
-      this.unindexed.delete(heads);
+      this.lookupsSince.delete(batch);
+      // Heads whose rows every batch in flight can see need no memory any more.
+      const oldest = Math.min(this.writes, ...this.lookupsSince.values());
+      this.heads = this.heads.filter((h) => h.committed === null || h.committed > oldest);
     }
   }
 
-  /** Lookups and classification of one batch; runs after the previous batch's. */
-  private async classifyInOrder(queries: DuplicateQuery[]): Promise<{ answers: DuplicateAnswer[]; entries: IndexedFingerprint[]; unnamed: Buffer[] }> {
+  private lookup(queries: DuplicateQuery[]): Promise<Lookups> {
     // One distance per batch: the policy's (queries differ only while a new policy spreads).
     const maxDistance = (queries[queries.length - 1] as DuplicateQuery).maxDistance;
-    // Taken before the lookups are sent: heads whose rows commit later are not in their answer.
-    const unindexed = [...this.unindexed].flat();
     const withText = queries.flatMap((q, i) => (q.simhash === null ? [] : [i]));
-    const [stored, near] = await Promise.all([
+    return Promise.all([
       this.index.firstWithContent(queries.map((q) => q.contentHash)),
       this.index.findNearMany(
         withText.map((i) => ({ simhash: (queries[i] as DuplicateQuery).simhash as bigint, exclude: (queries[i] as DuplicateQuery).urlHash })),
         maxDistance,
       ),
-    ]);
+    ]).then(([stored, near]) => {
+      const candidates: NearCandidate[][] = queries.map(() => []);
+      withText.forEach((i, k) => (candidates[i] = near[k] ?? []));
+      return { stored, candidates, maxDistance };
+    });
+  }
+
+  /** Classification of one batch, once the batches before it are classified. */
+  private classifyInOrder(queries: DuplicateQuery[], found: Lookups, writesSeen: number): Classified {
     const firsts = new Map<string, { urlHash: Buffer } & Capture>();
     for (const q of queries) {
-      const known = stored.get(q.contentHash);
+      const known = found.stored.get(q.contentHash);
       const first = known ? { urlHash: known.urlHash, url: known.url, capturedAt: known.capturedAt.getTime() } : this.recent.get(q.contentHash);
       if (first) firsts.set(q.contentHash, first);
     }
-    const candidates: NearCandidate[][] = queries.map(() => []);
-    withText.forEach((i, k) => (candidates[i] = unindexed.length > 0 ? [...(near[k] ?? []), ...unindexed] : (near[k] ?? [])));
+    const unseen = this.heads.filter((h) => h.committed === null || h.committed > writesSeen).map((h) => h.head);
+    const candidates = unseen.length === 0 ? found.candidates : found.candidates.map((c, i) => ((queries[i] as DuplicateQuery).simhash === null ? c : [...c, ...unseen]));
     const verdicts = classifyBatch(
       queries.map((q) => ({ urlHash: q.urlHash, simhash: q.simhash, contentHash: q.contentHash })),
       { firstWithContent: firsts, candidates },
-      maxDistance,
+      found.maxDistance,
       this.now(),
     );
 
