@@ -35,6 +35,7 @@ function normalizeUnicode(text: string): string {
     .trim();
 }
 
+// eslint-disable-next-line no-control-regex -- "every character is ASCII" includes the control characters
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /**
