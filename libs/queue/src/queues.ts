@@ -1,5 +1,5 @@
 import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@trawl/redis';
 import { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
 
 export interface FetchQueueOptions {
@@ -42,7 +42,7 @@ export class FetchQueues {
   private readonly queues: Queue[];
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     readonly options: FetchQueueOptions,
   ) {
     this.queues = Array.from(
@@ -161,7 +161,7 @@ export class FetchWorker {
   readonly worker: Worker;
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     options: FetchWorkerOptions,
     process: (job: FetchJobContext) => Promise<JobResult>,
   ) {

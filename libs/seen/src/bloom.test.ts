@@ -1,5 +1,5 @@
-import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
 import { createRedis } from '@trawl/redis';
+import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll } from 'vitest';
 import { LuaBloomFilter } from './lua-bloom.js';
 import { hasRedisBloom, RedisBloomFilter } from './redisbloom.js';
@@ -16,8 +16,8 @@ bloomContract('lua-bitmap', async (options) => {
 
 // Set TRAWL_TEST_REDISBLOOM_URL to a server with the module (redis-stack, Redis 8) to run this
 // contract there; by default it runs against the test server and reports when the module is absent.
-const bloomUrl = process.env.TRAWL_TEST_REDISBLOOM_URL ?? TEST_REDIS_URL;
-const bloomRedis = createRedis(bloomUrl, { name: 'trawl-seen-redisbloom' });
+const bloomUrl = process.env.TRAWL_TEST_REDISBLOOM_URL;
+const bloomRedis = bloomUrl ? createRedis(bloomUrl, { name: 'trawl-seen-redisbloom' }) : testConnection({ name: 'trawl-seen-redisbloom' });
 afterAll(() => bloomRedis.disconnect());
 bloomContract(
   'redisbloom',

@@ -1,4 +1,4 @@
-import type { Redis } from '@trawl/redis';
+import type { RedisClient } from '@trawl/redis';
 import type { BloomFilter, BloomOptions } from './bloom.js';
 import { LuaBloomFilter } from './lua-bloom.js';
 import { hasRedisBloom, RedisBloomFilter } from './redisbloom.js';
@@ -11,7 +11,7 @@ export type BloomBackendChoice = 'auto' | 'redisbloom' | 'lua';
  * make the same choice, so `auto` is only for a namespace whose filter does not exist yet… in
  * practice all processes talk to the same server and detect the same thing.
  */
-export async function createBloomFilter(redis: Redis, options: BloomOptions, choice: BloomBackendChoice): Promise<BloomFilter> {
+export async function createBloomFilter(redis: RedisClient, options: BloomOptions, choice: BloomBackendChoice): Promise<BloomFilter> {
   if (choice === 'lua') return new LuaBloomFilter(redis, options);
   const available = await hasRedisBloom(redis);
   if (choice === 'redisbloom' && !available) {
