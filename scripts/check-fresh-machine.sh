@@ -16,7 +16,8 @@
 #   commands back into that /usr/bin, and for postgresql creates the cluster as the package's
 #   postinst does (pg_createcluster <version> main). Nothing is downloaded or installed for real.
 # The clone is made from this checkout's committed HEAD; npm ci runs from npm's cache (the
-# network namespace has no route to the registry).
+# network namespace has no route to the registry: npm_config_prefer_offline). What setup.sh
+# started in the namespaces is stopped at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 clone=${1:-/tmp/trawl-fresh-clone}
@@ -60,11 +61,15 @@ chmod +x "$sim/bin/apt-get"
   echo 'for d in /etc/postgresql /var/lib/postgresql /var/run/postgresql /var/lib/redis /var/log/redis; do mount -t tmpfs tmpfs "$d"; done'
   echo 'chown postgres:postgres /var/lib/postgresql /var/run/postgresql && chmod 2775 /var/run/postgresql'
   echo "export PATH='$sim/bin':\"\$PATH\""
+  # No registry in here: npm installs from its cache, without asking (it would retry for minutes).
+  echo 'export npm_config_prefer_offline=true npm_config_update_notifier=false'
+  # Whatever setup.sh starts lives in these namespaces: stop it when the run ends.
+  echo "trap 'redis-cli -p 6379 shutdown nosave >/dev/null 2>&1; pg_ctlcluster --skip-systemctl-redirect $pg_version main stop -m fast >/dev/null 2>&1' EXIT"
   echo "cd '$clone'"
   echo 'for c in redis-server psql pg_ctlcluster docker-compose; do command -v "$c" >/dev/null && echo "--- $c: FOUND" || echo "--- $c: not installed"; done'
   echo 'for p in 6379 5432; do (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && echo "--- port $p: ANSWERS" || echo "--- port $p: nothing listens"; done'
   if [ "$mode" = --demo ]; then
-    echo 'npm ci --no-audit --no-fund --prefer-offline >/dev/null'
+    echo 'npm ci --no-audit --no-fund >/dev/null'
     echo 'echo "--- npx trawl demo (no Redis answers, no redis-server):"'
     echo 'set +e; npx trawl demo --no-progress; echo "--- exit code $?"'
   else
