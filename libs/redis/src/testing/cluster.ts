@@ -58,9 +58,11 @@ export async function startTestCluster(options: { masters?: number; binary?: str
   const masters = options.masters ?? 3;
   const binary = options.binary ?? 'redis-server';
   const timeoutMs = options.timeoutMs ?? 20_000;
-  if (spawnSync(binary, ['--version'], { stdio: 'ignore' }).status !== 0) {
-    throw new Error(`the Redis Cluster tests need ${binary} (apt install redis-server, brew install redis)`);
-  }
+  const version = spawnSync(binary, ['--version'], { encoding: 'utf8' });
+  if (version.status !== 0) throw new Error(`the Redis Cluster tests need ${binary} (apt install redis-server, brew install redis)`);
+  // CLUSTER ADDSLOTSRANGE and --cluster-port arrived in Redis 7.0.
+  const major = Number(/v=(\d+)\./.exec(version.stdout)?.[1] ?? 0);
+  if (major < 7) throw new Error(`the Redis Cluster tests need ${binary} 7.0 or later, found: ${version.stdout.trim()}`);
   const dir = mkdtempSync(join(tmpdir(), 'trawl-cluster-'));
   const children: ChildProcess[] = [];
   const admins: StandaloneRedis[] = [];
