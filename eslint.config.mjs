@@ -29,19 +29,25 @@ export default tseslint.config(
         allow: [],
         depConstraints: [
           // Layers: app → feature → adapter → platform → domain/contract.
-          { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
+          // The CLI composes the role apps (worker, scheduler, dashboard) in one process; a role app
+          // is a composition root over the runtime and the libs.
+          { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:role', 'type:runtime', 'type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
+          { sourceTag: 'type:role', onlyDependOnLibsWithTags: ['type:runtime', 'type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:runtime', onlyDependOnLibsWithTags: ['type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
           { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
           { sourceTag: 'type:contract', onlyDependOnLibsWithTags: ['type:contract'] },
           { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
-          { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
+          { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['type:app', 'type:role', 'type:runtime', 'type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
           // One owner per I/O package: each scope lists the npm packages it may import.
           { sourceTag: 'scope:core', allowedExternalImports: allow() },
           { sourceTag: 'scope:config', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:url', allowedExternalImports: allow('tldts') },
           { sourceTag: 'scope:recrawl', allowedExternalImports: allow() },
+          { sourceTag: 'scope:sitemap', allowedExternalImports: allow('sax') },
           { sourceTag: 'scope:politeness', allowedExternalImports: allow() },
           { sourceTag: 'scope:telemetry', allowedExternalImports: allow('pino', 'prom-client') },
           { sourceTag: 'scope:redis', allowedExternalImports: allow('ioredis') },
@@ -55,6 +61,8 @@ export default tseslint.config(
           { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
           { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
           { sourceTag: 'scope:crawl', allowedExternalImports: allow('zod') },
+          { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
+          { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
           { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api') },
           { sourceTag: 'scope:worker', allowedExternalImports: allow() },

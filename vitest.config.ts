@@ -6,7 +6,7 @@ const conditions = ['trawl-source', 'node', 'default'];
 
 // Test files that only make sense on a Redis Cluster: they run in the redis-cluster project alone.
 const CLUSTER_ONLY = ['libs/*/src/**/*.cluster.test.ts', 'libs/*/test/**/*.cluster.test.ts', 'apps/*/test/**/*.cluster.test.ts'];
-// Existing suites of the libs that own Redis structures, run a second time against a 3-master
+// Existing suites of the code that owns Redis structures, run a second time against a 3-master
 // Redis Cluster (a global setup starts it; @trawl/redis/testing connects to it).
 const ALSO_ON_CLUSTER = [
   'libs/frontier/src/frontier.test.ts',
@@ -14,6 +14,10 @@ const ALSO_ON_CLUSTER = [
   'libs/seen/src/seen-set.test.ts',
   'libs/queue/src/queues.test.ts',
   'libs/robots/src/cache.test.ts',
+  'libs/crawl/src/policy.test.ts',
+  'libs/crawl/src/discovery.test.ts',
+  'libs/dispatch/src/seeds.test.ts',
+  'libs/dispatch/src/scheduler.test.ts',
 ];
 
 export default defineConfig({

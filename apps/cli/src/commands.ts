@@ -1,10 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
-import { addSeeds, type CrawlSummary, resolveServices, runCrawl, Runtime, runWorkerProcess, type Services } from '@trawl/crawl';
+import { schedulerStatus } from '@trawl/dispatch';
+import { SeedsQueue } from '@trawl/queue';
+import { createRedis } from '@trawl/redis';
+import { findServers, redactUrl, Runtime } from '@trawl/runtime';
+import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
-import { TestWeb } from '@trawl/testweb';
+import { runWorkerProcess } from '@trawl/worker';
 import { crawlOverrides, readSeedsFile } from './args.js';
+import { type CrawlSummary, runCrawl } from './crawl.js';
 import { progressLine, StatusLine, summaryText } from './progress.js';
+import { resolveServices, type Services } from './services.js';
 
 export interface CliContext {
   env: Record<string, string | undefined>;
@@ -86,29 +92,64 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
   }
 }
 
-/** `trawl worker`: consume fetch jobs of a crawl another process started, until SIGTERM. */
+/** `trawl worker`: consume fetch jobs of a crawl until SIGTERM. */
 export async function workerCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
   const cfg = config(ctx, crawlOverrides(flags));
   const log = logger(cfg, 'worker', false, ctx);
   const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
   const cpuAtStart = process.cpuUsage();
-  const report = await runWorkerProcess(cfg, { logger: log, dataDir: DATA_DIR, stopped });
+  const servers = await findServers(cfg);
+  const report = await runWorkerProcess(cfg, { logger: log, ...servers, stopped });
   ctx.stdout.write(`${JSON.stringify({ ...report, process: resources(cpuAtStart) })}\n`);
 }
 
-/** `trawl seed`: queue seeds into a namespace's crawl. */
+/** `trawl scheduler`: dispatch the partitions this process owns and consume seeds, until SIGTERM. */
+export async function schedulerCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'scheduler', false, ctx);
+  const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  const servers = await findServers(cfg);
+  const report = await runSchedulerProcess(cfg, { logger: log, ...servers, stopped });
+  ctx.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+/**
+ * `trawl seed`: add a job to the crawl's `seeds` queue and wait for a scheduler to take it
+ * (`--no-wait`: print the job id and return).
+ */
 export async function seedCommand(ctx: CliContext, urls: string[], flags: Record<string, unknown>): Promise<void> {
   const seeds = [...urls, ...(typeof flags.seedsFile === 'string' ? readSeedsFile(flags.seedsFile) : [])];
-  const cfg = config(ctx, crawlOverrides(flags));
-  const log = logger(cfg, 'seed', true, ctx);
-  const { runtime, services } = await open(cfg, log, 'seed', false);
+  // --max-depth and --scope describe this job, not the process's configuration.
+  const cfg = config(ctx, { namespace: flags.namespace });
+  if (seeds.length === 0) throw new ConfigError(['no seeds: give URLs as arguments or --seeds-file <path>']);
+  const data: Record<string, unknown> = { urls: seeds };
+  if (flags.priority !== undefined) data.priority = Number(flags.priority);
+  if (flags.maxDepth !== undefined) data.max_depth = Number(flags.maxDepth);
+  if (flags.scope !== undefined) data.scope = flags.scope;
+  const servers = await findServers(cfg);
+  const redis = createRedis(servers.redisUrl, { name: `trawl:${cfg.namespace}:seed:${process.pid}`, cluster: cfg.redisCluster });
+  const queue = new SeedsQueue(redis, cfg.namespace);
   try {
-    const result = await addSeeds(runtime, seeds);
-    const { policy: _policy, ...report } = result;
-    ctx.stdout.write(`${JSON.stringify(report)}\n`);
+    const jobId = await queue.add(data).catch((error: Error) => {
+      throw new ConfigError([error.message]);
+    });
+    if (flags.wait === false) {
+      ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'queued' })}\n`);
+      return;
+    }
+    const timeoutMs = typeof flags.timeout === 'string' ? Number(flags.timeout) * 1000 : 30_000;
+    const outcome = await queue.wait(jobId, timeoutMs);
+    if (outcome === null) {
+      ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'waiting' })}\n`);
+      ctx.stderr.write(`trawl: seeds job ${jobId} is queued, but no scheduler took it within ${timeoutMs / 1000} s: is \`trawl scheduler\` (or \`trawl crawl\`) running for namespace "${cfg.namespace}"?\n`);
+      process.exitCode = 3;
+      return;
+    }
+    if (outcome.state === 'failed') throw new ConfigError([`seeds job ${jobId} was refused: ${outcome.reason}`]);
+    ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'done', ...outcome.result })}\n`);
   } finally {
-    await runtime.close();
-    await services.stop();
+    await queue.close();
+    redis.disconnect();
   }
 }
 
@@ -118,16 +159,20 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
   const log = logger(cfg, 'status', true, ctx);
   const { runtime, services } = await open(cfg, log, 'status', false);
   try {
-    const [frontier, queues, counters, db, policy] = await Promise.all([
+    const seedsQueue = new SeedsQueue(runtime.redis, cfg.namespace);
+    const [frontier, queues, seeds, counters, db, policy, schedulers] = await Promise.all([
       runtime.frontier.stats(),
       runtime.queues.counts(),
+      seedsQueue.counts(),
       runtime.counters.read(),
       runtime.db.counts(),
       runtime.policyStore.load(),
+      schedulerStatus(runtime.redis, cfg.namespace, cfg.partitions, runtime.clock),
     ]);
+    await seedsQueue.close();
     const bloom = await runtime.seen.bloom.info();
     const { partitions: _p, ...frontierTotals } = frontier;
-    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, counters, db, seen: bloom, policy }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, counters, db, seen: bloom, policy }, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();
@@ -187,6 +232,7 @@ function testWebOptions(flags: TestWebFlags) {
 
 /** `trawl testweb`: serve the synthetic web until SIGTERM. */
 export async function testwebCommand(ctx: CliContext, flags: TestWebFlags): Promise<void> {
+  const { TestWeb } = await import('@trawl/testweb');
   const web = await TestWeb.start(testWebOptions(flags));
   ctx.stdout.write(`${JSON.stringify(web.describe(), null, 2)}\n`);
   await new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
@@ -195,6 +241,7 @@ export async function testwebCommand(ctx: CliContext, flags: TestWebFlags): Prom
 
 /** `trawl demo`: start the synthetic web here and crawl it — trawl with nothing else to set up. */
 export async function demoCommand(ctx: CliContext, flags: TestWebFlags & CrawlFlags): Promise<CrawlSummary> {
+  const { TestWeb } = await import('@trawl/testweb');
   const web = await TestWeb.start(testWebOptions(flags));
   try {
     return await crawlCommand(
@@ -213,5 +260,12 @@ export function configCommand(ctx: CliContext, flags: { markdown?: boolean }): v
     ctx.stdout.write(`${settingsMarkdownTable()}\n`);
     return;
   }
-  ctx.stdout.write(`${JSON.stringify(loadConfig({ env: ctx.env }), null, 2)}\n`);
+  const resolved = loadConfig({ env: ctx.env });
+  // Connection strings may carry passwords: never print them.
+  const shown = {
+    ...resolved,
+    redisUrl: resolved.redisUrl === undefined ? undefined : redactUrl(resolved.redisUrl),
+    databaseUrl: resolved.databaseUrl === undefined ? undefined : redactUrl(resolved.databaseUrl),
+  };
+  ctx.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
 }

@@ -2,7 +2,7 @@
 import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
+import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
 
 const signals: ((signal: string) => void)[] = [];
 let signalled = 0;
@@ -64,14 +64,25 @@ withCrawlOptions(program.command('worker').description('fetch worker: joins the 
 });
 
 withCrawlOptions(
-  program
-    .command('seed')
-    .description('add seed URLs to the crawl of a namespace')
-    .argument('[urls...]', 'seed URLs')
-    .option('--seeds-file <path>', 'file with one seed URL per line'),
-).action(async (urls: string[], flags) => {
-  await seedCommand(ctx, urls, flags);
+  program.command('scheduler').description('scheduler: dispatches the partitions it owns, consumes seeds, until SIGTERM (run one or more)'),
+).action(async (flags) => {
+  await schedulerCommand(ctx, flags);
 });
+
+program
+  .command('seed')
+  .description('add seed URLs to a crawl through its `seeds` queue (a scheduler takes them)')
+  .argument('[urls...]', 'seed URLs')
+  .option('--seeds-file <path>', 'file with one seed URL per line')
+  .option('--priority <p>', 'priority of these seeds, 0..1 (default 1)')
+  .option('--max-depth <n>', 'follow links at most this deep from these seeds', wholeNumber)
+  .option('--scope <scope>', 'host | domain | any: how these seeds widen the crawl\'s scope')
+  .option('--no-wait', 'print the job id and return without waiting for a scheduler')
+  .option('--timeout <s>', 'seconds to wait for a scheduler to take the job', wholeNumber, '30')
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .action(async (urls: string[], flags) => {
+    await seedCommand(ctx, urls, flags);
+  });
 
 program
   .command('status')

@@ -1,4 +1,4 @@
-import type { CrawlSummary, Progress } from '@trawl/crawl';
+import type { CrawlSummary, Progress } from './crawl.js';
 
 const n = (value: number) => Math.round(value).toLocaleString('en-US');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;

@@ -5,7 +5,9 @@ import { loadConfig } from '@trawl/config';
 import { silentLogger } from '@trawl/telemetry';
 import { TestWeb } from '@trawl/testweb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveServices, runCrawl, Runtime } from '@trawl/crawl';
+import { Runtime } from '@trawl/runtime';
+import { runCrawl } from '../src/crawl.js';
+import { resolveServices } from '../src/services.js';
 
 /**
  * The embedded default, as a newcomer without Redis or PostgreSQL meets it: nothing answers on

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropNamespace, hostileCrawlEnv, REDIS_URL, runCrawlProcesses, uniqueNamespace } from '../src/testing/index.js';
 
 /**
- * Polite and safe against a hostile web (issue 3): three processes crawl every kind of
+ * Polite and safe against a hostile web: three processes crawl every kind of
  * misbehaving host at once — calendar traps, redirect chains and loops, a redirect to a
  * private address, 429/503 with and without Retry-After, a tarpit, a 12 MB page, a gzip bomb,
  * legacy encodings, robots.txt that is missing, failing, hanging, redirected, huge or slow, and

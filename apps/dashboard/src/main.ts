@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Skeleton: validates the configuration and exits. The dashboard's work (see DESIGN.md) arrives with
+// Skeleton: validates the configuration and exits. The dashboard (bull-board, the REST API, pages) arrives with
 // its own issue; the entry point exists now so deployments and the layout are in place.
 import { ConfigError, loadConfig } from '@trawl/config';
 import { createLogger } from '@trawl/telemetry';

@@ -1,15 +1,6 @@
 #!/usr/bin/env node
-// Skeleton: validates the configuration and exits. The scheduler's work (see DESIGN.md) arrives with
-// its own issue; the entry point exists now so deployments and the layout are in place.
-import { ConfigError, loadConfig } from '@trawl/config';
-import { createLogger } from '@trawl/telemetry';
+// Container entry point of a scheduler: the same process as `trawl scheduler`.
+import { runMain } from '@trawl/runtime';
+import { runSchedulerProcess } from './scheduler-process.js';
 
-try {
-  const config = loadConfig({ env: process.env });
-  const logger = createLogger({ level: config.log.level, name: 'scheduler' });
-  logger.warn({ namespace: config.namespace }, 'the scheduler is a skeleton in this release: nothing to run yet');
-  logger.flush();
-} catch (error) {
-  process.stderr.write(`trawl-scheduler: ${(error as Error).message}\n`);
-  process.exit(error instanceof ConfigError ? 2 : 1);
-}
+runMain('trawl-scheduler', process.env, (config, context) => runSchedulerProcess(config, context));

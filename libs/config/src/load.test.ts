@@ -29,6 +29,16 @@ describe('loadConfig', () => {
     ['TRAWL_MAX_DEPTH', '0', (c: ReturnType<typeof loadConfig>) => c.policy.maxDepth, 0],
     ['REDIS_URL', 'redis://10.0.0.1:6380/2', (c: ReturnType<typeof loadConfig>) => c.redisUrl, 'redis://10.0.0.1:6380/2'],
     ['TRAWL_MIN_DELAY_MS', '', (c: ReturnType<typeof loadConfig>) => c.policy.minDelayMs, 1000],
+    ['TRAWL_SKIP_EXTENSIONS', 'pdf, .JPG,tar.gz', (c: ReturnType<typeof loadConfig>) => c.policy.skipExtensions, ['pdf', '.JPG', 'tar.gz']],
+    ['TRAWL_SKIP_EXTENSIONS', '', (c: ReturnType<typeof loadConfig>) => c.policy.skipExtensions, undefined],
+    ['TRAWL_DELAY_FORCE', 'true', (c: ReturnType<typeof loadConfig>) => c.politeness.forceDelay, true],
+    ['TRAWL_DELAY_FORCE', '', (c: ReturnType<typeof loadConfig>) => c.politeness.forceDelay, false],
+    ['TRAWL_CRAWL_DELAY_FLOOR_MS', '100', (c: ReturnType<typeof loadConfig>) => c.politeness.crawlDelayFloorMs, 100],
+    ['TRAWL_CRAWL_DELAY_FLOOR_MS', '', (c: ReturnType<typeof loadConfig>) => c.politeness.crawlDelayFloorMs, 250],
+    ['TRAWL_TIMEOUT_ATTEMPTS', '', (c: ReturnType<typeof loadConfig>) => c.worker.timeoutAttempts, 2],
+    ['TRAWL_HOST_FAILURE_THRESHOLD', '', (c: ReturnType<typeof loadConfig>) => c.politeness.hostFailureThreshold, 3],
+    ['TRAWL_ADAPTIVE_SAMPLES', '', (c: ReturnType<typeof loadConfig>) => c.politeness.adaptiveSamples, 3],
+    ['TRAWL_ADAPTIVE_RESPONSE_CAP_MS', '', (c: ReturnType<typeof loadConfig>) => c.politeness.adaptiveResponseCapMs, 5000],
   ])('reads %s=%j', (name, value, pick, expected) => {
     expect(pick(loadConfig({ env: { [name]: value } }))).toEqual(expected);
   });

@@ -40,7 +40,11 @@ export const configSchema = z.object({
     scope: set(oneOf(['host', 'domain', 'any']).default('domain'), 'TRAWL_SCOPE', 'Which discovered links are followed: the seeds\' hosts, their registrable domains, or any.'),
     maxDepth: set(int(0).optional(), 'TRAWL_MAX_DEPTH', 'Links followed from a seed at most (seeds are depth 0). Unset: no limit.'),
     maxPages: set(int(1).optional(), 'TRAWL_MAX_PAGES', 'Stop dispatching after this many URLs are done. Unset: no limit.'),
-    minDelayMs: set(int(0).default(1000), 'TRAWL_MIN_DELAY_MS', 'Per-host politeness delay: the next request to a host starts at least this long after the previous response ended.'),
+    minDelayMs: set(
+      int(0).default(1000),
+      'TRAWL_MIN_DELAY_MS',
+      'Per-host politeness delay for hosts whose robots.txt names no Crawl-delay: the next request to a host starts this long after the previous response ended. A stated Crawl-delay replaces it (see TRAWL_CRAWL_DELAY_FLOOR_MS, TRAWL_DELAY_FORCE).',
+    ),
     maxUrlLength: set(int(16, 65_536).default(2048), 'TRAWL_MAX_URL_LENGTH', 'Longer canonical URLs are dropped.'),
     maxUrlsPerHost: set(int(0).default(0), 'TRAWL_MAX_URLS_PER_HOST', 'URLs ever queued per host (0: no limit).'),
     stripParams: set(list().optional(), 'TRAWL_STRIP_PARAMS', 'Query parameters removed during normalization (comma-separated, `utm_*` is a prefix). Unset: the built-in tracking and session list.'),
@@ -50,13 +54,27 @@ export const configSchema = z.object({
     maxQueryVariants: set(int(0).default(200), 'TRAWL_MAX_QUERY_VARIANTS', 'URLs queued per host and URL pattern: one path with different query strings, or one date-shaped path with different dates (calendars, faceted search); 0: no limit.'),
     trapChecks: set(bool().default(true), 'TRAWL_TRAP_CHECKS', 'Drop links that look like crawler traps: repeated path segments, very deep paths, exploding queries, calendar dates far from today.'),
     nonHtml: set(oneOf(['skip', 'store']).default('skip'), 'TRAWL_NON_HTML', 'Responses that are not HTML: skip (record status and type, do not download the body) or store (download and store, never parse).'),
+    skipExtensions: set(
+      list().optional(),
+      'TRAWL_SKIP_EXTENSIONS',
+      'Links whose file name ends in one of these extensions (comma-separated, e.g. pdf,jpg,tar.gz) are recorded as skipped and never fetched. Unset: the built-in list (images, audio, video, archives, office documents, PDF, executables, fonts) when TRAWL_NON_HTML=skip, none when it is store; a lone comma names none.',
+    ),
   }),
 
   politeness: z.object({
+    crawlDelayFloorMs: set(int(0).default(250), 'TRAWL_CRAWL_DELAY_FLOOR_MS', 'Shortest robots.txt Crawl-delay honoured: a shorter one (above 0) is raised to this, so no robots.txt brings a host past 4 requests a second by default.'),
+    forceDelay: set(bool().default(false), 'TRAWL_DELAY_FORCE', 'true: TRAWL_MIN_DELAY_MS is the least delay of every host, and a Crawl-delay can only lengthen it (StormCrawler\'s fetcher.server.delay.force).'),
     maxDelayMs: set(int(0).default(60_000), 'TRAWL_MAX_DELAY_MS', 'Cap on the per-host delay (whatever the back-off or response times say; a Retry-After can exceed it).'),
-    adaptiveFactor: set(num(0, 100).default(5), 'TRAWL_ADAPTIVE_DELAY_FACTOR', 'The delay is at least this × the last response time (Heritrix uses 5); 0 turns it off.'),
+    adaptiveFactor: set(num(0, 100).default(5), 'TRAWL_ADAPTIVE_DELAY_FACTOR', 'The delay is at least this × the host\'s response time (time to the response headers; Heritrix uses 5 × the fetch time); 0 turns it off.'),
+    adaptiveResponseCapMs: set(int(0).default(5000), 'TRAWL_ADAPTIVE_RESPONSE_CAP_MS', 'The most one response time counts for in the adaptive term.'),
+    adaptiveSamples: set(int(1, 20).default(3), 'TRAWL_ADAPTIVE_SAMPLES', 'The adaptive term follows the lower median of the host\'s last this-many response times, so one slow URL does not slow its host (1: the last response alone).'),
     backoffBaseMs: set(int(0).default(5000), 'TRAWL_BACKOFF_BASE_MS', 'Per-host back-off after the first failure or throttle (429/503); doubles per consecutive one, halves per success.'),
     backoffMaxMs: set(int(0).default(600_000), 'TRAWL_BACKOFF_MAX_MS', 'Longest per-host back-off.'),
+    hostFailureThreshold: set(
+      int(1, 100).default(3),
+      'TRAWL_HOST_FAILURE_THRESHOLD',
+      'A failure of one URL while its host answers (a 500, a timeout waiting for its response) backs the host off only when it makes this many failures in a row at the host; throttling, connection and DNS failures, 502 and 504 back it off at once (1: every failure does).',
+    ),
     maxRetryAfterMs: set(int(0).default(3_600_000), 'TRAWL_MAX_RETRY_AFTER_MS', 'Longest Retry-After honoured (seconds or HTTP date, on 429 and 503).'),
   }),
 
@@ -74,6 +92,7 @@ export const configSchema = z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
     userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
+    timeoutAttempts: set(int(1, 50).default(2), 'TRAWL_TIMEOUT_ATTEMPTS', 'Tries per URL when the last one timed out (each held its host for up to TRAWL_FETCH_DEADLINE_MS); at most TRAWL_ATTEMPTS.'),
     retryBaseMs: set(int(0).default(5000), 'TRAWL_RETRY_BASE_MS', 'First retry delay; doubles per attempt, with jitter.'),
     retryMaxMs: set(int(0).default(600_000), 'TRAWL_RETRY_MAX_MS', 'Longest retry delay.'),
     leaseMs: set(int(1000).default(300_000), 'TRAWL_LEASE_MS', 'How long a dispatched URL may stay out before it is returned to the frontier (covers dead workers and dispatchers).'),
@@ -99,6 +118,34 @@ export const configSchema = z.object({
     window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
     bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
+  }),
+
+  recrawl: z.object({
+    enabled: set(bool().default(true), 'TRAWL_RECRAWL', 'Re-crawl pages when they come due (the scheduler\'s sweep). Off: every page is fetched once.'),
+    minIntervalS: set(int(1).default(3600), 'TRAWL_RECRAWL_MIN_INTERVAL_S', 'Shortest time between two visits of a page, however often it changes.'),
+    maxIntervalS: set(int(1).default(2_592_000), 'TRAWL_RECRAWL_MAX_INTERVAL_S', 'Longest time a page goes unchecked, however static it looks (it is due then whatever its estimate says).'),
+    initialIntervalS: set(int(1).default(86_400), 'TRAWL_RECRAWL_INITIAL_INTERVAL_S', 'When a page seen for the first time is visited again (clamped to the min and max).'),
+    revisitFraction: set(num(0.01, 1).default(0.5), 'TRAWL_RECRAWL_REVISIT_FRACTION', 'Revisit at this fraction of the page\'s estimated mean change interval (lower: fresher copies, more fetches).'),
+    decay: set(num(0.5, 1).default(0.95), 'TRAWL_RECRAWL_DECAY', 'Weight older visits keep per new visit in the change-rate estimate (about 1/(1−d) visits remembered).'),
+    failureBaseS: set(int(1).default(3600), 'TRAWL_RECRAWL_FAILURE_BASE_S', 'After a visit that failed for good (retries spent), try the page again after this long, doubling per consecutive failure.'),
+    failureMaxS: set(int(1).default(604_800), 'TRAWL_RECRAWL_FAILURE_MAX_S', 'Longest re-crawl back-off of a failing page.'),
+    goneIntervalS: set(int(1).default(2_592_000), 'TRAWL_RECRAWL_GONE_INTERVAL_S', 'Revisit interval of a page that is gone (404/410), moved for good (301/308) or refused.'),
+    sweepIntervalS: set(num(0.1, 86_400).default(60), 'TRAWL_RECRAWL_SWEEP_INTERVAL_S', 'How often the scheduler looks for due pages (a BullMQ job scheduler: one sweep at a time across all schedulers).'),
+    sweepBatch: set(int(1, 100_000).default(5000), 'TRAWL_RECRAWL_SWEEP_BATCH', 'Due pages pushed back into the frontier per sweep at most.'),
+    perHost: set(int(1, 100_000).default(200), 'TRAWL_RECRAWL_SWEEP_PER_HOST', 'Due pages of one host pushed per sweep at most, so a host with a flood of due pages cannot crowd out the others.'),
+  }),
+
+  sitemaps: z.object({
+    enabled: set(bool().default(true), 'TRAWL_SITEMAPS', 'Read sitemaps (robots.txt `Sitemap:` lines and /sitemap.xml): unknown URLs are discovered, and a `<lastmod>` newer than a page\'s last visit makes it due now.'),
+    refreshIntervalS: set(num(0.1, 31_536_000).default(86_400), 'TRAWL_SITEMAP_REFRESH_INTERVAL_S', 'How often each sitemap is fetched again (through the host gate like any fetch).'),
+    sweepIntervalS: set(num(0.1, 86_400).default(300), 'TRAWL_SITEMAP_SWEEP_INTERVAL_S', 'How often the scheduler looks for sitemaps due for a refresh.'),
+    guess: set(bool().default(false), 'TRAWL_SITEMAP_GUESS', 'Also fetch /sitemap.xml of origins whose robots.txt names no sitemap. Off by default: it costs every host a request (a politeness turn) that usually finds nothing.'),
+    maxEntries: set(int(1, 1_000_000).default(50_000), 'TRAWL_SITEMAP_MAX_ENTRIES', 'Entries read from one sitemap file at most (the sitemaps.org limit is 50,000).'),
+  }),
+
+  scheduler: z.object({
+    leaseMs: set(int(500, 600_000).default(10_000), 'TRAWL_SCHEDULER_LEASE_MS', 'A scheduler owns each of its frontier partitions for this long and renews every third of it; when it dies, another scheduler takes its partitions within about this long.'),
+    repairEveryMs: set(int(100).default(30_000), 'TRAWL_REPAIR_EVERY_MS', 'How often the scheduler owning partition 0 pushes URLs a crash left recorded but never queued (older than twice `TRAWL_LEASE_MS`).'),
   }),
 
   seen: z.object({

@@ -42,6 +42,7 @@ export const ErrorCode = {
   Database: 'ERR_DATABASE',
   RedisScript: 'ERR_REDIS_SCRIPT',
   EmbeddedStart: 'ERR_EMBEDDED_START',
+  ServerUnreachable: 'ERR_SERVER_UNREACHABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

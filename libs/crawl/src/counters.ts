@@ -28,10 +28,16 @@ export const COUNTERS = [
   'robotsFetched',
   'robotsUnavailable',
   'robotsDisallowed',
+  /** Links recorded as skipped, never fetched, for their file extension (TRAWL_SKIP_EXTENSIONS). */
+  'skippedExtensions',
   'nofollowPages',
   'tooManyRedirects',
   'throttled',
   'ssrfBlocked',
+  'recrawlsQueued',
+  'notModified',
+  'sitemapsFetched',
+  'sitemapUrls',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

@@ -1,9 +1,9 @@
-import { Batcher } from '@trawl/core';
+import { Batcher, ErrorCode } from '@trawl/core';
 import type { Database } from '@trawl/db';
 import { type Frontier, type PushItem, UrlFlag } from '@trawl/frontier';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
-import { fingerprint, hostOf, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
+import { fingerprint, hostOf, ignoredExtension, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
 import type { Counters } from './counters.js';
 import type { ResolvedPolicy } from './policy.js';
 
@@ -12,6 +12,8 @@ export interface Candidate extends PushItem {
   hash: Buffer;
   /** Fingerprint of the page it was found on (null for seeds). */
   from: Buffer | null;
+  /** Set: the URL is recorded as skipped, with this reason, and never queued (so never fetched). */
+  skipReason?: string;
 }
 
 export const PRIORITY = { seed: 1, link: 0.5 } as const;
@@ -23,14 +25,25 @@ export interface LinkSource {
 }
 
 /**
+ * Why a link is recorded without being fetched, judged by its URL alone, or null. Today: its file
+ * name ends in an extension the policy skips (a PDF, an image, … that a crawl keeping only HTML
+ * would fetch just to drop at the headers, spending a turn at its host).
+ */
+export function linkSkipReason(url: string, policy: ResolvedPolicy): string | null {
+  const extension = ignoredExtension(url, policy.skipExtensions);
+  return extension === null ? null : `${ErrorCode.ContentType}: links to .${extension} files are not fetched (TRAWL_SKIP_EXTENSIONS)`;
+}
+
+/**
  * Normalizes a page's links and keeps those the policy allows (scheme, length, scope, depth).
- * Pure CPU; counts what it drops.
+ * Links the policy skips by their URL (`linkSkipReason`) come back with a `skipReason`: they are
+ * recorded as skipped, never queued. Pure CPU; counts what it drops or skips.
  */
 export function candidatesFromLinks(
   links: readonly { url: string; nofollow: boolean }[],
   page: LinkSource,
   policy: ResolvedPolicy,
-  counters: Counters,
+  counters: Pick<Counters, 'add'>,
   now: number,
 ): Candidate[] {
   const depth = page.depth + 1;
@@ -58,7 +71,13 @@ export function candidatesFromLinks(
       counters.add('trapped');
       continue;
     }
-    out.push({ url, hash: fingerprint(url), host: hostOf(url), depth, hops: 0, flags: 0, priority: PRIORITY.link, from: page.hash, variantKey: variantKey(url) });
+    const candidate: Candidate = { url, hash: fingerprint(url), host: hostOf(url), depth, hops: 0, flags: 0, priority: PRIORITY.link, from: page.hash, variantKey: variantKey(url) };
+    const skipReason = linkSkipReason(url, policy);
+    if (skipReason !== null) {
+      counters.add('skippedExtensions');
+      candidate.skipReason = skipReason;
+    }
+    out.push(candidate);
   }
   return out;
 }
@@ -151,6 +170,18 @@ export class Discovery {
     }
   }
 
+  /**
+   * Per candidate, why it is recorded as skipped rather than queued: its own `skipReason`, else
+   * what the cached robots.txt says (asked only for the others). Null: queue it.
+   */
+  private async skipReasons(candidates: readonly Candidate[]): Promise<(string | null)[]> {
+    const ask = candidates.filter((c) => c.skipReason === undefined).map((c) => c.url);
+    const forbidden = this.deps.robotsVerdicts && ask.length > 0 ? await this.deps.robotsVerdicts(ask) : [];
+    this.deps.counters.add('robotsDisallowed', forbidden.filter((f) => f !== null).length);
+    let next = 0;
+    return candidates.map((c) => (c.skipReason !== undefined ? c.skipReason : (forbidden[next++] ?? null)));
+  }
+
   private async run(items: Candidate[]): Promise<boolean[]> {
     const { seen, db, frontier, counters } = this.deps;
     // One candidate per fingerprint; the shallowest depth wins.
@@ -164,15 +195,14 @@ export class Discovery {
     const verdicts = await seen.filterUnseen(distinct.map((c) => c.hash));
     counters.add('bloomFalsePositives', verdicts.falsePositives);
     const unseen = distinct.filter((_, i) => verdicts.unseen[i]);
-    const forbidden = this.deps.robotsVerdicts ? await this.deps.robotsVerdicts(unseen.map((c) => c.url)) : unseen.map(() => null);
+    const skipped = await this.skipReasons(unseen);
 
     const inserted = await db.insertDiscovered(
-      unseen.map((c, i) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from, skipReason: forbidden[i] ?? null })),
+      unseen.map((c, i) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from, skipReason: skipped[i] ?? null })),
     );
     seen.markKnown(unseen.map((c) => c.hash));
     const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));
-    const toPush = unseen.filter((c, i) => insertedKeys.has(c.hash.toString('latin1')) && forbidden[i] === null);
-    counters.add('robotsDisallowed', forbidden.filter((f) => f !== null).length);
+    const toPush = unseen.filter((c, i) => insertedKeys.has(c.hash.toString('latin1')) && skipped[i] === null);
     if (toPush.length > 0) {
       const { pushed, refused, refusedVariants } = await frontier.push(toPush, this.deps.limits());
       counters.add('urlsPushed', pushed);

@@ -1,10 +1,12 @@
 import { describeError, ErrorCode, isTrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import type { FetchJobContext, JobResult } from '@trawl/queue';
+import type { FetchJobContext } from '@trawl/queue';
 import { fingerprint } from '@trawl/url';
+import type { HostRelease, JobOutcome } from './outcome.js';
 import type { PipelineDeps } from './process.js';
 import type { FetchRecord } from './records.js';
-import { errorAction, retryDelayMs } from './retry.js';
+import { retryDecision } from '@trawl/politeness';
+import { errorAction } from './retry.js';
 
 /** A record for a URL that produced no page (failed, skipped, disallowed). */
 export function outcomeRecord(
@@ -44,49 +46,59 @@ export function outcomeRecord(
 }
 
 /** Recorded on purpose, never retried (robots, scope, SSRF, content type, …): the job completes. */
-export async function skipUrl(deps: PipelineDeps, job: FetchJobContext, leaseId: string, code: string, reason: string): Promise<JobResult> {
-  await deps.records.add(outcomeRecord(job, 'skipped', code, reason, deps.clock.now(), null));
-  await deps.acks.ack(job.data.p, leaseId);
-  return { outcome: 'done', summary: { skipped: code } };
+export function skipOutcome(
+  deps: Pick<PipelineDeps, 'clock'>,
+  job: FetchJobContext,
+  code: string,
+  reason: string,
+  release?: HostRelease,
+  response: FetchResult | null = null,
+): JobOutcome {
+  return {
+    release,
+    record: outcomeRecord(job, 'skipped', code, reason, deps.clock.now(), response),
+    ack: true,
+    result: { outcome: 'done', summary: { skipped: code } },
+  };
 }
 
 /**
- * A URL that could not be fetched: retry (through the gate, after `delayMs`) while attempts
- * remain, else record the failure and dead-letter it with its reason. `release` frees the host
- * (the caller has decided its due time); for a retry it also keeps the lease alive until the
- * retry has had its chance.
+ * A URL that could not be fetched: retry (through the gate, after the retry delay) while
+ * attempts remain — keeping its lease alive until the retry has had its chance — else record
+ * the failure and dead-letter it with its reason. `release` is the host's fate, decided by the
+ * caller from what happened on the wire.
  */
-export async function failUrl(
-  deps: PipelineDeps,
+export function failOutcome(
+  deps: Pick<PipelineDeps, 'clock' | 'counters' | 'logger' | 'retry' | 'leaseMs'>,
   job: FetchJobContext,
-  leaseId: string,
   error: unknown,
   response: FetchResult | null,
-  release: (leaseUntil?: number) => Promise<void>,
-): Promise<JobResult> {
+  release?: HostRelease,
+): JobOutcome {
   const { clock, counters } = deps;
   const action = errorAction(error);
   const reason = describeError(error);
   const code = isTrawlError(error) ? error.code : ErrorCode.FetchNetwork;
   const now = clock.now();
-  if (action === 'skip') {
-    await release();
-    await deps.records.add(outcomeRecord(job, 'skipped', code, reason, now, response));
-    await deps.acks.ack(job.data.p, leaseId);
-    return { outcome: 'done', summary: { skipped: code } };
-  }
-  if (action === 'retry' && job.attempt < job.maxAttempts) {
-    const retryAt = isTrawlError(error) ? error.retryAt : undefined;
-    const delayMs = retryDelayMs(job.attempt, deps.retry, now, retryAt);
-    await release(now + delayMs + deps.leaseMs);
+  if (action === 'skip') return skipOutcome(deps, job, code, reason, release, response);
+  // A URL's own retry schedule: fewer tries after timeouts (each held its host up to the
+  // deadline), and a delay that never moves its host's due time.
+  const decision =
+    action === 'retry'
+      ? retryDecision({ code, attempt: job.attempt, retryAt: isTrawlError(error) ? error.retryAt : undefined }, { ...deps.retry, attempts: Math.min(job.maxAttempts, deps.retry.attempts) }, now)
+      : null;
+  if (decision?.kind === 'retry') {
+    const { delayMs } = decision;
     counters.add('retries');
     deps.logger.debug({ url: job.data.u, attempt: job.attempt, delayMs, reason }, 'will retry');
-    return { outcome: 'retry', reason, delayMs };
+    return { release, leaseUntil: now + delayMs + deps.leaseMs, ack: false, result: { outcome: 'retry', reason, delayMs } };
   }
-  await release();
-  await deps.records.add(outcomeRecord(job, 'failed', code, reason, now, response));
-  await deps.acks.ack(job.data.p, leaseId);
   counters.add('dead');
   deps.logger.warn({ url: job.data.u, attempts: job.attempt, reason }, 'giving up on URL (dead-lettered)');
-  return { outcome: 'dead', reason: `${reason} (after ${job.attempt} attempt${job.attempt === 1 ? '' : 's'})` };
+  return {
+    release,
+    record: outcomeRecord(job, 'failed', code, reason, now, response),
+    ack: true,
+    result: { outcome: 'dead', reason: `${reason} (after ${job.attempt} attempt${job.attempt === 1 ? '' : 's'})` },
+  };
 }

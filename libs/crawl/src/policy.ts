@@ -1,14 +1,39 @@
 import type { Config } from '@trawl/config';
-import type { Redis } from '@trawl/redis';
-import type { PolitenessOptions } from '@trawl/politeness';
+import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
+import { DEFAULT_POLITENESS, type PolitenessOptions } from '@trawl/politeness';
+import { DEFAULT_RECRAWL, type RecrawlOptions, recrawlOptions } from '@trawl/recrawl';
 import type { RobotsOptions } from '@trawl/robots';
-import { DEFAULT_STRIP_PARAMS, DEFAULT_TRAP_OPTIONS, type NormalizeOptions, type Scope, scopeFromSeeds, type TrapOptions } from '@trawl/url';
+import {
+  DEFAULT_SKIP_EXTENSIONS,
+  DEFAULT_STRIP_PARAMS,
+  DEFAULT_TRAP_OPTIONS,
+  extensionSet,
+  type NormalizeOptions,
+  type Scope,
+  scopeFromSeeds,
+  type TrapOptions,
+} from '@trawl/url';
 import { z } from 'zod';
+
+/** The re-crawl settings a policy stored before they existed gets. */
+const DEFAULT_RECRAWL_SETTINGS = {
+  minIntervalS: DEFAULT_RECRAWL.minIntervalS,
+  maxIntervalS: DEFAULT_RECRAWL.maxIntervalS,
+  initialIntervalS: DEFAULT_RECRAWL.initialIntervalS,
+  revisitFraction: DEFAULT_RECRAWL.revisitFraction,
+  decay: DEFAULT_RECRAWL.decay,
+  failureBaseS: DEFAULT_RECRAWL.failureBaseS,
+  failureMaxS: DEFAULT_RECRAWL.failureMaxS,
+  goneIntervalS: DEFAULT_RECRAWL.goneIntervalS,
+};
 
 /**
  * The rules every process of one crawl must share: scope, limits, politeness delay and URL
  * normalization (two workers normalizing differently would fingerprint one page twice).
- * `trawl crawl` publishes it in Redis; workers read it at start and follow changes.
+ * `trawl crawl` publishes it in Redis; workers read it at start and follow changes. Fields added
+ * since the first version have defaults, so a policy stored by an earlier release still loads and
+ * keeps the behaviour it was published with (the configured delay as a floor, no skipped
+ * extensions).
  */
 export const crawlPolicySchema = z.object({
   version: z.number().int().min(1),
@@ -29,15 +54,36 @@ export const crawlPolicySchema = z.object({
   maxQueryVariants: z.number().int().min(0),
   trapChecks: z.boolean(),
   nonHtml: z.enum(['skip', 'store']),
+  /** Links whose file name ends in one of these (lowercase, no dot) are recorded as skipped, never fetched. */
+  skipExtensions: z.array(z.string().min(1)).default([]),
   stripParams: z.array(z.string()),
   sortQuery: z.boolean(),
   politeness: z.object({
+    crawlDelayFloorMs: z.number().int().min(0).default(DEFAULT_POLITENESS.crawlDelayFloorMs),
+    forceDelay: z.boolean().default(true),
     maxDelayMs: z.number().int().min(0),
     adaptiveFactor: z.number().min(0),
+    adaptiveResponseCapMs: z.number().int().min(0).default(DEFAULT_POLITENESS.adaptiveResponseCapMs),
+    adaptiveSamples: z.number().int().min(1).default(DEFAULT_POLITENESS.adaptiveSamples),
     backoffBaseMs: z.number().int().min(0),
     backoffMaxMs: z.number().int().min(0),
+    hostFailureThreshold: z.number().int().min(1).default(DEFAULT_POLITENESS.hostFailureThreshold),
     maxRetryAfterMs: z.number().int().min(0),
   }),
+  /** When pages are visited again (see @trawl/recrawl). Absent in policies stored by older releases. */
+  recrawl: z
+    .object({
+      enabled: z.boolean(),
+      minIntervalS: z.number().int().min(1),
+      maxIntervalS: z.number().int().min(1),
+      initialIntervalS: z.number().int().min(1),
+      revisitFraction: z.number().min(0.01).max(1),
+      decay: z.number().min(0.5).max(1),
+      failureBaseS: z.number().int().min(1),
+      failureMaxS: z.number().int().min(1),
+      goneIntervalS: z.number().int().min(1),
+    })
+    .default(() => ({ enabled: true, ...DEFAULT_RECRAWL_SETTINGS })),
   robots: z.object({
     obey: z.boolean(),
     productToken: z.string().min(1),
@@ -67,11 +113,31 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
     maxQueryVariants: config.policy.maxQueryVariants,
     trapChecks: config.policy.trapChecks,
     nonHtml: config.policy.nonHtml,
+    skipExtensions: skipExtensionsOf(config.policy),
     stripParams: [...(config.policy.stripParams ?? DEFAULT_STRIP_PARAMS)],
     sortQuery: config.policy.sortQuery,
     politeness: { ...config.politeness },
+    recrawl: {
+      enabled: config.recrawl.enabled,
+      minIntervalS: config.recrawl.minIntervalS,
+      maxIntervalS: Math.max(config.recrawl.minIntervalS, config.recrawl.maxIntervalS),
+      initialIntervalS: config.recrawl.initialIntervalS,
+      revisitFraction: config.recrawl.revisitFraction,
+      decay: config.recrawl.decay,
+      failureBaseS: config.recrawl.failureBaseS,
+      failureMaxS: config.recrawl.failureMaxS,
+      goneIntervalS: config.recrawl.goneIntervalS,
+    },
     robots: { ...config.robots },
   };
+}
+
+/**
+ * The extensions links are skipped by: the configured list, else the built-in one when non-HTML
+ * bodies are skipped anyway (fetching such a link would only drop it at its headers), else none.
+ */
+function skipExtensionsOf(policy: Pick<Config['policy'], 'skipExtensions' | 'nonHtml'>): string[] {
+  return [...extensionSet(policy.skipExtensions ?? (policy.nonHtml === 'skip' ? DEFAULT_SKIP_EXTENSIONS : []))];
 }
 
 /** Widens a policy's scope with more seeds (seeds added to a running crawl). */
@@ -95,6 +161,10 @@ export interface ResolvedPolicy {
   politeness: PolitenessOptions;
   robots: RobotsOptions;
   traps: TrapOptions | null;
+  /** Lowercase, without dots; empty: no link is skipped for its extension. */
+  skipExtensions: ReadonlySet<string>;
+  /** The re-crawl schedule's options (validated). */
+  recrawl: RecrawlOptions;
 }
 
 export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
@@ -102,7 +172,7 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
     policy,
     scope: { mode: policy.scope.mode, hosts: new Set(policy.scope.hosts), domains: new Set(policy.scope.domains) },
     normalize: { stripParams: policy.stripParams, sortQuery: policy.sortQuery, maxUrlLength: policy.maxUrlLength },
-    politeness: { minDelayMs: policy.minDelayMs, ...policy.politeness },
+    politeness: { minDelayMs: policy.minDelayMs, maxCrawlDelayMs: policy.robots.maxCrawlDelayMs, ...policy.politeness },
     robots: {
       productToken: policy.robots.productToken,
       ttlMs: policy.robots.ttlMs,
@@ -112,18 +182,31 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
       overCap: policy.robots.overCap,
     },
     traps: policy.trapChecks ? DEFAULT_TRAP_OPTIONS : null,
+    skipExtensions: extensionSet(policy.skipExtensions),
+    recrawl: recrawlOptions({ ...DEFAULT_RECRAWL, ...policy.recrawl }),
   };
 }
+
+
+const SCRIPTS = loadScripts(import.meta.url, '../lua', ['publishPolicy-1']);
 
 /** Where the policy lives in Redis. */
 export class PolicyStore {
   private readonly key: string;
+  private readonly scripts: Record<'publishPolicy', ScriptCaller>;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly redis: Redis,
     namespace: string,
   ) {
     this.key = `${namespace}:policy`;
+    this.scripts = bindScripts(redis, 'policy1', SCRIPTS);
+  }
+
+  /** Called after this process publishes (its followers reload at once). */
+  onPublish(listener: () => void): void {
+    this.listeners.add(listener);
   }
 
   async load(): Promise<CrawlPolicy | null> {
@@ -136,10 +219,25 @@ export class PolicyStore {
 
   /** Stores the policy under the next version number; returns what was stored. */
   async publish(policy: CrawlPolicy): Promise<CrawlPolicy> {
-    const previous = await this.load();
-    const next = crawlPolicySchema.parse({ ...policy, version: (previous?.version ?? 0) + 1 });
-    await this.redis.set(this.key, JSON.stringify(next));
-    return next;
+    return this.update(() => policy);
+  }
+
+  /**
+   * Read-modify-write of the policy, safe against other processes doing the same at once: the
+   * change is computed from the stored policy and stored only if nobody published in between
+   * (otherwise it is computed again from the newer one).
+   */
+  async update(change: (current: CrawlPolicy | null) => CrawlPolicy): Promise<CrawlPolicy> {
+    for (let attempt = 0; ; attempt += 1) {
+      const previous = await this.load();
+      const version = previous?.version ?? 0;
+      const next = crawlPolicySchema.parse({ ...change(previous), version: version + 1 });
+      if (Number(await this.scripts.publishPolicy([this.key], [version, JSON.stringify(next)])) === 1) {
+        for (const listener of this.listeners) listener();
+        return next;
+      }
+      if (attempt >= 50) throw new Error(`could not publish the crawl policy at ${this.key}: it kept changing`);
+    }
   }
 }
 
@@ -153,11 +251,29 @@ export class PolicyFollower {
     private readonly store: PolicyStore,
     private readonly refreshMs = 5000,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    store.onPublish(() => {
+      this.loadedAt = 0;
+    });
+  }
 
   /** The current policy, or null when no crawl has published one yet. */
   async get(): Promise<ResolvedPolicy | null> {
     if (this.current && this.now() - this.loadedAt < this.refreshMs) return this.current;
+    return this.reload();
+  }
+
+  /**
+   * Reads the policy again now. For a process that knows its copy is behind: it published one
+   * itself, or it holds a URL its copy says is out of scope (seeds widened the scope since).
+   */
+  async refresh(): Promise<ResolvedPolicy | null> {
+    this.loadedAt = 0;
+    await this.loading;
+    return this.reload();
+  }
+
+  private reload(): Promise<ResolvedPolicy | null> {
     this.loading ??= this.store
       .load()
       .then((policy) => {

@@ -1,38 +1,57 @@
 import { type Clock, describeError, ErrorCode, isTrawlError, sleep, TrawlError } from '@trawl/core';
 import type { FetchResult, Fetcher } from '@trawl/fetch';
-import type { Frontier, GateTicket, HostHealthState } from '@trawl/frontier';
-import { type FetchOutcomeKind, hostDelayMs, nextDueAt, nextHealth, parseRetryAfter } from '@trawl/politeness';
+import { type Frontier, type GateTicket, type HostHealthState, UrlFlag } from '@trawl/frontier';
+import {
+  type FetchOutcomeKind,
+  hostDelayMs,
+  nextDueAt,
+  nextHealth,
+  outcomeOfError,
+  outcomeOfStatus,
+  parseRetryAfter,
+  responseTimeMs,
+  type RetryPolicy,
+  urlRetryDelayMs,
+} from '@trawl/politeness';
 import type { FetchJobContext, JobResult } from '@trawl/queue';
 import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
+import { fingerprint, inScope } from '@trawl/url';
 import type { Logger } from '@trawl/telemetry';
 import type { Counters } from './counters.js';
 import type { Discovery } from './discovery.js';
-import { failUrl, skipUrl } from './failure.js';
+import { failOutcome, skipOutcome } from './failure.js';
+import { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './outcome.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
-import type { Acks, Records } from './records.js';
+import type { Acks, Records, Validators } from './records.js';
 import { handleResponse } from './response.js';
-import { classifyStatus, type RetryOptions, retryDelayMs } from './retry.js';
+import { classifyStatus } from './retry.js';
 import { cachedRobotsVerdict, type RobotsDeps, robotsStep } from './robots-step.js';
+import { handleSitemap, type SitemapDeps, sitemapFailure } from './sitemap-step.js';
 import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
-  frontier: Frontier;
-  fetcher: Fetcher;
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease'>;
+  fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
   store: ContentStore;
-  robots: RobotsCache;
-  discovery: Discovery;
-  records: Records;
-  acks: Acks;
-  policy: PolicyFollower;
-  counters: Counters;
+  robots: Pick<RobotsCache, 'get' | 'set'>;
+  discovery: Pick<Discovery, 'add'>;
+  records: Pick<Records, 'add'>;
+  acks: Pick<Acks, 'ack'>;
+  policy: Pick<PolicyFollower, 'get' | 'refresh'>;
+  counters: Pick<Counters, 'add'>;
   clock: Clock;
   logger: Logger;
-  retry: RetryOptions;
+  /** A URL's own retry schedule (tries, fewer after timeouts, delays). */
+  retry: RetryPolicy;
   leaseMs: number;
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
+  /** The stored validators of a re-crawled page, for its conditional GET. */
+  validators?: Pick<Validators, 'headers'>;
+  /** Where sitemap jobs report (absent: sitemaps are off). */
+  sitemaps?: SitemapDeps;
 }
 
 function robotsDepsOf(deps: PipelineDeps): RobotsDeps {
@@ -53,18 +72,21 @@ function earlyForQueue(deps: PipelineDeps, dueAt: number): number {
   return Math.max(deps.clock.now(), dueAt - deps.gateWaitMs / 2);
 }
 
-type Release = (dueAt: number, options?: { health?: HostHealthState; leaseUntil?: number; keepHost?: boolean }) => Promise<void>;
+const defer = (until: number): JobOutcome => ({ ack: false, result: { outcome: 'defer', until } });
 
 /**
  * One fetch job from start to finish: gate → robots.txt → fetch → release the host (its next
  * due time from the politeness model) → store → parse → discover → record → acknowledge the
- * lease. Returns the decision for the queue; every failure becomes retry / dead / done here.
+ * lease. Every exit path produces one `JobOutcome`; `applyOutcome` carries it out, so the order
+ * of release, record and ack lives in one place.
  */
 export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext): Promise<JobResult> {
-  const { frontier, clock, counters } = deps;
   const { data } = job;
-  const policy = await deps.policy.get();
-  if (!policy) return { outcome: 'defer', until: clock.now() + 1000 };
+  let policy = await deps.policy.get();
+  // A URL this copy of the policy calls out of scope was in scope when it was queued: seeds
+  // widened the scope since. Read the policy again, or the page's links would be dropped.
+  if (policy && !inScope(policy.scope, data.u)) policy = await deps.policy.refresh();
+  if (!policy) return defer(deps.clock.now() + 1000).result;
 
   const ticket: GateTicket = {
     partition: data.p,
@@ -74,59 +96,95 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     band: data.b,
     entry: { url: data.u, depth: data.d, hops: data.x, flags: data.f },
   };
-  // robots.txt already known to forbid this URL: settle it without waiting for the host's turn
-  // (nothing is requested; the host's claim, if this lease has it, is freed).
-  const robotsDeps = robotsDepsOf(deps);
-  const forbidden = await cachedRobotsVerdict(robotsDeps, policy, data.u);
-  if (forbidden && (forbidden.kind === 'disallow' || forbidden.kind === 'skip-host')) {
-    await frontier.release(ticket, 0);
-    counters.add('robotsDisallowed');
-    return skipUrl(deps, job, ticket.leaseId, forbidden.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong, forbidden.reason);
-  }
-
-  // Handed out ahead of its host's due time: wait for it here, then ask the gate once.
-  if (data.t !== undefined && data.t > clock.now() && data.t - clock.now() <= deps.gateWaitMs) await sleep(data.t - clock.now());
-  let gate = await frontier.acquire(ticket);
-  // A host due in a moment (the dispatcher hands jobs out a little ahead, so pickup latency is
-  // off the politeness clock): wait here rather than through the queue's delayed set, whose
-  // timers run up to ~100 ms late. The gate is asked again; it alone decides.
-  for (let tries = 0; gate.kind === 'not-due' && gate.at - clock.now() <= deps.gateWaitMs && tries < 3; tries += 1) {
-    await sleep(Math.max(0, gate.at - clock.now()));
-    gate = await frontier.acquire(ticket);
-  }
-  if (gate.kind === 'stale') {
-    counters.add('stale');
-    return { outcome: 'stale' };
-  }
-  if (gate.kind !== 'ok') {
-    counters.add('deferred');
-    return { outcome: 'defer', until: earlyForQueue(deps, gate.at) };
-  }
-
-  // The host is this job's until released; release exactly once, whatever happens.
-  let released = false;
-  const release: Release = async (dueAt, options = {}) => {
-    if (released) return;
-    released = true;
-    await frontier.release(ticket, dueAt, options);
-  };
+  const hold = new HostHold(deps, ticket);
   try {
-    return await fetchUnderGate(deps, job, ticket.leaseId, policy, gate.health, release);
+    const outcome = await decide(deps, job, hold, policy);
+    return await applyOutcome(deps, hold, outcome);
   } finally {
-    if (!released) await release(clock.now() + policy.politeness.minDelayMs).catch(() => undefined);
+    // An exception escaped (the queue will retry the job): never leave the host held.
+    if (hold.holding) await hold.release({ dueAt: deps.clock.now() + policy.politeness.minDelayMs }).catch(() => undefined);
   }
 }
 
-async function fetchUnderGate(
-  deps: PipelineDeps,
-  job: FetchJobContext,
-  leaseId: string,
-  policy: ResolvedPolicy,
-  health: HostHealthState,
-  release: Release,
-): Promise<JobResult> {
+/** Everything up to the outcome: gate, robots.txt, fetch, and what the response means. */
+async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, policy: ResolvedPolicy): Promise<JobOutcome> {
+  const { counters } = deps;
+  const { data } = job;
+  // robots.txt already known to forbid this URL: settle it without waiting for the host's turn
+  // (nothing is requested; the host's claim, if this lease has it, is handed back).
+  const forbidden = await cachedRobotsVerdict(robotsDepsOf(deps), policy, data.u);
+  if (forbidden && (forbidden.kind === 'disallow' || forbidden.kind === 'skip-host')) {
+    counters.add('robotsDisallowed');
+    const code = forbidden.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong;
+    return skipOutcome(deps, job, code, forbidden.reason, { dueAt: 0, claimOnly: true });
+  }
+
+  const gate = await passGate(deps, job, hold);
+  if (gate.kind === 'stale') {
+    counters.add('stale');
+    return { ack: false, result: { outcome: 'stale' } };
+  }
+  if (gate.kind !== 'ok') {
+    counters.add('deferred');
+    return defer(earlyForQueue(deps, gate.at));
+  }
+  hold.acquired();
+
+  const sitemap = (job.data.f & UrlFlag.Sitemap) !== 0;
+  const fetched = await fetchUnderGate(deps, job, policy, gate.health);
+  if (fetched.kind === 'outcome') return sitemap ? sitemapFailure(deps, job, fetched.outcome) : fetched.outcome;
+  // The host is free for its next URL before this one is stored and parsed.
+  await hold.release(fetched.release);
+  counters.add('fetched');
+  counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
+  try {
+    if (sitemap) return await handleSitemap(deps, job, policy, fetched.response);
+    return await handleResponse(deps, job, policy, fetched.response, fetched.status);
+  } catch (error) {
+    return processingFailed(deps, job, error);
+  }
+}
+
+/** Store or database trouble after a good fetch. */
+function processingFailed(deps: PipelineDeps, job: FetchJobContext, error: unknown): JobOutcome {
+  if (isTrawlError(error) && error.action === 'fatal') throw error;
+  deps.logger.warn({ err: error, url: job.data.u, attempt: job.attempt }, 'processing failed after fetch');
+  if (job.attempt < job.maxAttempts) {
+    deps.counters.add('retries');
+    const delayMs = urlRetryDelayMs(job.attempt, deps.retry, deps.clock.now());
+    return { leaseUntil: deps.clock.now() + delayMs + deps.leaseMs, ack: false, result: { outcome: 'retry', reason: describeError(error), delayMs } };
+  }
+  return failOutcome(deps, job, new TrawlError(ErrorCode.Store, describeError(error), { action: 'fail', cause: error }), null);
+}
+
+type Gate = Awaited<ReturnType<PipelineDeps['frontier']['acquire']>>;
+
+/**
+ * The host gate. A job handed out ahead of its host's due time (the dispatcher's lead) waits here
+ * rather than in the queue's delayed set, whose timers run up to ~100 ms late; the gate is asked
+ * again and alone decides.
+ */
+async function passGate(deps: PipelineDeps, job: FetchJobContext, hold: HostHold): Promise<Gate> {
+  const { clock } = deps;
+  const due = job.data.t;
+  if (due !== undefined && due > clock.now() && due - clock.now() <= deps.gateWaitMs) await sleep(due - clock.now());
+  let gate = await deps.frontier.acquire(hold.ticket);
+  for (let tries = 0; gate.kind === 'not-due' && gate.at - clock.now() <= deps.gateWaitMs && tries < 3; tries += 1) {
+    await sleep(Math.max(0, gate.at - clock.now()));
+    gate = await deps.frontier.acquire(hold.ticket);
+  }
+  return gate;
+}
+
+type Fetched =
+  | { kind: 'outcome'; outcome: JobOutcome }
+  | { kind: 'response'; response: FetchResult; status: 'ok' | 'not-modified' | 'redirect' | 'permanent'; release: HostRelease };
+
+/** robots.txt and the fetch itself, under the host's token. */
+async function fetchUnderGate(deps: PipelineDeps, job: FetchJobContext, policy: ResolvedPolicy, health: HostHealthState): Promise<Fetched> {
   const { clock, counters } = deps;
   const { data } = job;
+  const outcome = (o: JobOutcome): Fetched => ({ kind: 'outcome', outcome: o });
   const delayAfter = (kind: FetchOutcomeKind, crawlDelayMs: number | null, lastResponseMs: number | null) => {
     const next = nextHealth(health, kind, policy.politeness);
     return { health: next, delayMs: hostDelayMs({ crawlDelayMs, health: next, lastResponseMs }, policy.politeness) };
@@ -139,86 +197,77 @@ async function fetchUnderGate(
     case 'fetched': {
       // Fetching robots.txt was this turn's request to the host.
       const after = delayAfter(robots.failed ? 'error' : 'success', robots.crawlDelayMs, robots.responseMs);
-      const due = clock.now() + after.delayMs;
+      const dueAt = clock.now() + after.delayMs;
       if (robots.ssrfBlocked) {
         // Refused before connecting: the address is off limits, now and for the page too.
         counters.add('ssrfBlocked');
-        await release(clock.now());
-        return skipUrl(deps, job, leaseId, ErrorCode.SsrfBlocked, robots.reason);
+        return outcome(skipOutcome(deps, job, ErrorCode.SsrfBlocked, robots.reason, { dueAt: clock.now() }));
       }
       if (robots.failed) {
         // RFC 9309 §2.3.1.4: the host counts as fully disallowed; this URL tries again when
         // robots.txt may be fetched again (an attempt), and is dead-lettered when they run out.
         const error = new TrawlError(ErrorCode.RobotsUnavailable, `robots.txt unavailable: ${robots.reason}`, { action: 'retry', retryAt: robots.retryAt });
-        return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(due, { health: after.health, leaseUntil }));
+        return outcome(failOutcome(deps, job, error, null, { dueAt, health: after.health }));
       }
       // The page waits for the host's next turn, which this job keeps.
-      await release(due, { health: after.health, keepHost: true });
-      return { outcome: 'defer', until: earlyForQueue(deps, due) };
+      return outcome({ ...defer(earlyForQueue(deps, dueAt)), release: { dueAt, health: after.health, keepHost: true } });
     }
     case 'disallow':
     case 'skip-host':
-      await release(clock.now()); // nothing was requested
       counters.add('robotsDisallowed');
-      return skipUrl(deps, job, leaseId, robots.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong, robots.reason);
+      return outcome(
+        skipOutcome(deps, job, robots.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong, robots.reason, { dueAt: clock.now() }),
+      );
     case 'unavailable': {
       const error = new TrawlError(ErrorCode.RobotsUnavailable, `robots.txt unavailable: ${robots.reason}`, { action: 'retry', retryAt: robots.retryAt });
-      return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(clock.now(), { leaseUntil }));
+      return outcome(failOutcome(deps, job, error, null, { dueAt: clock.now() }));
     }
     case 'allow':
       break;
   }
   const crawlDelayMs = robots.crawlDelayMs;
 
+  // A re-crawl asks whether the page changed since the stored copy (a 304 stores nothing new).
+  const conditional = data.f & UrlFlag.Recrawl && deps.validators ? await deps.validators.headers(fingerprint(data.u)) : undefined;
   let response: FetchResult;
   try {
     response = await deps.fetcher.fetch(data.u, {
+      headers: conditional,
       signal: job.signal,
-      acceptBody: policy.policy.nonHtml === 'skip' ? (type) => type === null || HTML_TYPES.has(type) : undefined,
+      // A sitemap is XML (or gzip); a page's body is read only if it can be kept.
+      acceptBody: policy.policy.nonHtml === 'skip' && (data.f & UrlFlag.Sitemap) === 0 ? (type) => type === null || HTML_TYPES.has(type) : undefined,
     });
   } catch (error) {
     counters.add('fetchErrors');
     if (isTrawlError(error) && (error.code as string) === ErrorCode.SsrfBlocked) {
       // Refused before any byte went out: the host was not contacted.
       counters.add('ssrfBlocked');
-      return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(clock.now(), { leaseUntil }));
+      return outcome(failOutcome(deps, job, error, null, { dueAt: clock.now() }));
     }
-    const after = delayAfter('error', crawlDelayMs, null);
-    const due = clock.now() + after.delayMs;
-    return failUrl(deps, job, leaseId, error, null, (leaseUntil) => release(due, { health: after.health, leaseUntil }));
+    // Whether the failure says something about the host (refused, reset, DNS) or only this URL
+    // (its own timeout): only host-wide signals slow the host.
+    const after = delayAfter(outcomeOfError(error), crawlDelayMs, null);
+    return outcome(failOutcome(deps, job, error, null, { dueAt: clock.now() + after.delayMs, health: after.health }));
   }
 
   const status = classifyStatus(response.status, response.location !== null);
-  const responseMs = response.endedAt - response.startedAt;
+  // Time to the response headers: a slow body (a tarpit, a huge page) is not the server being slow.
+  const responseMs = responseTimeMs(response);
   counters.add(`status${Math.min(5, Math.floor(response.status / 100))}xx` as 'status2xx');
   if (status === 'retry') {
     const throttled = response.status === 429 || response.status === 503;
     if (throttled) counters.add('throttled');
     const retryAfterAt = throttled ? parseRetryAfter(response.headers['retry-after'], clock.now(), policy.politeness.maxRetryAfterMs) : null;
-    const after = delayAfter(throttled ? 'throttled' : 'error', crawlDelayMs, responseMs);
-    const due = nextDueAt(response.endedAt, after.delayMs, retryAfterAt);
+    const after = delayAfter(outcomeOfStatus(response.status), crawlDelayMs, responseMs);
     const error = new TrawlError(response.status === 429 ? ErrorCode.HttpThrottled : ErrorCode.HttpServerError, `HTTP ${response.status}`, {
       action: 'retry',
       retryAt: retryAfterAt ?? undefined,
     });
-    return failUrl(deps, job, leaseId, error, response, (leaseUntil) => release(due, { health: after.health, leaseUntil }));
+    return outcome(failOutcome(deps, job, error, response, { dueAt: nextDueAt(response.endedAt, after.delayMs, retryAfterAt), health: after.health }));
   }
 
   const after = delayAfter('success', crawlDelayMs, responseMs);
   // The delay runs from the moment the response ended (the fetcher's clock, which is this
   // process's), not from whenever this line runs: the server finished no later than that.
-  await release(response.endedAt + after.delayMs, { health: after.health });
-  counters.add('fetched');
-  counters.add('bytes', response.rawBytes || response.body.length);
-  try {
-    return await handleResponse(deps, job, leaseId, policy, response, status);
-  } catch (error) {
-    // Store or database trouble after a good fetch: try the whole job again later.
-    if (job.attempt < job.maxAttempts) {
-      counters.add('retries');
-      deps.logger.warn({ err: error, url: data.u }, 'processing failed after fetch; retrying');
-      return { outcome: 'retry', reason: describeError(error), delayMs: retryDelayMs(job.attempt, deps.retry, clock.now()) };
-    }
-    throw error;
-  }
+  return { kind: 'response', response, status, release: { dueAt: response.endedAt + after.delayMs, health: after.health } };
 }

@@ -2,9 +2,10 @@ import { ErrorCode } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
 import { decodeHtml, mergeDirectives, parseXRobotsTag } from '@trawl/parse';
-import type { FetchJobContext, JobResult } from '@trawl/queue';
+import type { FetchJobContext } from '@trawl/queue';
 import { fingerprint, hostOf, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
-import { type Candidate, candidatesFromLinks } from './discovery.js';
+import { type Candidate, candidatesFromLinks, linkSkipReason } from './discovery.js';
+import type { JobOutcome } from './outcome.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { PipelineDeps } from './process.js';
 import type { FetchRecord } from './records.js';
@@ -13,17 +14,16 @@ import { isHtml, parseLinks, storeBody } from './stages.js';
 
 /**
  * After a fetch that produced a usable response (the host is already released): store the
- * body, parse HTML for links (honouring meta robots and X-Robots-Tag), queue a redirect's target,
- * record the page, and acknowledge the lease.
+ * body, parse HTML for links (honouring meta robots and X-Robots-Tag), and find a redirect's
+ * target. Returns the outcome: the page's record, the URLs to discover, and an ack.
  */
 export async function handleResponse(
   deps: PipelineDeps,
   job: FetchJobContext,
-  leaseId: string,
   policy: ResolvedPolicy,
   response: FetchResult,
   status: StatusClass,
-): Promise<JobResult> {
+): Promise<JobOutcome> {
   const { data } = job;
   const hash = fingerprint(data.u);
   const record: FetchRecord = {
@@ -73,6 +73,9 @@ export async function handleResponse(
       if (directives.nofollow) deps.counters.add('nofollowPages');
       else candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d }, policy, deps.counters, deps.clock.now());
     }
+  } else if (status === 'not-modified') {
+    // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
+    deps.counters.add('notModified');
   } else if (status === 'redirect' && response.location) {
     deps.counters.add('redirects');
     const target = redirectTarget(response.location, job, hash, policy, deps.clock.now());
@@ -86,9 +89,7 @@ export async function handleResponse(
     }
   }
 
-  const [discovered] = await Promise.all([deps.discovery.add(candidates), deps.records.add(record)]);
-  await deps.acks.ack(data.p, leaseId);
-  return { outcome: 'done', summary: { status: response.status, links: candidates.length, queued: discovered.queued } };
+  return { record, discover: candidates, ack: true, result: { outcome: 'done', summary: { status: response.status, links: candidates.length } } };
 }
 
 /**
@@ -120,6 +121,8 @@ function redirectTarget(
       priority: (data.b + 0.5) / 4,
       from,
       variantKey: variantKey(url),
+      // A redirect to a file the crawl would drop (a PDF, an image) is recorded, not fetched.
+      skipReason: linkSkipReason(url, policy) ?? undefined,
     },
   };
 }

@@ -1,27 +1,5 @@
 import { type ErrorAction, isTrawlError } from '@trawl/core';
 
-export interface RetryOptions {
-  baseMs: number;
-  maxMs: number;
-}
-
-/**
- * Delay before retry number `attempt` (1 = the first retry): exponential with full jitter in
- * [½·d, d], capped; a server-given time (Retry-After) wins when later. Pure.
- */
-export function retryDelayMs(
-  attempt: number,
-  options: RetryOptions,
-  now: number,
-  retryAt?: number,
-  random: () => number = Math.random,
-): number {
-  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
-  const jittered = Math.round(exponential * (0.5 + random() / 2));
-  const serverSays = retryAt !== undefined ? Math.max(0, retryAt - now) : 0;
-  return Math.min(options.maxMs, Math.max(jittered, serverSays));
-}
-
 /** How an HTTP status is handled. */
 export type StatusClass = 'ok' | 'not-modified' | 'redirect' | 'retry' | 'permanent';
 

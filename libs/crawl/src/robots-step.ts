@@ -41,9 +41,9 @@ function fromDecision(decision: RobotsDecision): RobotsStep {
 }
 
 export interface RobotsDeps {
-  fetcher: Fetcher;
-  cache: RobotsCache;
-  counters: Counters;
+  fetcher: Pick<Fetcher, 'fetchRobots'>;
+  cache: Pick<RobotsCache, 'get' | 'set'>;
+  counters: Pick<Counters, 'add'>;
   now: () => number;
   /** Keeps the sitemaps a fetched robots.txt announces (for the freshness work). */
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
@@ -121,8 +121,9 @@ export async function robotsStep(
   const ssrfBlocked = result.kind === 'error' && result.code === ErrorCode.SsrfBlocked;
   if (!ssrfBlocked) await deps.cache.set(origin, entry);
   if (entry.kind === 'rules' && deps.recordSitemaps) {
+    // Called with no sitemaps too: the caller may then look for /sitemap.xml.
     const { sitemaps } = parseRobots(robotsUrlFor(url), entry.body, policy.robots.productToken);
-    if (sitemaps.length > 0) await deps.recordSitemaps(origin, sitemaps);
+    await deps.recordSitemaps(origin, sitemaps);
   }
   const decision = decide(entry, url, deps.now(), policy.robots);
   const failed = entry.kind === 'unavailable';

@@ -1,4 +1,4 @@
-import { ErrorCode, TrawlError } from '@trawl/core';
+import { ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { type ParsedPage, parseHtml, resolveLinks } from '@trawl/parse';
 import type { ContentStore } from '@trawl/store';
@@ -19,13 +19,23 @@ export interface StoredBody {
   storedBytes: number;
 }
 
+/**
+ * Errors of the content store's file system that no retry can fix: the process must stop with
+ * a clear message (and the crawl resume after the fix) rather than fetch the same pages again
+ * and again.
+ */
+const FATAL_STORE_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
+
 /** Store stage: content-addressed, so a body already stored costs nothing more. */
 export async function storeBody(store: ContentStore, body: Buffer): Promise<StoredBody> {
   try {
     const put = await store.put(body);
     return { storageKey: put.key, contentHash: put.contentHash, storedBytes: put.storedBytes };
   } catch (error) {
-    throw new TrawlError(ErrorCode.Store, `could not store body: ${(error as Error).message}`, { action: 'retry', cause: error });
+    if (isTrawlError(error)) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    const fatal = code !== undefined && FATAL_STORE_ERRORS.has(code);
+    throw new TrawlError(ErrorCode.Store, `could not store body: ${(error as Error).message}`, { action: fatal ? 'fatal' : 'retry', cause: error });
   }
 }
 

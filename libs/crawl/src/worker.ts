@@ -1,16 +1,44 @@
-import { FetchWorker } from '@trawl/queue';
+import { type Clock, isTrawlError, type TrawlError } from '@trawl/core';
+import type { Database } from '@trawl/db';
+import type { Frontier } from '@trawl/frontier';
+import { type FetchJobContext, FetchWorker, type JobResult } from '@trawl/queue';
+import type { Redis } from '@trawl/redis';
+import type { RobotsCache } from '@trawl/robots';
+import type { SeenSet } from '@trawl/seen';
+import type { Logger } from '@trawl/telemetry';
+import type { Counters } from './counters.js';
 import { Discovery } from './discovery.js';
-import { cachedDisallowReasons } from './robots-step.js';
+import type { PolicyFollower } from './policy.js';
 import { type PipelineDeps, processFetchJob } from './process.js';
-import { Acks, Records } from './records.js';
-import type { Runtime } from './runtime.js';
+import type { Acks, Records } from './records.js';
+import { cachedDisallowReasons } from './robots-step.js';
 
 export interface CrawlWorkerOptions {
+  /** A connection for BullMQ's blocking commands. */
+  connection: Redis;
+  namespace: string;
+  /** Partitions to consume. */
+  partitions: readonly number[];
   /** Jobs run at once in this process (per partition queue). */
   concurrency: number;
-  /** Partitions to consume; default all. */
-  partitions?: number[];
+  /** BullMQ job lock duration. */
+  stalledMs: number;
+  logger: Logger;
+  /**
+   * A fault no retry can fix (disk full, a read-only content directory, a database refusing the
+   * schema): the job goes back to the queue untouched, and this is called so the process can
+   * stop with a clear message.
+   */
+  onFatal?: (error: TrawlError) => void;
 }
+
+/** What a crawl worker shares across its partitions' consumers: the pipeline and its batchers (drained on stop). */
+export type CrawlWorkerDeps = PipelineDeps & {
+  discovery: Pick<Discovery, 'add' | 'drain'>;
+  records: Pick<Records, 'add' | 'drain'>;
+  acks: Pick<Acks, 'ack' | 'drain'>;
+  counters: Pick<Counters, 'add' | 'flush'>;
+};
 
 /**
  * Consumes fetch jobs: one BullMQ worker per partition, all sharing this process's batchers
@@ -19,56 +47,47 @@ export interface CrawlWorkerOptions {
 export class CrawlWorker {
   private readonly workers: FetchWorker[] = [];
   private readonly running: Promise<void>[] = [];
-  readonly discovery: Discovery;
-  readonly records: Records;
-  readonly acks: Acks;
-  private readonly deps: PipelineDeps;
 
   constructor(
-    private readonly runtime: Runtime,
+    readonly deps: CrawlWorkerDeps,
     private readonly options: CrawlWorkerOptions,
-  ) {
-    const { config } = runtime;
-    this.discovery = createDiscovery(runtime);
-    this.records = new Records(runtime.db);
-    this.acks = new Acks(runtime.frontier);
-    this.deps = {
-      frontier: runtime.frontier,
-      fetcher: runtime.fetcher,
-      store: runtime.store,
-      robots: runtime.robots,
-      discovery: this.discovery,
-      records: this.records,
-      acks: this.acks,
-      policy: runtime.policy,
-      counters: runtime.counters,
-      clock: runtime.clock,
-      logger: runtime.logger.child({ component: 'worker' }),
-      retry: { baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
-      leaseMs: config.worker.leaseMs,
-      gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
-      recordSitemaps: (origin, urls) => runtime.db.recordSitemaps(origin, urls),
-    };
-  }
+  ) {}
 
   start(): void {
-    const { runtime } = this;
-    const partitions = this.options.partitions ?? Array.from({ length: runtime.config.partitions }, (_, p) => p);
-    for (const partition of partitions) {
+    const { options } = this;
+    for (const partition of options.partitions) {
       const worker = new FetchWorker(
-        runtime.blockingRedis(),
+        options.connection,
         {
-          namespace: runtime.config.namespace,
+          namespace: options.namespace,
           partition,
-          concurrency: this.options.concurrency,
-          stalledMs: runtime.config.worker.stalledMs,
-          onInvalid: (jobId, problem) => runtime.logger.warn({ jobId, problem }, 'invalid fetch job dead-lettered'),
-          onError: (error) => runtime.logger.error({ err: error, partition }, 'fetch worker error'),
+          concurrency: options.concurrency,
+          stalledMs: options.stalledMs,
+          onInvalid: (jobId, problem) => options.logger.warn({ jobId, problem }, 'invalid fetch job dead-lettered'),
+          onError: (error) => options.logger.error({ err: error, partition }, 'fetch worker error'),
         },
-        (job) => processFetchJob(this.deps, job),
+        (job) => this.process(job),
       );
       this.workers.push(worker);
       this.running.push(worker.run());
+    }
+  }
+
+  /** The first fatal error a job met, if any. */
+  fatal: TrawlError | null = null;
+
+  private async process(job: FetchJobContext): Promise<JobResult> {
+    try {
+      return await processFetchJob(this.deps, job);
+    } catch (error) {
+      if (!isTrawlError(error) || error.action !== 'fatal') throw error;
+      if (!this.fatal) {
+        this.fatal = error;
+        this.options.logger.fatal({ err: error, url: job.data.u }, 'fatal error: this worker stops taking jobs');
+        this.options.onFatal?.(error);
+      }
+      // Not an attempt and not a failure: the job waits for a healthy worker (or this one, fixed).
+      return { outcome: 'defer', until: this.deps.clock.now() + 5000 };
     }
   }
 
@@ -87,32 +106,46 @@ export class CrawlWorker {
     const drained = await Promise.race([graceful, timeout]);
     if (!drained) await Promise.all(this.workers.map((w) => w.close(true)));
     await Promise.allSettled(this.running);
-    await Promise.allSettled([this.discovery.drain(), this.records.drain(), this.acks.drain()]);
-    await this.runtime.counters.flush().catch(() => undefined);
+    await Promise.allSettled([this.deps.discovery.drain(), this.deps.records.drain(), this.deps.acks.drain()]);
+    await this.deps.counters.flush().catch(() => undefined);
     return { drained };
   }
 }
 
-export function createDiscovery(runtime: Runtime): Discovery {
-  let limits = { maxUrlsPerHost: runtime.config.policy.maxUrlsPerHost, maxQueryVariants: runtime.config.policy.maxQueryVariants };
+export interface DiscoveryParts {
+  seen: SeenSet;
+  db: Database;
+  frontier: Frontier;
+  counters: Counters;
+  robots: RobotsCache;
+  policy: PolicyFollower;
+  clock: Clock;
+  logger: Logger;
+  /** Limits used until a policy is published. */
+  defaults: { maxUrlsPerHost: number; maxQueryVariants: number };
+}
+
+/** A discovery batcher that follows the published policy's limits and consults the robots.txt cache. */
+export function createDiscovery(parts: DiscoveryParts): Discovery {
+  let limits = parts.defaults;
   const refresh = () =>
-    void runtime.policy.get().then((p) => {
+    void parts.policy.get().then((p) => {
       if (p) limits = { maxUrlsPerHost: p.policy.maxUrlsPerHost, maxQueryVariants: p.policy.maxQueryVariants };
     });
   refresh();
   return new Discovery({
-    seen: runtime.seen,
-    db: runtime.db,
-    frontier: runtime.frontier,
-    counters: runtime.counters,
-    logger: runtime.logger.child({ component: 'discovery' }),
+    seen: parts.seen,
+    db: parts.db,
+    frontier: parts.frontier,
+    counters: parts.counters,
+    logger: parts.logger,
     limits: () => {
       refresh();
       return limits;
     },
     robotsVerdicts: async (urls) => {
-      const policy = await runtime.policy.get();
-      return policy ? cachedDisallowReasons({ cache: runtime.robots, now: () => runtime.clock.now() }, policy, urls) : urls.map(() => null);
+      const policy = await parts.policy.get();
+      return policy ? cachedDisallowReasons({ cache: parts.robots, now: () => parts.clock.now() }, policy, urls) : urls.map(() => null);
     },
   });
 }

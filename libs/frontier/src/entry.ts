@@ -11,6 +11,8 @@ export const UrlFlag = {
   Recrawl: 2,
   /** The Location of a redirect. */
   RedirectTarget: 4,
+  /** A sitemap (robots.txt `Sitemap:` or /sitemap.xml): parsed for URLs, not for links. */
+  Sitemap: 8,
 } as const;
 
 /** Entry-only flag: the stored URL is a path on https://<host> (else http://<host>). */

@@ -279,6 +279,15 @@ export class Frontier {
     return Number(held) === 1;
   }
 
+  /**
+   * Keeps a live lease out until `until` (a retry waiting in the queue, or slow work after the
+   * fetch). A lease that already expired is not revived: its URL is back in the frontier.
+   */
+  async extendLease(partition: number, leaseId: string, until: number): Promise<boolean> {
+    const keys = this.keysOf(partition);
+    return (await this.redis.zadd(keys.leases, 'XX', 'CH', Math.ceil(until), leaseId)) === 1;
+  }
+
   /** The URLs of these leases are finished. Returns how many leases were still live. */
   async ack(partition: number, leaseIds: readonly string[]): Promise<number> {
     if (leaseIds.length === 0) return 0;

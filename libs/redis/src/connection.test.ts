@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { deleteByPrefix, isCluster, masterNodes, parseClusterUrls } from './connection.js';
+import { deleteByPrefix, isCluster, masterNodes, parseClusterUrls, probeRedis } from './connection.js';
 import { testRedis } from './testing/index.js';
 
 describe('parseClusterUrls', () => {
@@ -19,6 +19,13 @@ describe('parseClusterUrls', () => {
     ['a:7000', /expected redis|not a URL/],
   ])('refuses %j', (value, problem) => {
     expect(() => parseClusterUrls(value)).toThrow(problem);
+  });
+});
+
+describe('probeRedis', () => {
+  it('says false, never throws, for what is not one server', async () => {
+    expect(await probeRedis('redis://127.0.0.1:1,redis://127.0.0.1:2', 300)).toBe(false);
+    expect(await probeRedis('redis://127.0.0.1:1', 300)).toBe(false);
   });
 });
 

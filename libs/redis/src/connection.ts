@@ -166,13 +166,12 @@ export async function probeRedis(url: string, timeoutMs = 500, options: { cluste
       cluster.disconnect();
     }
   }
-  const redis = new StandaloneRedis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
+  let redis: StandaloneRedis;
+  try {
+    redis = new StandaloneRedis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  } catch {
+    return false; // not a URL ioredis can use (e.g. a cluster's seed list without `cluster`)
+  }
   redis.on('error', () => undefined);
   try {
     await redis.connect();

@@ -95,6 +95,15 @@ export interface LogAnalysis {
     unexpectedCount: number;
     unexpected: string[];
   } | null;
+  /**
+   * Requests for linked binary files (log `resource: 'file'`): a crawler that skips non-HTML by
+   * extension makes none. They are left out of duplicates and coverage.
+   */
+  files: { requests: number; distinct: number; bytes: number; byExtension: Record<string, number> };
+  /** Requests for sitemaps (left out of duplicates and coverage, like robots.txt). */
+  sitemapRequests: number;
+  /** Conditional requests (If-None-Match / If-Modified-Since) and how many were answered 304. */
+  conditional: { requests: number; notModified: number };
   /** Finished requests by status; 0 = the connection closed before any response header. */
   statuses: Record<number, number>;
   firstStart: number | null;
@@ -112,6 +121,8 @@ interface Timed {
 }
 
 const ROBOTS = '/robots.txt';
+/** Not pages: never duplicates, never coverage. */
+const isAsset = (entry: RequestLogEntry): boolean => entry.resource === 'file' || entry.resource === 'sitemap';
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 const inFlight = (entry: RequestLogEntry): boolean => entry.end < 0;
 
@@ -140,7 +151,8 @@ export function analyzeLog(log: readonly RequestLogEntry[], options: AnalyzeLogO
   const threshold = options.minIntervalMs - (options.toleranceMs ?? 0);
   const origin = options.origin ?? ((entry: RequestLogEntry) => `http://${entry.host}`);
   const ignored = new Set(options.ignorePaths ?? []);
-  const isIgnored = (entry: RequestLogEntry): boolean => ignored.has(entry.path) || (entry.pageKey !== null && ignored.has(entry.pageKey));
+  const isIgnored = (entry: RequestLogEntry): boolean =>
+    isAsset(entry) || ignored.has(entry.path) || (entry.pageKey !== null && ignored.has(entry.pageKey));
   const highResolution = log.length > 0 && log.every((e) => (e.startHr ?? -1) >= 0 && (inFlight(e) || (e.endHr ?? -1) >= 0));
 
   const byHost = new Map<string, Timed[]>();
@@ -152,7 +164,22 @@ export function analyzeLog(log: readonly RequestLogEntry[], options: AnalyzeLogO
   let bytes = 0;
   let firstStart: number | null = null;
   let lastEnd: number | null = null;
+  const files = { requests: 0, distinct: 0, bytes: 0, byExtension: {} as Record<string, number> };
+  const distinctFiles = new Set<string>();
+  let sitemapRequests = 0;
+  const conditional = { requests: 0, notModified: 0 };
   log.forEach((entry, i) => {
+    if (entry.resource === 'file') {
+      files.requests++;
+      files.bytes += entry.bytes;
+      distinctFiles.add(`${entry.host}${entry.pageKey ?? entry.path}`);
+      const extension = /\.([a-z0-9]+)$/.exec(entry.pageKey ?? entry.path)?.[1] ?? '';
+      files.byExtension[extension] = (files.byExtension[extension] ?? 0) + 1;
+    } else if (entry.resource === 'sitemap') sitemapRequests++;
+    if (entry.conditional === true) {
+      conditional.requests++;
+      if (entry.status === 304) conditional.notModified++;
+    }
     const running = inFlight(entry);
     const start = highResolution ? (entry.startHr as number) : entry.start;
     const end = running ? Infinity : highResolution ? (entry.endHr as number) : entry.end;
@@ -315,6 +342,9 @@ export function analyzeLog(log: readonly RequestLogEntry[], options: AnalyzeLogO
     intervals: { minIntervalMs: minInterval, minIdleGapMs: minIdle, violationCount: intervalCount, violations: intervalViolations },
     duplicates: { pageCount: duplicatePageCount, extraFetches, pages: duplicatePages },
     coverage,
+    files: { ...files, distinct: distinctFiles.size },
+    sitemapRequests,
+    conditional,
     statuses,
     firstStart: first,
     lastEnd: last,

@@ -8,7 +8,7 @@ import http from 'node:http';
 import { createGunzip } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { HostileWeb } from './hostile.js';
-import { DEFAULT_CRAWLER_LIMITS, HOSTILE_KINDS, startHostileWeb } from './hostile.js';
+import { DEFAULT_CRAWLER_LIMITS, HOSTILE_KINDS, POISON_KINDS, startHostileWeb } from './hostile.js';
 import { decodeWindows1252 } from './hostile/encodings.js';
 import type { CrawlerLimits } from './hostile/types.js';
 
@@ -18,8 +18,10 @@ interface Manners {
   ssrfGuard: boolean;
   nofollow: boolean;
   bodyCap: boolean;
+  /** Stores pages with NUL characters (false: storing fails, as in PostgreSQL text, and the fetch is retried). */
+  poisonSafe: boolean;
 }
-const POLITE: Manners = { robots: true, retryAfter: true, ssrfGuard: true, nofollow: true, bodyCap: true };
+const POLITE: Manners = { robots: true, retryAfter: true, ssrfGuard: true, nofollow: true, bodyCap: true, poisonSafe: true };
 
 interface Fetched {
   status: number;
@@ -165,6 +167,7 @@ async function referenceCrawl(hostile: HostileWeb, limits: CrawlerLimits, manner
         }
         if (reply.status !== 200 || !/^text\/html/.test(reply.headers['content-type'] ?? '')) break;
         const html = decodeHtml(reply.body, reply.headers['content-type']);
+        if (!manners.poisonSafe && html.includes('\u0000')) continue;
         const metas = [...html.matchAll(/<meta name="([^"]+)" content="([^"]+)">/g)].filter((m) => m[1] === 'robots' || m[1] === limits.robotsToken);
         const directives = [String(reply.headers['x-robots-tag'] ?? ''), ...metas.map((m) => m[2] as string)].join(',');
         if (manners.nofollow && /nofollow|none/.test(directives)) break;
@@ -219,7 +222,7 @@ describe('a reference crawler on the hostile web', () => {
       crawler: LIMITS,
     });
     try {
-      await referenceCrawl(hostile, { ...DEFAULT_CRAWLER_LIMITS, ...LIMITS, maxRedirects: 10 }, { robots: false, retryAfter: false, ssrfGuard: false, nofollow: false, bodyCap: false });
+      await referenceCrawl(hostile, { ...DEFAULT_CRAWLER_LIMITS, ...LIMITS, maxRedirects: 10 }, { robots: false, retryAfter: false, ssrfGuard: false, nofollow: false, bodyCap: false, poisonSafe: true });
       expect(await hostile.settle()).toBe(true);
       const report = hostile.analyze();
       const found = (kind: string): string[] => [...new Set((report.byKind[kind as 'redirects'] ?? []).map((v) => v.check))].sort();
@@ -232,6 +235,32 @@ describe('a reference crawler on the hostile web', () => {
       expect(hostile.privateServer.log.map((e) => e.path)).toEqual(['/robots.txt', '/secret']);
       expect(report.byKind.redirects?.map((v) => new URL(v.url as string).pathname)).toEqual(
         expect.arrayContaining(['/r/long/6', '/r/long/7', '/r/long/final']),
+      );
+    } finally {
+      await hostile.stop();
+    }
+  });
+
+  it('gets through the poison hosts, and shows a crawler that retries what it cannot store', async () => {
+    const hostile = await startHostileWeb({ kinds: POISON_KINDS, baseAddress: '127.1.45.1', privateAddress: '127.0.0.94', plainPages: 1, crawler: LIMITS });
+    try {
+      await referenceCrawl(hostile, { ...DEFAULT_CRAWLER_LIMITS, ...LIMITS }, POLITE, 40);
+      expect(await hostile.settle()).toBe(true);
+      expect(hostile.analyze().violations).toEqual([]);
+      // It did go through the long link and the canonical page.
+      expect(hostile.web.log.some((e) => e.path.length > 200_000 && e.status === 200)).toBe(true);
+      const canonicalHost = hostile.expectation('poison-canonical').hostIndex;
+      expect(hostile.web.log.filter((e) => e.hostIndex === canonicalHost && e.path === '/p/5')).toHaveLength(1);
+
+      hostile.web.clearLog();
+      await referenceCrawl(hostile, { ...DEFAULT_CRAWLER_LIMITS, ...LIMITS }, { ...POLITE, poisonSafe: false }, 40);
+      expect(await hostile.settle()).toBe(true);
+      const report = hostile.analyze();
+      const limited = report.violations.filter((v) => v.check === 'request-limit').map((v) => new URL(v.url as string).pathname);
+      expect(limited.sort()).toEqual(['/p/5', '/poison/base-nul', '/poison/bad-schemes', '/poison/canonical-nul', '/poison/description-nul', '/poison/refresh-nul', '/poison/title-nul'].sort());
+      // Retried pages never got their links followed: the well-formed targets are missing.
+      expect(report.violations.filter((v) => v.check === 'must-fetch').map((v) => new URL(v.url as string).pathname)).toEqual(
+        expect.arrayContaining(['/ok/canonical-nul', '/ok/title-nul', '/p/6']),
       );
     } finally {
       await hostile.stop();

@@ -10,6 +10,7 @@ import type { AnalyzeHostileOptions, HostileReport } from './analyze-hostile.js'
 import { analyzeHostile } from './analyze-hostile.js';
 import { TestWebError, TestWebErrorCode } from './errors.js';
 import type { HostileKnobs, Preset, PresetEnv } from './hostile/preset.js';
+import { poison, poisonCanonical } from './hostile/presets-poison.js';
 import type { PrivateServer } from './hostile/private-server.js';
 import { startPrivateServer } from './hostile/private-server.js';
 import { robots404, robots500, robotsCrawlDelay, robotsDisallow, robotsHuge, robotsRedirect, robotsTimeout, metaRobots } from './hostile/presets-robots.js';
@@ -29,11 +30,11 @@ import {
 import type { HostileSite } from './hostile/site.js';
 import { siteHandler } from './hostile/site.js';
 import type { CrawlerLimits, HostileExpectation, HostileKind } from './hostile/types.js';
-import { DEFAULT_CRAWLER_LIMITS, HOSTILE_KINDS } from './hostile/types.js';
+import { DEFAULT_CRAWLER_LIMITS, HOSTILE_KINDS, POISON_KINDS } from './hostile/types.js';
 import type { HostHandler, TestWebOptions } from './options.js';
 import { TestWeb } from './testweb.js';
 
-export { DEFAULT_CRAWLER_LIMITS, HOSTILE_KINDS };
+export { DEFAULT_CRAWLER_LIMITS, HOSTILE_KINDS, POISON_KINDS };
 export type { CrawlerLimits, HostileExpectation, HostileKind, PathLimit } from './hostile/types.js';
 export type { PrivateServer } from './hostile/private-server.js';
 
@@ -58,6 +59,8 @@ const PRESETS: Record<HostileKind, (env: PresetEnv) => Preset> = {
   'robots-crawl-delay': robotsCrawlDelay,
   'robots-disallow': robotsDisallow,
   'meta-robots': metaRobots,
+  poison,
+  'poison-canonical': poisonCanonical,
 };
 
 export interface HostileWebOptions {

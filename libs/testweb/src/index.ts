@@ -1,10 +1,16 @@
 export {
   TestWeb,
+  type GroundTruth,
   type RenderedLink,
+  type ResolvedPage,
   type TestWebSummary,
 } from './testweb.js';
-export type { HostHandler, HostHandlerContext, TestWebOptions } from './options.js';
-export type { RequestLogEntry } from './log.js';
+export type { DuplicateOptions, FileLinkOptions, HostHandler, HostHandlerContext, TestWebOptions } from './options.js';
+export type { RequestLogEntry, ResourceKind } from './log.js';
+export { httpDate, notModified, w3cDatetime, type ChangeClass, type ChangeOptions, type ConditionalHeaders, type PageVersion } from './changes.js';
+export type { SitemapOptions } from './sitemap.js';
+export { FILE_KINDS, FILE_TYPES, type FileKind } from './files.js';
+export { duplicateClusters, type DuplicateInfo } from './duplicates.js';
 export {
   analyzeLog,
   type AnalyzeLogOptions,
@@ -25,6 +31,7 @@ export {
 export {
   DEFAULT_CRAWLER_LIMITS,
   HOSTILE_KINDS,
+  POISON_KINDS,
   startHostileWeb,
   type CrawlerLimits,
   type HostileExpectation,
@@ -35,12 +42,22 @@ export {
   type PrivateServer,
 } from './hostile.js';
 export {
+  contentHost,
   createWebModel,
+  filePath,
   isQueryPage,
   lookupResource,
   pagePath,
+  pagesOf,
   pageSpec,
   reachablePages,
+  VARIANT_KINDS,
+  variantPath,
+  walkWeb,
+  type FileShape,
+  type VariantKind,
+  type VariantShape,
+  type WalkItem,
   type BaseHref,
   type Link,
   type LinkAnchor,
@@ -51,7 +68,7 @@ export {
   type WebModel,
   type WebShape,
 } from './model.js';
-export { hrefOf, renderPage, type OriginOf } from './render.js';
+export { hrefOf, renderPage, renderVariant, type OriginOf, type RenderOptions } from './render.js';
 export { requestKey, removeDotSegments } from './request-key.js';
 export { hostAddresses } from './address.js';
 export { mulberry32 } from './prng.js';

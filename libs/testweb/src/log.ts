@@ -1,3 +1,6 @@
+/** What the default web served at a request: a page, a duplicate variant, a file, a sitemap, … */
+export type ResourceKind = 'page' | 'nofollow' | 'robots' | 'variant' | 'file' | 'sitemap';
+
 /** One request as the synthetic web saw it. Times are epoch milliseconds. */
 export interface RequestLogEntry {
   /** `127.1.0.7:PORT`: the address and port the crawler connected to. */
@@ -34,4 +37,12 @@ export interface RequestLogEntry {
   notBefore?: number;
   /** Free text from a host handler (ctx.log({ note })) or the server (a handler that threw). */
   note?: string;
+  /** What the default web has at this request key (unset when nothing, or on a handler-only host). */
+  resource?: ResourceKind;
+  /** The request carried If-None-Match or If-Modified-Since. */
+  conditional?: boolean;
+  /** A conditional request to a page or variant with validators on: true when it was answered 304 Not Modified. */
+  notModified?: boolean;
+  /** The version of the page (or variant's page) the response was for (see the changing web). */
+  version?: number;
 }

@@ -1,7 +1,11 @@
 /** What a synthetic web is made of, and the hook for hostile hosts. */
 import type http from 'node:http';
+import type { ChangeOptions } from './changes.js';
 import { TestWebError, TestWebErrorCode } from './errors.js';
+import type { FileKind } from './files.js';
 import type { RequestLogEntry } from './log.js';
+import type { VariantKind } from './model.js';
+import type { SitemapOptions } from './sitemap.js';
 import { hashInts, mulberry32 } from './prng.js';
 
 export interface TestWebOptions {
@@ -44,6 +48,48 @@ export interface TestWebOptions {
   extraHosts?: number;
   /** Ports tried when a later address has the chosen port taken; default 10. */
   bindAttempts?: number;
+  /** Pages of particular link-table hosts (host index → count) instead of pagesPerHost: a surge host beside normal ones. */
+  pagesPerHostOverride?: Record<number, number>;
+  /** The web's clock, epoch ms: page versions, Last-Modified, Date and sitemap lastmod follow it. Default Date.now. The log keeps real time. */
+  now?: () => number;
+  /**
+   * The changing web: pages change content (never links) on a schedule; pages and variants then
+   * carry ETag and Last-Modified and answer conditional requests with 304. Without it nothing
+   * changes on its own (touch() still does) and no validators are sent.
+   */
+  changes?: ChangeOptions;
+  /** Sitemaps (and `Sitemap:` lines in robots.txt) on link-table hosts. */
+  sitemaps?: SitemapOptions;
+  /** Words of prose per page (title, dateline, paragraphs) instead of padding; default 300 with `duplicates`, else off. */
+  proseWords?: number | null;
+  /** Planted duplicates: variants of some pages, and mirror hosts. Needs prose. */
+  duplicates?: DuplicateOptions;
+  /** Links from pages to binary files (not HTML: groundTruth lists them apart, in `.files`). */
+  fileLinks?: FileLinkOptions;
+}
+
+export interface DuplicateOptions {
+  /** Link-table hosts whose pages get variants; default every one. */
+  hosts?: readonly number[];
+  /** Share of pages (the root aside) with a variant; default 0.2. 0 = mirrors only. */
+  share?: number;
+  /** Kinds drawn from, per page; default all: near, print, session-path, session-query. */
+  kinds?: readonly VariantKind[];
+  /**
+   * Hosts to mirror: one mirror host per entry, after the extra hosts (index hosts + extraHosts + j),
+   * serving byte-identical copies of that host's pages, variants and files at the same paths.
+   * Nothing links to a mirror: seed its root (rootUrls() and describe().seeds include it).
+   */
+  mirrors?: readonly number[];
+}
+
+export interface FileLinkOptions {
+  /** Mean file links per page (fractions are drawn per page). */
+  perPage: number;
+  /** Default all: pdf, jpg, png, zip, mp4, docx, exe, woff2. */
+  kinds?: readonly FileKind[];
+  /** Link-table hosts whose pages link files; default every one. */
+  hosts?: readonly number[];
 }
 
 export interface HostHandlerContext {

@@ -2,9 +2,11 @@
  * Turns the link table into HTML. Every href produced here resolves (per WHATWG URL, honouring
  * `<base href>`) to a URL whose request key is the target page's canonical path.
  */
-import type { Link, PageSpec, WebModel } from './model.js';
-import { pagePath, pageSpec } from './model.js';
+import { fileLabel } from './files.js';
+import type { Link, PageSpec, VariantKind, WebModel } from './model.js';
+import { contentHost, filePath, pagePath, pageSpec, variantPath } from './model.js';
 import { hashInts, mulberry32, pick } from './prng.js';
+import { article, nearCopy, pageTitle, renderArticle } from './text.js';
 
 /** `http://127.1.0.7:PORT` for a host index. */
 export type OriginOf = (host: number) => string;
@@ -88,6 +90,10 @@ export function hrefOf(model: WebModel, spec: PageSpec, link: Link, originOf: Or
       return 'tel:+15550100';
     case 'nofollow':
       return `/nofollow/${link.id}`;
+    case 'variant':
+      return variantPath(model, spec.ref.host, link.page, link.variant);
+    case 'file':
+      return filePath(link.page, link.index, link.file);
     case 'page':
       break;
   }
@@ -113,10 +119,21 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'));
 }
 
-function anchorText(link: Link): string {
+const VARIANT_ANCHORS: Record<VariantKind, string> = {
+  print: 'Print this article',
+  near: 'Archived copy',
+  'session-path': 'Continue reading',
+  'session-query': 'Continue reading',
+};
+
+function anchorText(model: WebModel, link: Link, prose: boolean): string {
   switch (link.kind) {
     case 'page':
-      return `host ${link.target.host} page ${link.target.page}`;
+      return prose ? pageTitle(model.seed, link.target.host, link.target.page) : `host ${link.target.host} page ${link.target.page}`;
+    case 'variant':
+      return VARIANT_ANCHORS[link.variant];
+    case 'file':
+      return fileLabel(link.file, link.page, link.index);
     case 'nofollow':
       return 'sponsored';
     case 'mailto':
@@ -151,10 +168,11 @@ function corpus(seed: number): string {
   return text;
 }
 
-function padding(model: WebModel, host: number, page: number, chars: number): string {
+function padding(model: WebModel, host: number, page: number, chars: number, version: number): string {
   if (chars <= 0) return '';
   const text = corpus(model.seed);
-  let offset = hashInts(model.seed, host, page, 0x9ad) % text.length;
+  // Version 0 keeps the padding a static web always had; each later version starts elsewhere.
+  let offset = (version === 0 ? hashInts(model.seed, host, page, 0x9ad) : hashInts(model.seed, host, page, 0x9ad, version)) % text.length;
   let out = '';
   while (out.length < chars) {
     out += text.slice(offset, offset + chars - out.length);
@@ -163,20 +181,73 @@ function padding(model: WebModel, host: number, page: number, chars: number): st
   return out;
 }
 
-/** The HTML body of a page: its links (in link-table order) and padding up to ~pageBytes. */
-export function renderPage(model: WebModel, host: number, page: number, originOf: OriginOf, pageBytes: number): string {
+/** How page bodies are made beyond the link table: padding or prose, and which version. */
+export interface RenderOptions {
+  /** The page's version (see the changing web); default 0. */
+  version?: number;
+  /** Words of prose per page (title, dateline, paragraphs); null/undefined = the padding body of ~pageBytes. */
+  proseWords?: number | null;
+}
+
+function linkItems(model: WebModel, spec: PageSpec, originOf: OriginOf, prose: boolean): string {
+  return spec.links
+    .map((link) => {
+      const rel = link.kind === 'nofollow' ? ` rel="${link.rel}"` : '';
+      return `<li><a href="${escapeHtml(hrefOf(model, spec, link, originOf))}"${rel}>${escapeHtml(anchorText(model, link, prose))}</a></li>`;
+    })
+    .join('\n');
+}
+
+function proseDocument(title: string, headExtra: string, nav: string, body: string): string {
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>${headExtra}</head>\n<body>\n` +
+    `<header><h1>${escapeHtml(title)}</h1></header>\n<nav><ul>\n${nav}\n</ul></nav>\n${body}\n</body>\n</html>\n`
+  );
+}
+
+/**
+ * The HTML body of a page: its links (in link-table order) and padding up to ~pageBytes, or with
+ * `proseWords` a titled article. A mirror renders its original's bytes.
+ */
+export function renderPage(model: WebModel, servedHost: number, page: number, originOf: OriginOf, pageBytes: number, options: RenderOptions = {}): string {
+  const host = contentHost(model, servedHost);
   const spec = pageSpec(model, host, page);
   const base = baseHref(spec, originOf);
-  const items = spec.links.map((link) => {
-    const rel = link.kind === 'nofollow' ? ` rel="${link.rel}"` : '';
-    return `<li><a href="${escapeHtml(hrefOf(model, spec, link, originOf))}"${rel}>${anchorText(link)}</a></li>`;
-  });
+  const version = options.version ?? 0;
+  const baseTag = base === null ? '' : `<base href="${escapeHtml(base)}">`;
+  if (options.proseWords != null) {
+    const text = article(model.seed, host, page, version, options.proseWords);
+    return proseDocument(pageTitle(model.seed, host, page), baseTag, linkItems(model, spec, originOf, true), renderArticle(text));
+  }
   const head =
     `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>testweb host ${host} page ${page}</title>` +
-    (base === null ? '' : `<base href="${escapeHtml(base)}">`) +
-    `</head>\n<body>\n<h1>Host ${host}, page ${page}</h1>\n<ul>\n${items.join('\n')}\n</ul>\n<p>`;
+    baseTag +
+    `</head>\n<body>\n<h1>Host ${host}, page ${page}</h1>\n<ul>\n${linkItems(model, spec, originOf, false)}\n</ul>\n<p>`;
   const tail = '</p>\n</body>\n</html>\n';
-  return head + padding(model, host, page, pageBytes - head.length - tail.length) + tail;
+  return head + padding(model, host, page, pageBytes - head.length - tail.length, version) + tail;
+}
+
+/**
+ * A page's duplicate variant (prose pages only). Session variants are the page's own bytes. The
+ * near copy is the page with an edited article, and a `<base href>` naming the page's directory
+ * so its relative links land where the page's do. The print view keeps the article and swaps
+ * the chrome: no navigation, a link back to the page, a footer.
+ */
+export function renderVariant(model: WebModel, servedHost: number, page: number, variant: VariantKind, originOf: OriginOf, proseWords: number, version: number): string {
+  const host = contentHost(model, servedHost);
+  if (variant === 'session-path' || variant === 'session-query') return renderPage(model, host, page, originOf, 0, { version, proseWords });
+  const spec = pageSpec(model, host, page);
+  const title = pageTitle(model.seed, host, page);
+  const text = article(model.seed, host, page, version, proseWords);
+  if (variant === 'near') {
+    const base = baseHref(spec, originOf) ?? baseDirectory(spec);
+    return proseDocument(title, `<base href="${escapeHtml(base)}">`, linkItems(model, spec, originOf, true), renderArticle(nearCopy(text, model.seed, host, page)));
+  }
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} (print version)</title></head>\n<body class="print">\n` +
+    `<p class="print-note">Printer-friendly version. <a href="${escapeHtml(spec.path)}">Back to the article</a></p>\n<h1>${escapeHtml(title)}</h1>\n` +
+    `${renderArticle(text)}\n<footer><p>Copyright Example Publishing. All rights reserved. Printed copies are for personal use only.</p></footer>\n</body>\n</html>\n`
+  );
 }
 
 /** The target of a rel=nofollow link: a real page, so following it shows up in the log. */

@@ -8,27 +8,48 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { describeError, sleep } from '@trawl/core';
 import { hostAddresses } from './address.js';
+import type { ChangeClass, PageVersion } from './changes.js';
+import { ChangeSchedule } from './changes.js';
+import type { DuplicateInfo } from './duplicates.js';
+import { duplicateClusters } from './duplicates.js';
 import { TestWebError, TestWebErrorCode } from './errors.js';
+import { FILE_KINDS } from './files.js';
 import { closeServers, listenAll } from './listen.js';
-import type { RequestLogEntry } from './log.js';
-import type { Link, LinkAnchor, LinkNoise, PageRef, Resource, WebModel } from './model.js';
-import { createWebModel, lookupResource, pagePath, pageSpec, reachablePages } from './model.js';
+import type { RequestLogEntry, ResourceKind } from './log.js';
+import type { Link, LinkAnchor, LinkNoise, PageRef, VariantKind, WalkItem, WebModel } from './model.js';
+import {
+  contentHost,
+  createWebModel,
+  filePath,
+  linkHost,
+  lookupResource,
+  pageHosts,
+  pagePath,
+  pagesOf,
+  pageSpec,
+  servesPages,
+  totalPages,
+  VARIANT_KINDS,
+  variantPath,
+  walkWeb,
+} from './model.js';
 import type { HostHandler, TestWebOptions } from './options.js';
 import { latencySource } from './options.js';
 import type { OriginOf } from './render.js';
-import { baseHref, hrefOf, renderPage } from './render.js';
+import { baseHref, hrefOf, renderPage, renderVariant } from './render.js';
 import { requestKey } from './request-key.js';
-import type { DefaultSite } from './respond.js';
+import type { DefaultSite, ServedResource } from './respond.js';
 import { countBodyBytes, DEFAULT_ROBOTS_TXT, failResponse, serveDefault } from './respond.js';
+import { SitemapConfig } from './sitemap.js';
 
 /** A link of a page as emitted, with the canonical URL it names. */
 export interface RenderedLink {
   kind: Link['kind'];
   href: string;
   rel: string | null;
-  /** Canonical URL of the target (page or nofollow page); null for mailto/javascript/tel. */
+  /** Canonical URL of the target (page, variant, file or nofollow page) on the host it lands on; null for mailto/javascript/tel. */
   url: string | null;
-  /** Whether a correct crawler follows it (and groundTruth does). */
+  /** Whether a correct crawler follows it (and groundTruth lists it): pages and variants; files are not HTML. */
   follow: boolean;
   anchor: LinkAnchor | null;
   noise: LinkNoise | null;
@@ -51,8 +72,32 @@ export interface TestWebSummary {
   /** The first three origins. */
   origins: string[];
   lastOrigin: string;
-  /** Seeds that reach every page of the link table with scope 'any'. */
+  /** Seeds that reach every page of the link table with scope 'any', then every mirror's root. */
   seeds: string[];
+  /** Page counts of particular hosts (pagesPerHostOverride). */
+  pagesPerHostOverride: Record<number, number>;
+  /** Mirror host indexes, after the extra hosts. */
+  mirrorHosts: number[];
+}
+
+/**
+ * What a correct crawl fetches: canonical URLs of HTML pages (link-table pages, mirrors' pages,
+ * duplicate variants). Linked files are not HTML: they are in `files`, apart. It is a plain Set
+ * with `files` as a non-enumerable property, so it still equals a Set of the same URLs.
+ */
+export type GroundTruth = Set<string> & { readonly files: Set<string> };
+
+function groundTruthSet(): GroundTruth {
+  return Object.defineProperty(new Set<string>(), 'files', { value: new Set<string>(), enumerable: false }) as GroundTruth;
+}
+
+/** A page-like URL resolved: the host serving it, the page it shows and, for a variant, which. */
+export interface ResolvedPage {
+  host: number;
+  /** The link-table host whose content it is (a mirror's original). */
+  contentHost: number;
+  page: number;
+  variant: VariantKind | null;
 }
 
 const hrNow = (): number => performance.timeOrigin + performance.now();
@@ -66,6 +111,9 @@ export class TestWeb {
   private readonly handlers: Record<number, HostHandler>;
   private readonly latency: () => number;
   private readonly hostnames: string | undefined;
+  private readonly clock: () => number;
+  private readonly changes: ChangeSchedule;
+  private readonly sitemaps: SitemapConfig | null;
   private readonly stopping = new AbortController();
   private servers: http.Server[] = [];
   private boundPort = 0;
@@ -80,6 +128,18 @@ export class TestWeb {
 
   private constructor(options: TestWebOptions) {
     const noisyLinks = options.noisyLinks ?? true;
+    const extraHosts = options.extraHosts ?? 0;
+    if (!(Number.isSafeInteger(extraHosts) && extraHosts >= 0)) {
+      throw new TestWebError(TestWebErrorCode.Options, `extraHosts must be an integer ≥ 0, got ${extraHosts}`);
+    }
+    const duplicates = options.duplicates;
+    const proseWords = options.proseWords === undefined ? (duplicates ? 300 : null) : options.proseWords;
+    if (proseWords !== null && !(Number.isSafeInteger(proseWords) && proseWords >= 20)) {
+      throw new TestWebError(TestWebErrorCode.Options, `proseWords must be null or an integer ≥ 20, got ${proseWords}`);
+    }
+    if (duplicates && proseWords === null) {
+      throw new TestWebError(TestWebErrorCode.Options, 'duplicates need prose pages (proseWords): padded pages share their padding');
+    }
     this.model = createWebModel({
       hosts: options.hosts,
       pagesPerHost: options.pagesPerHost,
@@ -88,21 +148,31 @@ export class TestWeb {
       seed: options.seed ?? 1,
       noisyLinks,
       queryPages: options.queryPages ?? noisyLinks,
+      pagesPerHostOverride: options.pagesPerHostOverride,
+      mirrors: duplicates?.mirrors,
+      mirrorBase: options.hosts + extraHosts,
+      variants: duplicates ? { hosts: duplicates.hosts ?? null, share: duplicates.share ?? 0.2, kinds: duplicates.kinds ?? VARIANT_KINDS } : null,
+      files: options.fileLinks ? { hosts: options.fileLinks.hosts ?? null, perPage: options.fileLinks.perPage, kinds: options.fileLinks.kinds ?? FILE_KINDS } : null,
     });
-    const extraHosts = options.extraHosts ?? 0;
-    if (!(Number.isSafeInteger(extraHosts) && extraHosts >= 0)) {
-      throw new TestWebError(TestWebErrorCode.Options, `extraHosts must be an integer ≥ 0, got ${extraHosts}`);
-    }
-    this.addresses = hostAddresses(options.baseAddress ?? '127.1.0.1', options.hosts + extraHosts);
+    this.addresses = hostAddresses(options.baseAddress ?? '127.1.0.1', options.hosts + extraHosts + (duplicates?.mirrors?.length ?? 0));
     const pageBytes = options.pageBytes ?? 2048;
     if (!(pageBytes >= 0 && Number.isFinite(pageBytes))) {
       throw new TestWebError(TestWebErrorCode.Options, `pageBytes must be ≥ 0, got ${pageBytes}`);
     }
+    this.clock = options.now ?? Date.now;
+    this.changes = new ChangeSchedule(this.model.seed, options.changes ?? {}, this.clock());
+    this.sitemaps = options.sitemaps ? new SitemapConfig(options.sitemaps, options.hosts) : null;
     this.site = {
       model: this.model,
       pageBytes,
+      proseWords,
       robotsTxt: options.robotsTxt ?? (() => DEFAULT_ROBOTS_TXT),
       originOf: this.originOf,
+      now: this.clock,
+      changes: this.changes,
+      validators: options.changes !== undefined,
+      sitemaps: this.sitemaps,
+      signal: this.stopping.signal,
     };
     this.handlers = options.hostHandlers ?? {};
     if (options.hostnames !== undefined && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(options.hostnames)) {
@@ -182,16 +252,17 @@ export class TestWeb {
   }
 
   /**
-   * Canonical URLs of every page reachable from `seeds` by following links, restricted to hosts
-   * allowed by `scope` ('any', or 'host' = only the seeds' hosts), and to pages `allow` accepts
-   * (e.g. a robots.txt a test declared). Seeds that name no page of this web are ignored.
+   * Canonical URLs of every page reachable from `seeds` by following links (variants included),
+   * restricted to hosts allowed by `scope` ('any', or 'host' = only the seeds' hosts), and to
+   * URLs `allow` accepts (e.g. a robots.txt a test declared). Linked files are in `.files`.
+   * Seeds that name no page of this web are ignored.
    */
-  groundTruth(seeds: readonly string[], scope: 'any' | 'host' = 'any', options: { allow?: (url: string) => boolean } = {}): Set<string> {
-    const result = new Set<string>();
+  groundTruth(seeds: readonly string[], scope: 'any' | 'host' = 'any', options: { allow?: (url: string) => boolean } = {}): GroundTruth {
+    const result = groundTruthSet();
     const refs: PageRef[] = [];
     for (const seed of seeds) {
       const host = this.hostIndexOf(seed);
-      if (host === null || host >= this.model.hosts) continue;
+      if (host === null || !servesPages(this.model, host)) continue;
       const url = new URL(seed);
       const key = requestKey(url.pathname + url.search);
       const resource = key === null ? null : lookupResource(this.model, host, key);
@@ -202,26 +273,51 @@ export class TestWeb {
     }
     const hosts = scope === 'host' ? new Set(refs.map((ref) => ref.host)) : null;
     const allow = options.allow;
-    const pages = reachablePages(this.model, refs, hosts, allow && ((ref) => allow(this.pageUrl(ref.host, ref.page))));
-    for (const ref of pages) result.add(this.pageUrl(ref.host, ref.page));
+    for (const item of walkWeb(this.model, refs, hosts, allow && ((item) => allow(this.itemUrl(item))))) {
+      if (item.kind === 'file') result.files.add(this.itemUrl(item));
+      else result.add(this.itemUrl(item));
+    }
     return result;
   }
 
-  /** The links of a page exactly as its HTML carries them, in order. */
+  /** Canonical URL of what a walk reached. */
+  private itemUrl(item: WalkItem): string {
+    const origin = this.originList[item.host] ?? '';
+    switch (item.kind) {
+      case 'page':
+        return `${origin}${pagePath(this.model, item.host, item.page)}`;
+      case 'variant':
+        return `${origin}${variantPath(this.model, item.host, item.page, item.variant)}`;
+      case 'file':
+        return `${origin}${filePath(item.page, item.index, item.file)}`;
+    }
+  }
+
+  /** The links of a page exactly as its HTML carries them, in order (a mirror's are its original's; `url` says where each lands). */
   links(hostIndex: number, pageId: number): RenderedLink[] {
     this.checkPage(hostIndex, pageId);
     const spec = pageSpec(this.model, hostIndex, pageId);
+    const urlOf = (link: Link): string | null => {
+      const origin = this.originList[linkHost(this.model, spec, link, hostIndex)] ?? '';
+      switch (link.kind) {
+        case 'page':
+          return `${origin}${pagePath(this.model, link.target.host, link.target.page)}`;
+        case 'nofollow':
+          return `${origin}/nofollow/${link.id}`;
+        case 'variant':
+          return `${origin}${variantPath(this.model, spec.ref.host, link.page, link.variant)}`;
+        case 'file':
+          return `${origin}${filePath(link.page, link.index, link.file)}`;
+        default:
+          return null;
+      }
+    };
     return spec.links.map((link) => ({
       kind: link.kind,
       href: hrefOf(this.model, spec, link, this.originOf),
       rel: link.kind === 'nofollow' ? link.rel : null,
-      url:
-        link.kind === 'page'
-          ? this.pageUrl(link.target.host, link.target.page)
-          : link.kind === 'nofollow'
-            ? `${this.originList[hostIndex]}/nofollow/${link.id}`
-            : null,
-      follow: link.kind === 'page',
+      url: urlOf(link),
+      follow: link.kind === 'page' || link.kind === 'variant',
       anchor: link.kind === 'page' ? link.anchor : null,
       noise: link.kind === 'page' ? link.noise : null,
     }));
@@ -233,20 +329,107 @@ export class TestWeb {
     return baseHref(pageSpec(this.model, hostIndex, pageId), this.originOf);
   }
 
-  /** The HTML body the server sends for a page. */
-  html(hostIndex: number, pageId: number): string {
+  /** The HTML body the server sends for a page now (or at `at`, on the web's clock). */
+  html(hostIndex: number, pageId: number, at = this.clock()): string {
     this.checkPage(hostIndex, pageId);
-    return renderPage(this.model, hostIndex, pageId, this.originOf, this.site.pageBytes);
+    const version = this.changes.state(contentHost(this.model, hostIndex), pageId, at).version;
+    return renderPage(this.model, hostIndex, pageId, this.originOf, this.site.pageBytes, { version, proseWords: this.site.proseWords });
+  }
+
+  /** The HTML the server sends for a page or variant URL now (or at `at`); null for anything else. */
+  htmlOf(url: string, at = this.clock()): string | null {
+    const resolved = this.resolvePage(url);
+    if (resolved === null) return null;
+    if (resolved.variant === null) return this.html(resolved.host, resolved.page, at);
+    const version = this.changes.state(resolved.contentHost, resolved.page, at).version;
+    return renderVariant(this.model, resolved.host, resolved.page, resolved.variant, this.originOf, this.site.proseWords ?? 0, version);
+  }
+
+  /** The web's clock (epoch ms). */
+  now(): number {
+    return this.clock();
+  }
+
+  /** When every page's version 0 began (epoch ms). */
+  get epoch(): number {
+    return this.changes.epoch;
+  }
+
+  /** The page (or variant's page) a URL of this web shows, in any link form the server accepts; null when it is no page. */
+  resolvePage(url: string): ResolvedPage | null {
+    const host = this.hostIndexOf(url);
+    if (host === null) return null;
+    const parsed = new URL(url);
+    const key = requestKey(parsed.pathname + parsed.search);
+    const resource = key === null ? null : lookupResource(this.model, host, key);
+    if (resource?.kind === 'page') return { host, contentHost: contentHost(this.model, host), page: resource.page, variant: null };
+    if (resource?.kind === 'variant') return { host, contentHost: contentHost(this.model, host), page: resource.page, variant: resource.variant };
+    return null;
+  }
+
+  private requirePage(url: string): ResolvedPage {
+    const resolved = this.resolvePage(url);
+    if (resolved === null) throw new TestWebError(TestWebErrorCode.Range, `not a page of this web: ${url}`);
+    return resolved;
+  }
+
+  /** A page's version (number of changes so far) now or at `at`. Variants and mirrors follow their page. */
+  pageVersion(url: string, at = this.clock()): number {
+    return this.pageState(url, at).version;
+  }
+
+  /** A page's version, when it began (its Last-Modified and sitemap lastmod) and its ETag, now or at `at`. */
+  pageState(url: string, at = this.clock()): PageVersion {
+    const { contentHost: host, page } = this.requirePage(url);
+    return this.changes.state(host, page, at);
+  }
+
+  /** How often a page changes on its own, in ms; null = never. */
+  changeIntervalMs(url: string): number | null {
+    const { contentHost: host, page } = this.requirePage(url);
+    return this.changes.intervalMs(host, page);
+  }
+
+  /** The change class (`changes.classes`) a page was drawn into; null without classes. */
+  changeClassOf(url: string): Required<ChangeClass> | null {
+    const { contentHost: host, page } = this.requirePage(url);
+    return this.changes.classOf(host, page);
+  }
+
+  /**
+   * Changes a page's content now (on the web's clock): its version, ETag, Last-Modified and
+   * sitemap lastmod move. Its variants and mirrored copies change with it.
+   */
+  touch(url: string): PageVersion {
+    const { contentHost: host, page } = this.requirePage(url);
+    return this.changes.touch(host, page, this.clock());
+  }
+
+  /** The sitemap URL a host's robots.txt announces, or null. */
+  sitemapUrl(hostIndex: number): string | null {
+    const path = hostIndex < this.model.hosts ? (this.sitemaps?.entryPath(hostIndex) ?? null) : null;
+    return path === null ? null : `${this.originList[hostIndex]}${path}`;
+  }
+
+  /** Every URL of every planted duplicate cluster (see DuplicateInfo), keyed by URL. */
+  duplicateTruth(): Map<string, DuplicateInfo> {
+    return duplicateClusters(this.model, this.originOf);
+  }
+
+  /** Mirror host indexes (duplicates.mirrors), in order. */
+  mirrorHosts(): number[] {
+    return pageHosts(this.model).slice(this.model.hosts);
   }
 
   describe(): TestWebSummary {
     const { hosts, pagesPerHost, linksPerPage, crossHostLinks, noisyLinks, queryPages, seed } = this.model;
     const roots = this.rootUrls().slice(0, hosts);
+    const mirrorRoots = this.mirrorHosts().map((host) => `${this.originList[host]}/`);
     return {
       hosts,
-      extraHosts: this.addresses.length - hosts,
+      extraHosts: this.addresses.length - hosts - mirrorRoots.length,
       pagesPerHost,
-      totalPages: hosts * pagesPerHost,
+      totalPages: totalPages(this.model),
       linksPerPage,
       crossHostLinks,
       noisyLinks,
@@ -256,7 +439,9 @@ export class TestWeb {
       baseAddress: this.addresses[0] ?? '',
       origins: this.originList.slice(0, 3),
       lastOrigin: this.originList[this.originList.length - 1] ?? '',
-      seeds: crossHostLinks > 0 || hosts === 1 ? roots.slice(0, 1) : roots,
+      seeds: [...(crossHostLinks > 0 || hosts === 1 ? roots.slice(0, 1) : roots), ...mirrorRoots],
+      pagesPerHostOverride: { ...this.model.pagesPerHostOverride },
+      mirrorHosts: this.mirrorHosts(),
     };
   }
 
@@ -270,20 +455,24 @@ export class TestWeb {
   }
 
   private checkPage(hostIndex: number, pageId: number): void {
-    if (!(Number.isInteger(hostIndex) && hostIndex >= 0 && hostIndex < this.model.hosts) ||
-        !(Number.isInteger(pageId) && pageId >= 0 && pageId < this.model.pagesPerHost)) {
+    if (!(Number.isInteger(hostIndex) && servesPages(this.model, hostIndex)) ||
+        !(Number.isInteger(pageId) && pageId >= 0 && pageId < pagesOf(this.model, hostIndex))) {
       throw new TestWebError(TestWebErrorCode.Range, `no page ${pageId} on host ${hostIndex}`);
     }
   }
 
   /** What the default web serves at a request key; extra hosts have only robots.txt. */
-  private resourceOf(hostIndex: number, key: string): Resource | null {
-    if (hostIndex < this.model.hosts) return lookupResource(this.model, hostIndex, key);
-    return key === '/robots.txt' ? { kind: 'robots' } : null;
+  private resourceOf(hostIndex: number, key: string): ServedResource | null {
+    if (hostIndex < this.model.hosts) {
+      const sitemap = this.sitemaps?.lookup(hostIndex, pagesOf(this.model, hostIndex), key) ?? null;
+      if (sitemap !== null) return sitemap;
+    }
+    return lookupResource(this.model, hostIndex, key);
   }
 
   private createServer(hostIndex: number): http.Server {
-    const server = http.createServer((req, res) => this.onRequest(hostIndex, req, res));
+    // Long enough for the poison pages' ~200 KB URL to reach the log instead of dying as a 431 in the parser.
+    const server = http.createServer({ maxHeaderSize: 512 * 1024 }, (req, res) => this.onRequest(hostIndex, req, res));
     server.on('clientError', (_error, socket) => socket.destroy());
     return server;
   }
@@ -305,6 +494,8 @@ export class TestWeb {
       status: 0,
       bytes: 0,
       userAgent: req.headers['user-agent'],
+      conditional: req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined,
+      ...(resource === null ? {} : { resource: resource.kind satisfies ResourceKind }),
     };
     this.log.push(entry);
     this.inFlight++;
@@ -329,12 +520,15 @@ export class TestWeb {
     req: http.IncomingMessage,
     res: http.ServerResponse,
     entry: RequestLogEntry,
-    resource: Resource | null,
+    resource: ServedResource | null,
   ): Promise<void> {
     const delay = this.latency();
     if (delay > 0) await sleep(delay, this.stopping.signal);
     if (this.stopping.signal.aborted || res.destroyed) return;
-    const serve = (): void => serveDefault(this.site, hostIndex, req, res, resource);
+    const serve = (): void => {
+      // A streamed file ends on its own; if writing fails the connection goes.
+      void serveDefault(this.site, hostIndex, req, res, resource, entry)?.catch(() => res.destroy());
+    };
     const handler = this.handlers[hostIndex];
     if (handler === undefined) {
       serve();

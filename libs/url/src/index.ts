@@ -10,3 +10,4 @@ export { fingerprint, fingerprintHex } from './fingerprint.js';
 export { hostOf, registrableDomain } from './host.js';
 export { inScope, type Scope, type ScopeMode, scopeFromSeeds } from './scope.js';
 export { DEFAULT_TRAP_OPTIONS, type TrapOptions, type TrapReason, trapReason, variantKey } from './traps.js';
+export { DEFAULT_SKIP_EXTENSIONS, extensionSet, ignoredExtension } from './extensions.js';

@@ -1,5 +1,5 @@
 /**
- * Crawler-trap heuristics (issue 3; seed "Crawler traps (infinite spaces)"): URL shapes that
+ * Crawler-trap heuristics (infinite URL spaces: calendars, session ids, faceted search): URL shapes that
  * generate endless distinct links. Pure: the per-host budget and the per-path cap on query
  * variants need shared state and live in the frontier.
  */

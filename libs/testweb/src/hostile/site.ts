@@ -8,6 +8,8 @@ import type { HostHandler, HostHandlerContext } from '../options.js';
 import { NOT_FOUND_BODY } from '../render.js';
 import { requestKey } from '../request-key.js';
 
+export { streamBody } from '../stream.js';
+
 export const HTML = 'text/html; charset=utf-8';
 export const TEXT = 'text/plain; charset=utf-8';
 
@@ -88,19 +90,6 @@ export function siteHandler(site: () => HostileSite | undefined): HostHandler {
   };
 }
 
-/** Resolves when the response drains or closes, whichever comes first; leaves no listener behind. */
-function drainedOrClosed(res: http.ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /** Resolves after `ms`, or earlier when the response closes or the web stops. */
 export function pause(ms: number, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -128,17 +117,4 @@ export function hang(res: http.ServerResponse, signal: AbortSignal): Promise<voi
     res.on('close', done);
     signal.addEventListener('abort', done, { once: true });
   });
-}
-
-/**
- * Writes chunks as the client takes them: after a write the socket refuses, waits for 'drain'.
- * A client that stops reading leaves the server waiting, one socket buffer ahead; one that
- * disconnects ends the loop. Headers must already be set.
- */
-export async function streamBody(res: http.ServerResponse, signal: AbortSignal, chunks: Iterable<Buffer>): Promise<void> {
-  for (const chunk of chunks) {
-    if (res.destroyed || signal.aborted) return;
-    if (!res.write(chunk)) await drainedOrClosed(res);
-  }
-  if (!res.destroyed && !signal.aborted) res.end();
 }

@@ -21,7 +21,14 @@ export const HOSTILE_KINDS = [
   'robots-disallow',
   'meta-robots',
 ] as const;
-export type HostileKind = (typeof HOSTILE_KINDS)[number];
+
+/**
+ * Hosts whose pages carry poisoned values (NUL, lone surrogates, a 200 KB URL, bad schemes).
+ * Kept apart from HOSTILE_KINDS so suites that run every hostile kind opt in to them.
+ */
+export const POISON_KINDS = ['poison', 'poison-canonical'] as const;
+
+export type HostileKind = (typeof HOSTILE_KINDS)[number] | (typeof POISON_KINDS)[number];
 
 /**
  * What the crawler under test promises. Expectations are computed from it, so a test that runs

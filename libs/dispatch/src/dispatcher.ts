@@ -2,14 +2,12 @@ import { type Clock, sleep } from '@trawl/core';
 import type { Frontier, Lease } from '@trawl/frontier';
 import type { FetchJobData, FetchQueues } from '@trawl/queue';
 import type { Logger } from '@trawl/telemetry';
-import type { Discovery } from './discovery.js';
-import type { PolicyFollower } from './policy.js';
+import type { PolicyFollower } from '@trawl/crawl';
 
 export interface DispatcherDeps {
-  frontier: Frontier;
-  queues: FetchQueues;
-  discovery: Discovery;
-  policy: PolicyFollower;
+  frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions'>;
+  queues: Pick<FetchQueues, 'waiting' | 'addLeased'>;
+  policy: Pick<PolicyFollower, 'get'>;
   clock: Clock;
   logger: Logger;
 }
@@ -21,9 +19,6 @@ export interface DispatcherOptions {
   pollMs: number;
   /** Claim hosts this long before they come due (their jobs wait at the gate). */
   leadMs: number;
-  /** How often to look for URLs a crash left inserted but unqueued, and how old they must be. */
-  repairEveryMs: number;
-  repairOlderThanMs: number;
 }
 
 export const jobDataOf = (lease: Lease): FetchJobData => ({
@@ -40,27 +35,45 @@ export const jobDataOf = (lease: Lease): FetchJobData => ({
 
 /**
  * Moves politeness-cleared URLs from the frontier into the partitions' fetch queues, keeping
- * each queue no deeper than the window, and sleeping exactly until the next host is due. Many
- * dispatchers may run at once (claims are atomic); each partition has its own loop.
+ * each queue no deeper than the window, and sleeping exactly until the next host is due. Each
+ * partition has its own loop, started and stopped as this process gains and loses the
+ * partition (see `Scheduler`); claims are atomic, so even two dispatchers of one partition would
+ * never hand out a URL twice — ownership only keeps them from wasting work.
  */
 export class Dispatcher {
-  private readonly controller = new AbortController();
-  private loops: Promise<void>[] = [];
-  private lastRepair = 0;
+  private readonly loops = new Map<number, { controller: AbortController; done: Promise<void> }>();
 
   constructor(
     private readonly deps: DispatcherDeps,
     private readonly options: DispatcherOptions,
   ) {}
 
+  /** Starts every partition's loop (a single dispatcher owning the whole crawl). */
   start(): void {
-    for (let p = 0; p < this.deps.frontier.partitions; p += 1) this.loops.push(this.loop(p));
+    for (let p = 0; p < this.deps.frontier.partitions; p += 1) this.startPartition(p);
+  }
+
+  startPartition(partition: number): void {
+    if (this.loops.has(partition)) return;
+    const controller = new AbortController();
+    this.loops.set(partition, { controller, done: this.loop(partition, controller.signal) });
+  }
+
+  async stopPartition(partition: number): Promise<void> {
+    const loop = this.loops.get(partition);
+    if (!loop) return;
+    this.loops.delete(partition);
+    loop.controller.abort();
+    await loop.done;
+  }
+
+  /** The partitions this dispatcher is running. */
+  get running(): number[] {
+    return [...this.loops.keys()].sort((a, b) => a - b);
   }
 
   async stop(): Promise<void> {
-    this.controller.abort();
-    await Promise.all(this.loops);
-    this.loops = [];
+    await Promise.all([...this.loops.keys()].map((p) => this.stopPartition(p)));
   }
 
   /** One dispatch step for a partition; returns how long to sleep before the next. */
@@ -86,25 +99,16 @@ export class Dispatcher {
     return Math.max(Math.floor(this.options.leadMs / 3), Math.min(this.options.pollMs, untilNext));
   }
 
-  private async loop(partition: number): Promise<void> {
-    const signal = this.controller.signal;
+  private async loop(partition: number, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       let wait = this.options.pollMs;
       try {
         wait = await this.tick(partition);
-        if (partition === 0) await this.maybeRepair();
       } catch (error) {
         this.deps.logger.error({ err: error, partition }, 'dispatch step failed');
         wait = Math.max(wait, 1000);
       }
       await sleep(wait, signal);
     }
-  }
-
-  private async maybeRepair(): Promise<void> {
-    const now = this.deps.clock.now();
-    if (now - this.lastRepair < this.options.repairEveryMs) return;
-    this.lastRepair = now;
-    await this.deps.discovery.repair(this.options.repairOlderThanMs);
   }
 }

@@ -1,11 +1,9 @@
 import { sleep } from '@trawl/core';
-import { deleteByPrefix } from '@trawl/redis';
-import type { CounterValues } from './counters.js';
-import { Dispatcher } from './dispatcher.js';
-import { type Candidate, seedCandidate } from './discovery.js';
-import { type CrawlPolicy, policyFromConfig, resolvePolicy, withSeeds } from './policy.js';
-import type { Runtime } from './runtime.js';
-import { createDiscovery, CrawlWorker } from './worker.js';
+import { type CounterValues, policyFromConfig } from '@trawl/crawl';
+import { addSeeds } from '@trawl/dispatch';
+import type { Runtime } from '@trawl/runtime';
+import { startSchedulerService } from '@trawl/scheduler';
+import { createCrawlWorker } from '@trawl/worker';
 
 export interface Progress {
   elapsedMs: number;
@@ -55,40 +53,6 @@ export interface RunCrawlOptions {
   runWorker?: boolean;
 }
 
-/** Removes everything a namespace holds: its Redis keys and its PostgreSQL schema. */
-export async function wipeNamespace(runtime: Runtime): Promise<void> {
-  await deleteByPrefix(runtime.redis, `${runtime.config.namespace}:`);
-  await runtime.db.dropSchema();
-  await runtime.db.migrate();
-}
-
-/**
- * Queues seeds (widening the published policy's scope to them) and reports what happened to
- * each. Seeds already discovered by this namespace are not queued again.
- */
-export async function addSeeds(runtime: Runtime, seeds: readonly string[], base?: CrawlPolicy): Promise<CrawlSummary['seeds'] & { policy: CrawlPolicy }> {
-  const existing = await runtime.policyStore.load();
-  const invalid: string[] = [];
-  const valid: string[] = [];
-  let policy = base ?? existing ?? policyFromConfig(runtime.config, []);
-  const resolvedForNormalizing = resolvePolicy(policy);
-  const candidates: Candidate[] = [];
-  for (const raw of seeds) {
-    const candidate = seedCandidate(raw, resolvedForNormalizing);
-    if ('error' in candidate) invalid.push(`${raw} (${candidate.error})`);
-    else {
-      candidates.push(candidate);
-      valid.push(candidate.url);
-    }
-  }
-  policy = withSeeds(policy, valid);
-  policy = await runtime.policyStore.publish(policy);
-  const discovery = createDiscovery(runtime);
-  const result = await discovery.add(candidates);
-  await runtime.counters.flush();
-  return { given: seeds.length, queued: result.queued, known: result.known, invalid, policy };
-}
-
 /**
  * The all-in-one crawl: publishes the policy, queues the seeds, runs the dispatcher (and a
  * worker) in this process, reports progress, and returns when the frontier and all in-flight
@@ -97,38 +61,34 @@ export async function addSeeds(runtime: Runtime, seeds: readonly string[], base?
 export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Promise<CrawlSummary> {
   const { config, frontier, clock } = runtime;
   const logger = runtime.logger.child({ component: 'crawl' });
-  if (options.fresh) await wipeNamespace(runtime);
+  if (options.fresh) await runtime.wipe();
 
   const startCounters = await runtime.counters.read();
   const startStats = await frontier.stats();
-  const fresh = policyFromConfig(runtime.config, []);
-  const existing = await runtime.policyStore.load();
-  // Settings of this run (limits, delay, normalization) apply; earlier seeds stay in scope.
-  const base: CrawlPolicy = {
+  // Settings of this run (limits, delay, normalization) apply, max-pages counts from here, and
+  // earlier seeds stay in scope.
+  const fresh = policyFromConfig(config, []);
+  await runtime.policyStore.update((stored) => ({
     ...fresh,
     pagesBaseline: startStats.done,
-    scope: existing && existing.scope.mode === fresh.scope.mode ? existing.scope : fresh.scope,
-  };
-  const seeds = await addSeeds(runtime, options.seeds, base);
+    scope: stored && stored.scope.mode === fresh.scope.mode ? stored.scope : fresh.scope,
+  }));
+  const seedDiscovery = runtime.discovery();
+  const added = await addSeeds({ policyStore: runtime.policyStore, discovery: seedDiscovery, basePolicy: () => fresh }, { urls: [...options.seeds] }, { partial: true });
+  await runtime.counters.flush();
+  const seeds = { given: added.given, queued: added.enqueued, known: added.already_seen, invalid: added.invalid, policy: added.policy };
   logger.info({ seeds: seeds.given, queued: seeds.queued, known: seeds.known, invalid: seeds.invalid.length }, 'seeds added');
 
-  const dispatcher = new Dispatcher(
-    {
-      frontier,
-      queues: runtime.queues,
-      discovery: createDiscovery(runtime),
-      policy: runtime.policy,
-      clock,
-      logger: runtime.logger.child({ component: 'dispatcher' }),
-    },
-    { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs, repairEveryMs: 30_000, repairOlderThanMs: 2 * config.worker.leaseMs },
-  );
-  const worker = options.runWorker === false ? null : new CrawlWorker(runtime, { concurrency: options.concurrency });
+  // A fatal fault (disk full, …) stops the crawl cleanly; run it again after the fix to resume.
+  const stop = new AbortController();
+  options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  const worker = options.runWorker === false ? null : createCrawlWorker(runtime, { concurrency: options.concurrency, onFatal: () => stop.abort() });
   // Consumers first, so the first dispatched jobs do not wait for connections to open.
   worker?.start();
   await worker?.ready();
   const started = clock.now();
-  dispatcher.start();
+  const service = await startSchedulerService(runtime, { pagesBaseline: startStats.done });
+  const repair = runtime.discovery();
 
   const everyMs = options.progressEveryMs ?? 1000;
   const window: { at: number; fetched: number }[] = [];
@@ -137,14 +97,14 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const maxPages = seeds.policy.maxPages;
 
   let finishedAt = 0;
-  while (!options.signal?.aborted) {
-    await sleep(Math.min(100, everyMs), options.signal);
-    if (options.signal?.aborted) break;
+  while (!stop.signal.aborted) {
+    await sleep(Math.min(100, everyMs), stop.signal);
+    if (stop.signal.aborted) break;
     const stats = await frontier.stats();
     const doneThisRun = stats.done - startStats.done;
     if (stats.queued === 0 && stats.leased === 0) {
       // A crash may have left URLs inserted but never queued; queue them before calling it done.
-      const repaired = await createDiscovery(runtime).repair(0);
+      const repaired = await repair.repair(0);
       if (repaired === 0) {
         finished = 'complete';
         finishedAt = clock.now();
@@ -179,8 +139,10 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     }
   }
 
-  await dispatcher.stop();
+  await service.stop();
   if (worker) await worker.stop(config.worker.drainTimeoutMs);
+  await Promise.allSettled([seedDiscovery.drain(), repair.drain()]);
+  if (worker?.fatal) throw worker.fatal;
   await runtime.counters.flush();
   // The crawl's own time: from the first dispatch to the moment nothing was left (an interrupted
   // crawl: to the end of its drain).

@@ -1,0 +1,2 @@
+export { memberIdFor, type SchedulerService, startSchedulerService } from './compose.js';
+export { runSchedulerProcess } from './scheduler-process.js';

@@ -1,0 +1,24 @@
+import type { Config } from '@trawl/config';
+import { Runtime } from '@trawl/runtime';
+import type { Logger } from '@trawl/telemetry';
+import { startSchedulerService } from './compose.js';
+
+/**
+ * A scheduler process from start to SIGTERM: open the crawl's servers, dispatch the partitions
+ * it owns and consume seeds until `stopped`, then hand its partitions over and close.
+ */
+export async function runSchedulerProcess(
+  config: Readonly<Config>,
+  options: { logger: Logger; redisUrl: string; databaseUrl: string; stopped: Promise<unknown> },
+): Promise<{ member: string }> {
+  const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger: options.logger, role: 'scheduler' });
+  try {
+    const service = await startSchedulerService(runtime);
+    await options.stopped;
+    options.logger.info('stopping: handing partitions over');
+    await service.stop();
+    return { member: service.scheduler.memberId };
+  } finally {
+    await runtime.close();
+  }
+}

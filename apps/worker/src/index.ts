@@ -1,0 +1,2 @@
+export { createCrawlWorker } from './compose.js';
+export { runWorkerProcess, type WorkerProcessReport } from './worker-process.js';

@@ -1,0 +1,42 @@
+import type { Config } from '@trawl/config';
+import { Runtime } from '@trawl/runtime';
+import type { Logger } from '@trawl/telemetry';
+import { createCrawlWorker } from './compose.js';
+
+export interface WorkerProcessReport {
+  worker: number;
+  drained: boolean;
+  fetched: number;
+  fetchErrors: number;
+  retries: number;
+  dead: number;
+}
+
+/**
+ * A worker process from start to SIGTERM: open the crawl's servers (never embedded ones: a
+ * worker joins a shared crawl), consume fetch jobs, and on `stopped` drain in-flight work and close.
+ */
+export async function runWorkerProcess(
+  config: Readonly<Config>,
+  options: { logger: Logger; redisUrl: string; databaseUrl: string; stopped: Promise<unknown> },
+): Promise<WorkerProcessReport> {
+  const { logger } = options;
+  const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger, role: 'worker' });
+  try {
+    let onFatal: () => void = () => undefined;
+    const fatal = new Promise<void>((resolve) => (onFatal = resolve));
+    const worker = createCrawlWorker(runtime, { concurrency: config.worker.concurrency, onFatal: () => onFatal() });
+    worker.start();
+    logger.info({ namespace: config.namespace, concurrency: config.worker.concurrency }, 'worker started');
+    await Promise.race([options.stopped, fatal]);
+    logger.info('stopping: draining in-flight jobs');
+    const { drained } = await worker.stop(config.worker.drainTimeoutMs);
+    logger.info({ drained }, 'worker stopped');
+    // Stop with the fault's own message; the crawl resumes when a fixed worker starts again.
+    if (worker.fatal) throw worker.fatal;
+    const mine = runtime.counters.local;
+    return { worker: process.pid, drained, fetched: mine.fetched, fetchErrors: mine.fetchErrors, retries: mine.retries, dead: mine.dead };
+  } finally {
+    await runtime.close();
+  }
+}

@@ -1,0 +1,142 @@
+import { loadConfig } from '@trawl/config';
+import { ErrorCode, systemClock } from '@trawl/core';
+import { testDatabase } from '@trawl/db/testing';
+import { Frontier } from '@trawl/frontier';
+import { testRedis } from '@trawl/redis/testing';
+import { createBloomFilter, SeenSet } from '@trawl/seen';
+import { silentLogger } from '@trawl/telemetry';
+import { fingerprint } from '@trawl/url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Counters } from './counters.js';
+import { candidatesFromLinks, Discovery, type DiscoveryDeps, linkSkipReason } from './discovery.js';
+import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from './policy.js';
+
+const policyFor = (env: Record<string, string> = {}): ResolvedPolicy => resolvePolicy(policyFromConfig(loadConfig({ env: { TRAWL_SCOPE: 'any', ...env } }), []));
+const links = (...paths: string[]) => paths.map((p) => ({ url: `http://${p}`, nofollow: false }));
+const page = (host: string) => ({ url: `http://${host}/`, hash: fingerprint(`http://${host}/`), depth: 0 });
+
+const t = testRedis('discovery');
+let db: Awaited<ReturnType<typeof testDatabase>>;
+let deps: Omit<DiscoveryDeps, 'robotsVerdicts'>;
+
+beforeAll(async () => {
+  db = await testDatabase('discovery');
+  const bloom = await createBloomFilter(t.redis, { prefix: t.prefix, capacity: 10_000, errorRate: 0.01, shards: 1 }, 'lua');
+  deps = {
+    seen: new SeenSet(bloom, db.db),
+    db: db.db,
+    frontier: new Frontier(t.redis, { prefix: t.prefix, partitions: 1, bands: 4, leaseMs: 60_000, fetchHoldMs: 30_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock: systemClock }),
+    counters: new Counters(t.redis, t.prefix, 60_000),
+    logger: silentLogger,
+    limits: () => ({ maxUrlsPerHost: 0, maxQueryVariants: 0 }),
+  };
+});
+
+afterAll(async () => {
+  await deps.counters.flush();
+  await db.cleanup();
+  await t.cleanup();
+});
+
+/** Every `urls` row of a host: state and skip reason, by path. */
+async function rowsOf(host: string): Promise<Record<string, { state: string; reason: string | null }>> {
+  const { rows } = await db.db.pool.query<{ url: string; state: string; skip_reason: string | null }>(
+    `SELECT url, state, skip_reason FROM "${db.schema}".urls WHERE host = $1`,
+    [host],
+  );
+  return Object.fromEntries(rows.map((r) => [new URL(r.url).pathname + new URL(r.url).search, { state: r.state, reason: r.skip_reason }]));
+}
+
+describe('linkSkipReason', () => {
+  it.each<[string, Record<string, string>, string, boolean]>([
+    ['a PDF, non-HTML skipped', {}, 'http://a.example/report.pdf', true],
+    ['a page', {}, 'http://a.example/report.html', false],
+    ['a PDF named only in the query', {}, 'http://a.example/get?file=report.pdf', false],
+    ['a PDF, non-HTML stored', { TRAWL_NON_HTML: 'store' }, 'http://a.example/report.pdf', false],
+    ['a PDF, non-HTML stored but pdf listed', { TRAWL_NON_HTML: 'store', TRAWL_SKIP_EXTENSIONS: 'pdf' }, 'http://a.example/report.pdf', true],
+    ['an image, only pdf listed', { TRAWL_SKIP_EXTENSIONS: 'pdf' }, 'http://a.example/photo.jpg', false],
+  ])('%s', (_name, env, url, skipped) => {
+    const reason = linkSkipReason(url, policyFor(env));
+    if (skipped) expect(reason).toMatch(new RegExp(`^${ErrorCode.ContentType}: links to \\.\\w+ files are not fetched`));
+    else expect(reason).toBeNull();
+  });
+});
+
+describe('candidatesFromLinks', () => {
+  it('marks links to skipped file types and counts them; the rest are plain candidates', async () => {
+    const counters = new Counters(t.redis, `${t.prefix}:pure`, 60_000);
+    const found = candidatesFromLinks(
+      links('c.example/a', 'c.example/report.pdf', 'c.example/IMG.JPG', 'c.example/get?f=x.pdf', 'c.example/report.pdf', 'c.example/src.tar.gz'),
+      page('c.example'),
+      policyFor(),
+      counters,
+      Date.now(),
+    );
+    expect(found.map((c) => [new URL(c.url).pathname, c.skipReason !== undefined])).toEqual([
+      ['/a', false],
+      ['/report.pdf', true],
+      ['/IMG.JPG', true],
+      ['/get', false],
+      ['/src.tar.gz', true],
+    ]);
+    expect(counters.local.skippedExtensions).toBe(3);
+    await counters.flush();
+  });
+});
+
+describe('Discovery', () => {
+  it('records links to skipped file types as skipped, with the reason, and never queues them', async () => {
+    const discovery = new Discovery(deps);
+    const before = await deps.frontier.stats();
+    const candidates = candidatesFromLinks(links('d.example/a', 'd.example/b', 'd.example/report.pdf', 'd.example/photo.png'), page('d.example'), policyFor(), deps.counters, Date.now());
+    expect(await discovery.add(candidates)).toEqual({ queued: 2, known: 2 });
+    const rows = await rowsOf('d.example');
+    expect(rows['/a']?.state).toBe('queued');
+    expect(rows['/b']?.state).toBe('queued');
+    expect(rows['/report.pdf']).toEqual({ state: 'skipped', reason: expect.stringContaining('links to .pdf files are not fetched') });
+    expect(rows['/photo.png']).toEqual({ state: 'skipped', reason: expect.stringContaining(ErrorCode.ContentType) });
+    expect((await deps.frontier.stats()).queued - before.queued).toBe(2);
+    expect((await deps.frontier.hostState('d.example')).total).toBe(2);
+
+    // Found again: known (seen-set), neither queued nor inserted twice.
+    const again = candidatesFromLinks(links('d.example/report.pdf', 'd.example/a'), page('d.example'), policyFor(), deps.counters, Date.now());
+    expect(await discovery.add(again)).toEqual({ queued: 0, known: 2 });
+    expect(Object.keys(await rowsOf('d.example')).sort()).toEqual(['/a', '/b', '/photo.png', '/report.pdf']);
+    expect((await deps.frontier.hostState('d.example')).total).toBe(2);
+    await discovery.drain();
+  });
+
+  it('asks robots.txt only about links it has not already skipped', async () => {
+    const asked: string[] = [];
+    const discovery = new Discovery({
+      ...deps,
+      robotsVerdicts: async (urls) => {
+        asked.push(...urls);
+        return urls.map((u) => (new URL(u).pathname.startsWith('/private') ? `${ErrorCode.RobotsDisallowed}: Disallow: /private` : null));
+      },
+    });
+    const candidates = candidatesFromLinks(
+      links('e.example/ok', 'e.example/private/x', 'e.example/private/doc.pdf', 'e.example/doc.pdf'),
+      page('e.example'),
+      policyFor(),
+      deps.counters,
+      Date.now(),
+    );
+    expect(await discovery.add(candidates)).toEqual({ queued: 1, known: 3 });
+    expect(asked.map((u) => new URL(u).pathname).sort()).toEqual(['/ok', '/private/x']);
+    const rows = await rowsOf('e.example');
+    expect(rows['/ok']?.state).toBe('queued');
+    expect(rows['/private/x']).toEqual({ state: 'skipped', reason: `${ErrorCode.RobotsDisallowed}: Disallow: /private` });
+    expect(rows['/private/doc.pdf']?.reason).toContain('links to .pdf files');
+    expect(rows['/doc.pdf']?.state).toBe('skipped');
+    await discovery.drain();
+  });
+
+  it('queues such links when the crawl stores non-HTML bodies', async () => {
+    const discovery = new Discovery(deps);
+    const candidates = candidatesFromLinks(links('f.example/report.pdf'), page('f.example'), policyFor({ TRAWL_NON_HTML: 'store' }), deps.counters, Date.now());
+    expect(await discovery.add(candidates)).toEqual({ queued: 1, known: 0 });
+    expect((await rowsOf('f.example'))['/report.pdf']?.state).toBe('queued');
+    await discovery.drain();
+  });
+});

@@ -1,0 +1,91 @@
+import type { GateTicket, HostHealthState } from '@trawl/frontier';
+import type { JobResult } from '@trawl/queue';
+import type { Candidate } from './discovery.js';
+import type { PipelineDeps } from './process.js';
+import type { FetchRecord } from './records.js';
+
+/** When the host this job holds may be fetched again, and what the politeness model learnt. */
+export interface HostRelease {
+  dueAt: number;
+  health?: HostHealthState;
+  /** Keep holding the host for this lease: its job runs again at `dueAt` (after fetching robots.txt). */
+  keepHost?: boolean;
+  /**
+   * The job never fetched (robots.txt already forbids its URL): hand back the claim on the host
+   * that dispatch gave its lease, leaving the due time alone.
+   */
+  claimOnly?: boolean;
+}
+
+/**
+ * The one decision every exit path of a fetch job produces. `applyOutcome` carries it out in the
+ * only order that is safe:
+ *   1. release the host (exactly once, and only by the job that holds it) — so the next URL of
+ *      the host is not held up by this job's storing and parsing;
+ *   2. keep the lease alive while a retry waits in the queue;
+ *   3. discover the URLs found and write the record (in parallel);
+ *   4. acknowledge the lease — only once the record is written, so a crash in between repeats
+ *      the work instead of losing the URL.
+ */
+export interface JobOutcome {
+  release?: HostRelease;
+  /** Extend the lease to this time (a retry waits in the queue until then). */
+  leaseUntil?: number;
+  record?: FetchRecord;
+  discover?: Candidate[];
+  /** The URL is finished: acknowledge its lease after the record is written. */
+  ack: boolean;
+  /** What the queue does with the job. */
+  result: JobResult;
+}
+
+/**
+ * The host a job holds, released at most once. The ticket says which lease and attempt hold it;
+ * `held` is false until the gate says OK (a job that never got the host must not release it,
+ * except to hand back a claim it got without fetching — see `releaseClaim`).
+ */
+export class HostHold {
+  private held = false;
+  private released = false;
+
+  constructor(
+    private readonly deps: Pick<PipelineDeps, 'frontier'>,
+    readonly ticket: GateTicket,
+  ) {}
+
+  /** The gate gave this job the host. */
+  acquired(): void {
+    this.held = true;
+  }
+
+  get holding(): boolean {
+    return this.held && !this.released;
+  }
+
+  /** Frees the host (or keeps it for this lease) with its next due time. Idempotent. */
+  async release(release: HostRelease, leaseUntil?: number): Promise<boolean> {
+    if (release.claimOnly && !this.held && !this.released) {
+      this.released = true;
+      await this.deps.frontier.release(this.ticket, 0, { leaseUntil });
+      return true;
+    }
+    if (!this.holding) return false;
+    this.released = true;
+    await this.deps.frontier.release(this.ticket, release.dueAt, { health: release.health, keepHost: release.keepHost, leaseUntil });
+    return true;
+  }
+}
+
+/** Carries out an outcome (see `JobOutcome` for the order) and returns the queue's action. */
+export async function applyOutcome(deps: PipelineDeps, hold: HostHold, outcome: JobOutcome): Promise<JobResult> {
+  const { ticket } = hold;
+  let leaseExtended = false;
+  if (outcome.release) leaseExtended = await hold.release(outcome.release, outcome.leaseUntil);
+  if (outcome.leaseUntil !== undefined && !leaseExtended) await deps.frontier.extendLease(ticket.partition, ticket.leaseId, outcome.leaseUntil);
+  const writes: Promise<unknown>[] = [];
+  if (outcome.discover && outcome.discover.length > 0) writes.push(deps.discovery.add(outcome.discover));
+  if (outcome.record) writes.push(deps.records.add(outcome.record));
+  await Promise.all(writes);
+  if (outcome.ack) await deps.acks.ack(ticket.partition, ticket.leaseId);
+  return outcome.result;
+}

@@ -1,0 +1,349 @@
+import { loadConfig } from '@trawl/config';
+import { ErrorCode, ManualClock, TrawlError } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
+import type { GateDecision } from '@trawl/frontier';
+import type { FetchJobContext, FetchJobData } from '@trawl/queue';
+import type { RobotsEntry } from '@trawl/robots';
+import type { ContentStore } from '@trawl/store';
+import { silentLogger } from '@trawl/telemetry';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from './policy.js';
+import { type PipelineDeps, processFetchJob } from './process.js';
+import type { FetchRecord } from './records.js';
+
+/**
+ * Every exit path of a fetch job, with fakes for the frontier, fetcher, store, records and acks.
+ * Each test checks the same three rules: the host is released exactly once (by the job that
+ * holds it) with the right due time; a record is written before the ack; and the queue gets
+ * the right action.
+ */
+
+const HOST = 'example.com';
+const URL_ = `http://${HOST}/a`;
+const DELAY = 1000;
+const T0 = 1_700_000_000_000;
+
+type Event =
+  | { kind: 'acquire' }
+  | { kind: 'release'; dueAt: number; keepHost: boolean; leaseUntil: number | undefined; streak: number | undefined }
+  | { kind: 'extend'; until: number }
+  | { kind: 'fetch'; url: string }
+  | { kind: 'robots' }
+  | { kind: 'store' }
+  | { kind: 'discover'; urls: string[] }
+  | { kind: 'record'; record: FetchRecord }
+  | { kind: 'ack'; leaseId: string };
+
+interface Fakes {
+  events: Event[];
+  clock: ManualClock;
+  gate: GateDecision[];
+  robots: RobotsEntry | null;
+  robotsFetch: () => Promise<Awaited<ReturnType<PipelineDeps['fetcher']['fetchRobots']>>>;
+  fetch: () => Promise<FetchResult>;
+  store: () => Promise<void>;
+  record: () => Promise<void>;
+  policy: ResolvedPolicy | null;
+}
+
+let f: Fakes;
+
+const rulesEntry = (body: string): RobotsEntry => ({ kind: 'rules', status: 200, body, fetchedAt: T0, expiresAt: T0 + 86_400_000 });
+
+function response(status: number, extra: Partial<FetchResult> = {}): FetchResult {
+  const body = Buffer.from(extra.body ?? (status === 200 ? '<html><body><a href="/b">b</a><a href="/c">c</a></body></html>' : ''));
+  return {
+    url: URL_,
+    status,
+    headers: { 'content-type': 'text/html' },
+    contentType: 'text/html',
+    charset: null,
+    location: null,
+    body,
+    truncated: false,
+    bodySkipped: false,
+    rawBytes: body.length,
+    startedAt: f.clock.now(),
+    firstByteAt: f.clock.now() + 10,
+    endedAt: f.clock.now() + 20,
+    etag: null,
+    lastModified: null,
+    ...extra,
+  };
+}
+
+function deps(): PipelineDeps {
+  const events = f.events;
+  const store: ContentStore = {
+    put: async (body) => {
+      events.push({ kind: 'store' });
+      await f.store();
+      return { key: `sha256:${body.length}`, contentHash: String(body.length), storedBytes: body.length, existed: false };
+    },
+    get: async () => null,
+    has: async () => false,
+    close: async () => undefined,
+  };
+  return {
+    frontier: {
+      acquire: async () => {
+        events.push({ kind: 'acquire' });
+        return f.gate.shift() ?? { kind: 'ok', health: { streak: 0, backoffMs: 0 } };
+      },
+      release: async (_ticket, dueAt, options = {}) => {
+        events.push({ kind: 'release', dueAt, keepHost: options.keepHost === true, leaseUntil: options.leaseUntil, streak: options.health?.streak });
+        return true;
+      },
+      extendLease: async (_p, _id, until) => {
+        events.push({ kind: 'extend', until });
+        return true;
+      },
+    },
+    fetcher: {
+      fetch: async (url) => {
+        events.push({ kind: 'fetch', url });
+        return f.fetch();
+      },
+      fetchRobots: async () => {
+        events.push({ kind: 'robots' });
+        return f.robotsFetch();
+      },
+    },
+    store,
+    robots: { get: async () => f.robots, set: async (_origin, entry) => void (f.robots = entry) },
+    discovery: {
+      add: async (candidates) => {
+        events.push({ kind: 'discover', urls: candidates.map((c) => c.url) });
+        return { queued: candidates.length, known: 0 };
+      },
+    },
+    records: {
+      add: async (record) => {
+        await f.record();
+        events.push({ kind: 'record', record });
+      },
+    },
+    acks: { ack: async (_p, leaseId) => void events.push({ kind: 'ack', leaseId }) },
+    policy: { get: async () => f.policy, refresh: async () => f.policy },
+    counters: { add: () => undefined },
+    clock: f.clock,
+    logger: silentLogger,
+    retry: { attempts: 4, timeoutAttempts: 2, baseMs: 5000, maxMs: 60_000 },
+    leaseMs: 300_000,
+    gateWaitMs: 100,
+  };
+}
+
+function job(attempt = 1, maxAttempts = 3, data: Partial<FetchJobData> = {}): FetchJobContext {
+  return { id: 'p0-1', data: { u: URL_, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 2, l: 'p0-1', ...data }, token: 'tok', attempt, maxAttempts, signal: undefined };
+}
+
+const of = <K extends Event['kind']>(kind: K) => f.events.filter((e): e is Extract<Event, { kind: K }> => e.kind === kind);
+const order = () => f.events.map((e) => e.kind).filter((k) => ['release', 'record', 'ack', 'discover', 'store', 'fetch'].includes(k));
+
+beforeEach(() => {
+  const config = loadConfig({ env: { TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_ADAPTIVE_DELAY_FACTOR: '0' } });
+  f = {
+    events: [],
+    clock: new ManualClock(T0),
+    gate: [],
+    robots: rulesEntry('User-agent: *\nAllow: /\n'),
+    robotsFetch: async () => ({ kind: 'response', status: 200, body: Buffer.from('User-agent: *\nDisallow: /private\n'), finalUrl: `http://${HOST}/robots.txt`, redirects: 0 }) as never,
+    fetch: async () => response(200),
+    store: async () => undefined,
+    record: async () => undefined,
+    policy: resolvePolicy(policyFromConfig(config, [URL_])),
+  };
+});
+
+describe('processFetchJob: every exit path releases once, records before it acks', () => {
+  it('no policy yet: defers, touches nothing', async () => {
+    f.policy = null;
+    const result = await processFetchJob(deps(), job());
+    expect(result).toEqual({ outcome: 'defer', until: T0 + 1000 });
+    expect(f.events).toEqual([]);
+  });
+
+  it('robots.txt already forbids the URL: hands the claim back (due untouched), records skipped, acks', async () => {
+    f.robots = rulesEntry('User-agent: *\nDisallow: /a\n');
+    const result = await processFetchJob(deps(), job());
+    expect(result).toMatchObject({ outcome: 'done', summary: { skipped: ErrorCode.RobotsDisallowed } });
+    expect(of('acquire')).toHaveLength(0);
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: 0, keepHost: false, leaseUntil: undefined, streak: undefined }]);
+    expect(of('record')[0]?.record).toMatchObject({ state: 'skipped', errorCode: ErrorCode.RobotsDisallowed });
+    expect(order()).toEqual(['release', 'record', 'ack']);
+  });
+
+  it('stale lease: drops the job, never releases, never records or acks', async () => {
+    f.gate = [{ kind: 'stale' }];
+    expect(await processFetchJob(deps(), job())).toEqual({ outcome: 'stale' });
+    expect(of('release')).toHaveLength(0);
+    expect(of('record')).toHaveLength(0);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('host busy or not due: defers to (a little before) its due time without releasing it', async () => {
+    f.gate = [{ kind: 'busy', at: T0 + 5000 }];
+    expect(await processFetchJob(deps(), job())).toEqual({ outcome: 'defer', until: T0 + 5000 - 50 });
+    f.gate = [{ kind: 'not-due', at: T0 + 9000 }];
+    expect(await processFetchJob(deps(), job())).toEqual({ outcome: 'defer', until: T0 + 9000 - 50 });
+    expect(of('release')).toHaveLength(0);
+    expect(of('fetch')).toHaveLength(0);
+  });
+
+  it('robots.txt fetched now: that was the turn; keeps the host for this lease until the next turn', async () => {
+    f.robots = null;
+    const result = await processFetchJob(deps(), job());
+    expect(result).toMatchObject({ outcome: 'defer' });
+    const [release] = of('release');
+    expect(release).toMatchObject({ keepHost: true });
+    expect(release?.dueAt).toBeGreaterThanOrEqual(T0 + DELAY);
+    expect(of('release')).toHaveLength(1);
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('record')).toHaveLength(0);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('robots.txt fetched now says the URL is disallowed... for the next URL; this one is allowed and waits its turn', async () => {
+    f.robots = null;
+    await processFetchJob(deps(), job());
+    expect(f.robots).toMatchObject({ kind: 'rules' });
+  });
+
+  it('robots.txt unavailable (5xx): retries with the lease kept alive, then dead-letters with a failed record', async () => {
+    f.robots = null;
+    f.robotsFetch = async () => ({ kind: 'response', status: 503, body: Buffer.alloc(0), finalUrl: `http://${HOST}/robots.txt`, redirects: 0 }) as never;
+    const first = await processFetchJob(deps(), job(1, 2));
+    expect(first).toMatchObject({ outcome: 'retry' });
+    const [release] = of('release');
+    expect(release?.leaseUntil).toBeGreaterThan(T0 + 300_000);
+    expect(release?.streak).toBe(1);
+    expect(of('ack')).toHaveLength(0);
+
+    f.events = [];
+    f.robots = null;
+    const last = await processFetchJob(deps(), job(2, 2));
+    expect(last).toMatchObject({ outcome: 'dead', reason: expect.stringContaining(ErrorCode.RobotsUnavailable) });
+    expect(of('release')).toHaveLength(1);
+    expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.RobotsUnavailable });
+    expect(order()).toEqual(['release', 'record', 'ack']);
+  });
+
+  it('a 200 page: releases the host (due = response end + delay) before storing, then discovers, records and acks', async () => {
+    const result = await processFetchJob(deps(), job());
+    expect(result).toMatchObject({ outcome: 'done', summary: { status: 200, links: 2 } });
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: undefined, streak: 0 }]);
+    expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
+    expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
+    expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
+  });
+
+  it('a redirect: queues the target as a new URL, records the redirect, acks', async () => {
+    f.fetch = async () => response(301, { location: `http://${HOST}/moved`, contentType: null, headers: {} });
+    const result = await processFetchJob(deps(), job());
+    expect(result).toMatchObject({ outcome: 'done' });
+    expect(of('discover')[0]?.urls).toEqual([`http://${HOST}/moved`]);
+    expect(of('record')[0]?.record).toMatchObject({ httpStatus: 301, redirectTo: `http://${HOST}/moved` });
+    expect(of('release')).toHaveLength(1);
+    expect(order().slice(-2)).toEqual(['record', 'ack']);
+  });
+
+  it('a 404: recorded as done with its status, never retried', async () => {
+    f.fetch = async () => response(404);
+    expect(await processFetchJob(deps(), job())).toMatchObject({ outcome: 'done', summary: { status: 404 } });
+    expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 404 });
+    expect(of('release')).toHaveLength(1);
+    expect(order().slice(-2)).toEqual(['record', 'ack']);
+  });
+
+  it('a 503 with Retry-After: the host is due no earlier than the date, the URL retries, nothing is acked', async () => {
+    f.fetch = async () => response(503, { headers: { 'retry-after': '30' } });
+    const result = await processFetchJob(deps(), job(1, 3));
+    expect(result).toMatchObject({ outcome: 'retry' });
+    const [release] = of('release');
+    expect(release?.dueAt).toBeGreaterThanOrEqual(T0 + 30_000);
+    expect(release?.streak).toBe(1);
+    expect(of('record')).toHaveLength(0);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('a network error on the last attempt: releases with back-off, records failed, acks, dead-letters', async () => {
+    f.fetch = async () => {
+      throw new TrawlError(ErrorCode.FetchNetwork, 'ECONNRESET', { action: 'retry' });
+    };
+    const result = await processFetchJob(deps(), job(3, 3));
+    expect(result).toEqual({ outcome: 'dead', reason: `${ErrorCode.FetchNetwork}: ECONNRESET (after 3 attempts)` });
+    expect(of('release')).toHaveLength(1);
+    expect(of('release')[0]?.streak).toBe(1);
+    expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.FetchNetwork });
+    expect(order()).toEqual(['fetch', 'release', 'record', 'ack']);
+  });
+
+  it('the SSRF guard refuses the address: the host was not contacted (due now), the URL is skipped', async () => {
+    f.fetch = async () => {
+      throw new TrawlError('ERR_SSRF_BLOCKED' as ErrorCode, 'private address', { action: 'skip' });
+    };
+    const result = await processFetchJob(deps(), job());
+    expect(result).toMatchObject({ outcome: 'done', summary: { skipped: 'ERR_SSRF_BLOCKED' } });
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: T0, keepHost: false, leaseUntil: undefined, streak: undefined }]);
+    expect(order()).toEqual(['fetch', 'release', 'record', 'ack']);
+  });
+
+  it('storing fails after a good fetch: the host stays released once, the lease is extended, the job retries', async () => {
+    f.store = async () => {
+      throw new Error('EIO');
+    };
+    const result = await processFetchJob(deps(), job(1, 3));
+    expect(result).toMatchObject({ outcome: 'retry' });
+    expect(of('release')).toHaveLength(1);
+    expect(of('extend')).toHaveLength(1);
+    expect(of('extend')[0]?.until).toBeGreaterThan(T0 + 300_000);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('storing fails on the last attempt: recorded failed and acked, so the URL is not fetched again and again', async () => {
+    f.store = async () => {
+      throw new Error('EIO');
+    };
+    const result = await processFetchJob(deps(), job(3, 3));
+    expect(result).toMatchObject({ outcome: 'dead' });
+    expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.Store });
+    expect(order()).toEqual(['fetch', 'release', 'store', 'record', 'ack']);
+  });
+
+  it('a fatal store error stops the job with the error: host released once, nothing acked', async () => {
+    f.store = async () => {
+      throw new TrawlError(ErrorCode.Store, 'read-only file system', { action: 'fatal' });
+    };
+    await expect(processFetchJob(deps(), job())).rejects.toThrow('read-only file system');
+    expect(of('release')).toHaveLength(1);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('a full disk (ENOSPC) is fatal too, never retried as if transient', async () => {
+    f.store = async () => {
+      throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+    };
+    await expect(processFetchJob(deps(), job())).rejects.toMatchObject({ code: ErrorCode.Store, action: 'fatal' });
+    expect(of('release')).toHaveLength(1);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('the record cannot be written: the error reaches the queue (it retries), the lease is never acked', async () => {
+    f.record = async () => {
+      throw new Error('connection terminated');
+    };
+    await expect(processFetchJob(deps(), job())).rejects.toThrow('connection terminated');
+    expect(of('release')).toHaveLength(1);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('an exception before the fetch completes still frees the host exactly once', async () => {
+    f.fetch = async () => {
+      throw new TypeError('bug');
+    };
+    // A plain error counts as transient: retried, with the host released once.
+    expect(await processFetchJob(deps(), job(1, 3))).toMatchObject({ outcome: 'retry' });
+    expect(of('release')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,98 @@
+import { describeError } from '@trawl/core';
+import type { DuePage, Sitemaps } from '@trawl/db';
+import type { FetchResult } from '@trawl/fetch';
+import { type Frontier, UrlFlag } from '@trawl/frontier';
+import type { FetchJobContext } from '@trawl/queue';
+import { parseSitemap, sitemapDecision } from '@trawl/sitemap';
+import { fingerprint, normalizeUrl } from '@trawl/url';
+import { candidatesFromLinks } from './discovery.js';
+import type { JobOutcome } from './outcome.js';
+import type { ResolvedPolicy } from './policy.js';
+import type { PipelineDeps } from './process.js';
+
+/** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */
+export interface SitemapDeps {
+  store: Pick<Sitemaps, 'recordFetch' | 'add' | 'isChild' | 'lastChecked' | 'takePages'>;
+  frontier: Pick<Frontier, 'push'>;
+  markQueued: (hashes: readonly Buffer[]) => Promise<void>;
+  /** Entries read from one file at most. */
+  maxEntries: number;
+}
+
+/**
+ * A sitemap, fetched under its host's gate like any URL. An index lists child sitemaps (followed
+ * one level deep); a urlset lists pages: unknown ones are discovered (through scope, traps and
+ * the seen-set, like links), and a known page whose `<lastmod>` is newer than its last visit is
+ * pushed back into the frontier at once, at the top priority. Nothing is stored for the sitemap
+ * itself but its row in the `sitemaps` table.
+ */
+export async function handleSitemap(deps: PipelineDeps, job: FetchJobContext, policy: ResolvedPolicy, response: FetchResult): Promise<JobOutcome> {
+  const sink = deps.sitemaps;
+  const url = job.data.u;
+  const done = (summary: Record<string, unknown>): JobOutcome => ({ ack: true, result: { outcome: 'done', summary: { sitemap: true, ...summary } } });
+  if (!sink) return done({ ignored: 'sitemaps are off' });
+  deps.counters.add('sitemapsFetched');
+  if (response.status >= 300 && response.status < 400 && response.location) {
+    // A moved sitemap (http → https, a CDN): the target is the sitemap from now on.
+    await sink.store.add(new URL(response.location).origin, [response.location], 'robots');
+  }
+  if (response.status < 200 || response.status >= 300 || response.body.length === 0) {
+    await sink.store.recordFetch(url, { status: response.status, entries: 0, truncated: false, error: response.status >= 300 ? `HTTP ${response.status}` : 'empty body' });
+    return done({ status: response.status });
+  }
+  const parsed = await parseSitemap(response.body, { maxEntries: sink.maxEntries });
+  const error = parsed.errors.length > 0 ? parsed.errors.slice(0, 3).join('; ') : null;
+  if (parsed.kind === 'index') {
+    // One level: the children of a child index are not followed (an index of indexes is not a sitemap).
+    const children = (await sink.store.isChild(url)) ? [] : parsed.entries.map((e) => e.loc);
+    await sink.store.add(new URL(url).origin, children, 'index', url);
+    await sink.store.recordFetch(url, { status: response.status, entries: parsed.entries.length, truncated: parsed.truncated, error });
+    return done({ index: children.length });
+  }
+
+  const now = deps.clock.now();
+  const lastmods = new Map<string, number | null>();
+  for (const entry of parsed.entries) {
+    const normalized = normalizeUrl(entry.loc, undefined, policy.normalize);
+    if (normalized.ok) lastmods.set(normalized.url, entry.lastmod);
+  }
+  const candidates = candidatesFromLinks(
+    parsed.entries.map((e) => ({ url: e.loc, nofollow: false })),
+    { url, hash: fingerprint(url), depth: 0 },
+    policy,
+    deps.counters,
+    now,
+  );
+  const checked = await sink.store.lastChecked(candidates.map((c) => c.hash));
+  const unknown = candidates.filter((c) => !checked.has(c.hash.toString('latin1')) || checked.get(c.hash.toString('latin1')) === null);
+  const changed = candidates.filter((c) => {
+    const key = c.hash.toString('latin1');
+    if (!checked.has(key)) return false;
+    return sitemapDecision(lastmods.get(c.url) ?? null, checked.get(key) ?? null, now) === 'due-now-high-priority';
+  });
+  const taken = await sink.store.takePages(changed.map((c) => c.hash));
+  await pushDueNow(sink, taken);
+  deps.counters.add('sitemapUrls', parsed.entries.length);
+  await sink.store.recordFetch(url, { status: response.status, entries: parsed.entries.length, truncated: parsed.truncated, error });
+  return { ...done({ entries: parsed.entries.length, dueNow: taken.length }), discover: unknown };
+}
+
+/** Pages a sitemap says changed: back into the frontier now, at the top priority, as re-crawls. */
+async function pushDueNow(sink: SitemapDeps, pages: readonly DuePage[]): Promise<void> {
+  if (pages.length === 0) return;
+  await sink.frontier.push(
+    pages.map((p) => ({ url: p.url, host: p.host, depth: p.depth, hops: 0, flags: UrlFlag.Recrawl, priority: 1 })),
+    { maxUrlsPerHost: 0, maxQueryVariants: 0 },
+  );
+  await sink.markQueued(pages.map((p) => p.hash));
+}
+
+/** A sitemap job that ended without a usable response: its outcome goes to the sitemaps table, not to a page record. */
+export async function sitemapFailure(deps: PipelineDeps, job: FetchJobContext, outcome: JobOutcome): Promise<JobOutcome> {
+  if (!outcome.record || !deps.sitemaps) return outcome;
+  const { record, ...rest } = outcome;
+  await deps.sitemaps.store
+    .recordFetch(job.data.u, { status: record.httpStatus, entries: 0, truncated: false, error: record.errorMessage ?? record.errorCode })
+    .catch((error: unknown) => deps.logger.warn({ err: describeError(error), url: job.data.u }, 'could not record a sitemap fetch'));
+  return rest;
+}

@@ -1,0 +1,6 @@
+export { Dispatcher, type DispatcherDeps, type DispatcherOptions, jobDataOf } from './dispatcher.js';
+export { Membership, preferredOwners } from './membership.js';
+export { PartitionOwnership } from './ownership.js';
+export { policyDifferences, publishConfigPolicy } from './publish.js';
+export { Scheduler, type SchedulerDeps, type SchedulerOptions, schedulerStatus } from './scheduler.js';
+export { addSeeds, prepareSeeds, type SeedsDeps, type SeedsReport, widenScope } from './seeds.js';

@@ -1,0 +1,56 @@
+import type { Clock } from '@trawl/core';
+import { HashRing } from '@trawl/frontier';
+import type { Redis } from '@trawl/redis';
+
+/**
+ * Live members of one role (schedulers, workers) of a crawl: each heartbeats an expiry time into
+ * `<namespace>:members:<role>` (a sorted set). A member that stops heartbeating — killed, hung,
+ * partitioned away — drops out after `ttlMs`; one that stops cleanly leaves at once.
+ */
+export class Membership {
+  readonly key: string;
+
+  constructor(
+    private readonly redis: Redis,
+    namespace: string,
+    role: string,
+    readonly memberId: string,
+    private readonly ttlMs: number,
+    private readonly clock: Clock,
+  ) {
+    this.key = `${namespace}:members:${role}`;
+  }
+
+  /** Says this member is alive for another `ttlMs`, forgets the expired ones, and returns the live members. */
+  async heartbeat(): Promise<string[]> {
+    const now = this.clock.now();
+    const [, , live] = (await this.redis
+      .multi()
+      .zadd(this.key, now + this.ttlMs, this.memberId)
+      .zremrangebyscore(this.key, '-inf', now)
+      .zrangebyscore(this.key, now, '+inf')
+      .exec()) as [unknown, unknown, [Error | null, string[]]];
+    if (live[0]) throw live[0];
+    return live[1];
+  }
+
+  /** The live members (without heartbeating). */
+  async live(): Promise<string[]> {
+    return this.redis.zrangebyscore(this.key, this.clock.now(), '+inf');
+  }
+
+  async leave(): Promise<void> {
+    await this.redis.zrem(this.key, this.memberId);
+  }
+}
+
+/**
+ * Which member the consistent-hash ring prefers for each partition: adding or removing a member
+ * moves only about 1/N of the partitions, so warm state (connections, DNS and robots.txt caches)
+ * mostly stays where it was.
+ */
+export function preferredOwners(members: readonly string[], partitions: number): string[] {
+  if (members.length === 0) return [];
+  const ring = new HashRing([...members].sort());
+  return Array.from({ length: partitions }, (_, p) => ring.owner(`partition:${p}`));
+}

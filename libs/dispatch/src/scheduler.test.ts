@@ -1,0 +1,131 @@
+import { systemClock } from '@trawl/core';
+import { testRedis } from '@trawl/redis/testing';
+import { silentLogger } from '@trawl/telemetry';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Dispatcher } from './dispatcher.js';
+import { preferredOwners } from './membership.js';
+import { PartitionOwnership } from './ownership.js';
+import { Scheduler, schedulerStatus } from './scheduler.js';
+
+/**
+ * Partition ownership among schedulers, against a real Redis: every partition is dispatched by
+ * exactly one live scheduler, a stopped one hands over at once, and a dead one's partitions are
+ * taken within the lease.
+ */
+const t = testRedis('sched');
+afterAll(() => t.cleanup());
+let n = 0;
+
+/** A dispatcher that only notes which partitions it runs. */
+function fakeDispatcher(): Dispatcher & { runningSet: Set<number> } {
+  const runningSet = new Set<number>();
+  return {
+    runningSet,
+    startPartition: (p: number) => void runningSet.add(p),
+    stopPartition: async (p: number) => void runningSet.delete(p),
+    stop: async () => runningSet.clear(),
+  } as unknown as Dispatcher & { runningSet: Set<number> };
+}
+
+function scheduler(namespace: string, member: string, partitions: number, leaseMs: number, repairs: number[] = []) {
+  const dispatcher = fakeDispatcher();
+  const s = new Scheduler(
+    {
+      redis: t.redis,
+      namespace,
+      partitions,
+      dispatcher,
+      discovery: { repair: async () => (repairs.push(Date.now()), 0) },
+      clock: systemClock,
+      logger: silentLogger,
+    },
+    { memberId: member, leaseMs, repairEveryMs: 50, repairOlderThanMs: 1000 },
+  );
+  return { s, dispatcher };
+}
+
+const until = async (check: () => boolean | Promise<boolean>, timeoutMs: number, what: string) => {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('Scheduler', () => {
+  it('spreads partitions over live schedulers, each owned by exactly one, and dispatches only its own', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    const a = scheduler(ns, 'a', 8, 600);
+    const b = scheduler(ns, 'b', 8, 600);
+    await a.s.start();
+    await b.s.start();
+    try {
+      // b joined after a took everything; the ring's preferences move b's share over.
+      const want = preferredOwners(['a', 'b'], 8);
+      await until(() => want.every((m, p) => (m === 'a' ? a : b).s.partitions.includes(p)), 5000, 'the ring\'s split');
+      expect([...a.s.partitions, ...b.s.partitions].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(a.s.partitions.filter((p) => b.s.partitions.includes(p))).toEqual([]);
+      expect([...a.dispatcher.runningSet].sort()).toEqual(a.s.partitions);
+      expect([...b.dispatcher.runningSet].sort()).toEqual(b.s.partitions);
+      const ownership = new PartitionOwnership(t.redis, ns, '', 1);
+      for (let p = 0; p < 8; p += 1) expect(await ownership.owner(p)).toBe(want[p]);
+      const status = await schedulerStatus(t.redis, ns, 8, systemClock);
+      expect(status.map((s) => s.member).sort()).toEqual(['a', 'b']);
+    } finally {
+      await a.s.stop();
+      await b.s.stop();
+    }
+  });
+
+  it('a scheduler that stops hands its partitions over at once', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    const a = scheduler(ns, 'a', 4, 900);
+    const b = scheduler(ns, 'b', 4, 900);
+    await a.s.start();
+    await b.s.start();
+    await until(() => a.s.partitions.length > 0 && b.s.partitions.length > 0, 5000, 'both to own partitions');
+    const started = Date.now();
+    await a.s.stop();
+    await until(() => b.s.partitions.length === 4, 3000, 'b to own every partition');
+    // Released keys are free at once: b takes them on its next round (a third of the lease).
+    expect(Date.now() - started).toBeLessThan(900);
+    await b.s.stop();
+  });
+
+  it('a dead scheduler\'s partitions are taken within the lease, never while it still holds them', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    const lease = 600;
+    const a = scheduler(ns, 'a', 4, lease);
+    await a.s.start();
+    expect(a.s.partitions).toEqual([0, 1, 2, 3]);
+    // "Kill" a: its loop stops renewing, nothing is released.
+    (a.s as unknown as { controller: AbortController }).controller.abort();
+    const killedAt = Date.now();
+    const b = scheduler(ns, 'b', 4, lease);
+    await b.s.start();
+    expect(b.s.partitions).toEqual([]); // a's leases have not run out yet
+    await until(() => b.s.partitions.length === 4, 5000, 'b to take over');
+    const tookMs = Date.now() - killedAt;
+    expect(tookMs).toBeGreaterThanOrEqual(lease - 50);
+    expect(tookMs).toBeLessThan(lease + lease); // the lease, plus at most a round or two
+    await b.s.stop();
+  });
+
+  it('only the owner of partition 0 runs the repair sweep', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    const repairsA: number[] = [];
+    const repairsB: number[] = [];
+    const a = scheduler(ns, 'a', 2, 300, repairsA);
+    const b = scheduler(ns, 'b', 2, 300, repairsB);
+    await a.s.start();
+    await b.s.start();
+    await new Promise((r) => setTimeout(r, 1200));
+    const owner0 = a.s.partitions.includes(0) ? repairsA : repairsB;
+    const other = owner0 === repairsA ? repairsB : repairsA;
+    await a.s.stop();
+    await b.s.stop();
+    expect(owner0.length).toBeGreaterThan(0);
+    // The other one may have owned partition 0 for its first round only.
+    expect(other.length).toBeLessThanOrEqual(1);
+  });
+});

@@ -1,0 +1,155 @@
+import { type Clock, sleep } from '@trawl/core';
+import type { Discovery } from '@trawl/crawl';
+import type { Redis } from '@trawl/redis';
+import type { Logger } from '@trawl/telemetry';
+import type { Dispatcher } from './dispatcher.js';
+import { Membership, preferredOwners } from './membership.js';
+import { PartitionOwnership } from './ownership.js';
+
+export interface SchedulerDeps {
+  redis: Redis;
+  namespace: string;
+  partitions: number;
+  dispatcher: Dispatcher;
+  discovery: Pick<Discovery, 'repair'>;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface SchedulerOptions {
+  /** This process's id among the crawl's schedulers. */
+  memberId: string;
+  /** Ownership (and membership) lease: a dead scheduler's partitions are taken over within about this long. */
+  leaseMs: number;
+  /** How often to push URLs a crash left inserted but never queued, and how old they must be. */
+  repairEveryMs: number;
+  repairOlderThanMs: number;
+}
+
+/**
+ * Runs the dispatcher for the partitions this scheduler owns, any number of schedulers sharing
+ * one crawl. Each partition is dispatched by exactly one live scheduler at a time: ownership is a
+ * lease in Redis, renewed every third of its TTL; partitions are spread over the live schedulers
+ * on a consistent-hash ring, and a partition whose owner died is taken by another once the lease
+ * runs out. The owner of partition 0 also runs the crawl-wide repair sweep. Stopping (SIGTERM)
+ * hands the partitions over at once.
+ */
+export class Scheduler {
+  private readonly ownership: PartitionOwnership;
+  private readonly membership: Membership;
+  /** Owned partitions and since when. */
+  private readonly owned = new Map<number, number>();
+  /** Partitions seen free, and since when (to take them when their preferred owner does not). */
+  private readonly freeSince = new Map<number, number>();
+  private readonly controller = new AbortController();
+  private loop: Promise<void> | null = null;
+  private lastRepair = 0;
+
+  constructor(
+    private readonly deps: SchedulerDeps,
+    private readonly options: SchedulerOptions,
+  ) {
+    this.ownership = new PartitionOwnership(deps.redis, deps.namespace, options.memberId, options.leaseMs);
+    this.membership = new Membership(deps.redis, deps.namespace, 'scheduler', options.memberId, options.leaseMs, deps.clock);
+  }
+
+  get memberId(): string {
+    return this.options.memberId;
+  }
+
+  /** The partitions this scheduler dispatches now. */
+  get partitions(): number[] {
+    return [...this.owned.keys()].sort((a, b) => a - b);
+  }
+
+  /** Joins, takes its share of the partitions, and keeps them until stopped. */
+  async start(): Promise<void> {
+    await this.tick();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.loop;
+    await this.deps.dispatcher.stop();
+    await Promise.all([...this.owned.keys()].map((p) => this.ownership.release(p).catch(() => false)));
+    this.owned.clear();
+    await this.membership.leave().catch(() => undefined);
+    this.deps.logger.info({ member: this.memberId }, 'scheduler stopped; partitions handed over');
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      await sleep(Math.max(50, Math.floor(this.options.leaseMs / 3)), signal);
+      if (signal.aborted) break;
+      try {
+        await this.tick();
+      } catch (error) {
+        this.deps.logger.error({ err: error }, 'scheduler step failed');
+      }
+    }
+  }
+
+  /** One round: heartbeat, keep or hand over owned partitions, take free ones, maintenance. */
+  async tick(): Promise<void> {
+    const { dispatcher, logger, clock } = this.deps;
+    const now = clock.now();
+    const live = await this.membership.heartbeat();
+    const preferred = preferredOwners(live, this.deps.partitions);
+    for (let p = 0; p < this.deps.partitions; p += 1) {
+      const since = this.owned.get(p);
+      if (since !== undefined) {
+        if (!(await this.ownership.renew(p))) {
+          this.owned.delete(p);
+          await dispatcher.stopPartition(p);
+          logger.warn({ partition: p }, 'lost ownership of a partition');
+          continue;
+        }
+        const want = preferred[p];
+        // Hand a partition to the scheduler the ring prefers once it has been up a full round.
+        if (want !== undefined && want !== this.memberId && now - since > this.options.leaseMs) {
+          await dispatcher.stopPartition(p);
+          await this.ownership.release(p);
+          this.owned.delete(p);
+          logger.info({ partition: p, to: want }, 'handed a partition over');
+        }
+        continue;
+      }
+      const holder = await this.ownership.owner(p);
+      if (holder !== null) {
+        this.freeSince.delete(p);
+        continue;
+      }
+      const freeSince = this.freeSince.get(p) ?? now;
+      this.freeSince.set(p, freeSince);
+      // The preferred scheduler takes a free partition at once; any other after one more round,
+      // so a partition never waits on a member that is not taking it.
+      const mine = preferred[p] === this.memberId || now - freeSince >= Math.floor(this.options.leaseMs / 3);
+      if (mine && (await this.ownership.acquire(p))) {
+        this.owned.set(p, now);
+        this.freeSince.delete(p);
+        dispatcher.startPartition(p);
+        logger.info({ partition: p }, 'took ownership of a partition');
+      }
+    }
+    if (this.owned.has(0) && now - this.lastRepair >= this.options.repairEveryMs) {
+      this.lastRepair = now;
+      await this.deps.discovery.repair(this.options.repairOlderThanMs);
+    }
+  }
+}
+
+/** The live schedulers of a crawl and the partitions each owns (for `trawl status` and the dashboard). */
+export async function schedulerStatus(redis: Redis, namespace: string, partitions: number, clock: Clock): Promise<{ member: string; partitions: number[] }[]> {
+  const members = await new Membership(redis, namespace, 'scheduler', '', 1, clock).live();
+  const ownership = new PartitionOwnership(redis, namespace, '', 1);
+  const owners = await Promise.all(Array.from({ length: partitions }, (_, p) => ownership.owner(p)));
+  const byMember = new Map<string, number[]>(members.map((m) => [m, []]));
+  owners.forEach((owner, p) => {
+    if (owner === null) return;
+    if (!byMember.has(owner)) byMember.set(owner, []);
+    byMember.get(owner)?.push(p);
+  });
+  return [...byMember.entries()].map(([member, owned]) => ({ member, partitions: owned }));
+}

@@ -1,0 +1,194 @@
+import { readFileSync } from 'node:fs';
+import { type Config, ConfigError } from '@trawl/config';
+import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/crawl';
+import { type Clock, OffsetClock } from '@trawl/core';
+import { Database } from '@trawl/db';
+import { DnsCache, Fetcher, parseHostsFile } from '@trawl/fetch';
+import { Frontier } from '@trawl/frontier';
+import { FetchQueues } from '@trawl/queue';
+import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
+import { RobotsCache } from '@trawl/robots';
+import { createBloomFilter, SeenSet } from '@trawl/seen';
+import { type ContentStore, LocalContentStore } from '@trawl/store';
+import type { Logger } from '@trawl/telemetry';
+import { checkNamespaceSettings, type NamespaceSettings } from './namespace-settings.js';
+
+export interface RuntimeOptions {
+  config: Readonly<Config>;
+  /** Resolved by the app (explicit, local default, or embedded). */
+  redisUrl: string;
+  databaseUrl: string;
+  logger: Logger;
+  /** Process role for connection names ("crawl", "worker", "scheduler"). */
+  role: string;
+  /** Override the clock (tests). Default: this machine's clock corrected to Redis server time. */
+  clock?: Clock;
+}
+
+/**
+ * The adapters one trawl process works with, opened once from the configuration: Redis and
+ * PostgreSQL connections, the frontier, the seen-set, the fetch queues, the crawl policy and the
+ * counters. What only a fetch worker needs (the HTTP client, the content store) is built on first
+ * use, so a scheduler or a dashboard never opens it. Apps compose their loops on a runtime and
+ * close it on SIGTERM.
+ */
+export class Runtime {
+  private blocking: Redis | undefined;
+  private fetcherInstance: Fetcher | undefined;
+  private storeInstance: ContentStore | undefined;
+
+  private constructor(
+    readonly config: Readonly<Config>,
+    readonly logger: Logger,
+    readonly clock: Clock,
+    readonly redis: Redis,
+    readonly db: Database,
+    readonly frontier: Frontier,
+    readonly seen: SeenSet,
+    readonly queues: FetchQueues,
+    readonly robots: RobotsCache,
+    readonly counters: Counters,
+    readonly policyStore: PolicyStore,
+    readonly policy: PolicyFollower,
+    /** The crawl-wide settings this namespace was created with (and this process agrees with). */
+    readonly settings: NamespaceSettings,
+    private readonly redisUrl: string,
+    private readonly role: string,
+  ) {}
+
+  static async open(options: RuntimeOptions): Promise<Runtime> {
+    const { config, logger } = options;
+    const name = `trawl:${config.namespace}:${options.role}:${process.pid}`;
+    const redis = createRedis(options.redisUrl, { name, cluster: config.redisCluster });
+    redis.on('error', (error) => logger.error({ err: error }, 'redis connection error'));
+    const db = new Database({ url: options.databaseUrl, schema: config.namespace, applicationName: name });
+    try {
+      const clock = options.clock ?? (await redisClock(redis, logger));
+      await db.migrate();
+      const bloomOptions = { prefix: config.namespace, capacity: config.seen.capacity, errorRate: config.seen.errorRate, shards: config.seen.shards };
+      const settings = await checkNamespaceSettings(redis, config, async (backend) => ((await createBloomFilter(redis, bloomOptions, backend)).backend === 'redisbloom' ? 'redisbloom' : 'lua'));
+      const frontier = new Frontier(redis, {
+        prefix: config.namespace,
+        partitions: config.partitions,
+        bands: config.dispatch.bands,
+        leaseMs: config.worker.leaseMs,
+        fetchHoldMs: config.fetch.deadlineMs + 5000,
+        busyRetryMs: 250,
+        maxUrlsPerHost: config.policy.maxUrlsPerHost,
+        clock,
+      });
+      const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
+      const seen = new SeenSet(bloom, db);
+      const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts });
+      const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
+      const counters = new Counters(redis, config.namespace);
+      const policyStore = new PolicyStore(redis, config.namespace);
+      const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
+      logger.info({ namespace: config.namespace, role: options.role, partitions: config.partitions, bloom: bloom.backend }, 'runtime ready');
+      return new Runtime(config, logger, clock, redis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.role);
+    } catch (error) {
+      redis.disconnect();
+      await db.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A connection for blocking consumers (BullMQ workers), opened on first use. */
+  blockingRedis(): Redis {
+    this.blocking ??= createRedis(this.redisUrl, { name: `trawl:${this.config.namespace}:${this.role}:${process.pid}:blocking`, blocking: true, cluster: this.config.redisCluster });
+    return this.blocking;
+  }
+
+  /** The HTTP client (fetch workers only), built on first use. */
+  get fetcher(): Fetcher {
+    this.fetcherInstance ??= createFetcher(this.config, this.clock);
+    return this.fetcherInstance;
+  }
+
+  /** The content store (fetch workers only), built on first use. */
+  get store(): ContentStore {
+    this.storeInstance ??= new LocalContentStore({ dir: this.config.worker.contentDir, fsync: this.config.worker.contentFsync });
+    return this.storeInstance;
+  }
+
+  /** A discovery batcher over this runtime's seen-set, database and frontier. */
+  discovery(): Discovery {
+    return createDiscovery({
+      seen: this.seen,
+      db: this.db,
+      frontier: this.frontier,
+      counters: this.counters,
+      robots: this.robots,
+      policy: this.policy,
+      clock: this.clock,
+      logger: this.logger.child({ component: 'discovery' }),
+      defaults: { maxUrlsPerHost: this.config.policy.maxUrlsPerHost, maxQueryVariants: this.config.policy.maxQueryVariants },
+    });
+  }
+
+  /** Removes everything the namespace holds (Redis keys and the PostgreSQL schema), then recreates the schema. */
+  async wipe(): Promise<void> {
+    await deleteByPrefix(this.redis, `${this.config.namespace}:`);
+    await this.db.dropSchema();
+    await this.db.migrate();
+    await this.settings.record();
+  }
+
+  async close(): Promise<void> {
+    await this.counters.flush().catch(() => undefined);
+    await this.queues.close().catch(() => undefined);
+    this.fetcherInstance?.close();
+    await this.storeInstance?.close().catch(() => undefined);
+    await this.db.close().catch(() => undefined);
+    this.blocking?.disconnect();
+    this.redis.disconnect();
+  }
+}
+
+function createFetcher(config: Readonly<Config>, clock: Clock): Fetcher {
+  return new Fetcher({
+    userAgent: config.worker.userAgent,
+    timeouts: {
+      connectMs: config.fetch.connectTimeoutMs,
+      firstByteMs: config.fetch.firstByteTimeoutMs,
+      idleMs: config.fetch.idleTimeoutMs,
+      totalMs: config.fetch.deadlineMs,
+    },
+    maxBodyBytes: config.fetch.maxBodyBytes,
+    clock,
+    ssrf: { allowNetworks: config.fetch.allowNetworks },
+    dns: new DnsCache({
+      maxTtlS: config.fetch.dnsMaxTtlS,
+      errorTtlMs: config.fetch.dnsErrorTtlMs,
+      clock,
+      hosts: config.fetch.hostsFile ? readHostsFile(config.fetch.hostsFile) : undefined,
+    }),
+  });
+}
+
+function readHostsFile(path: string): Map<string, string[]> {
+  try {
+    return parseHostsFile(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError([`TRAWL_HOSTS_FILE (fetch.hostsFile): ${(error as Error).message}`]);
+  }
+}
+
+/**
+ * This machine's clock, corrected to the Redis server's when the two disagree by more than
+ * measurement noise. Due times are compared across every worker, so a worker whose clock runs
+ * ahead would fetch early; a small, noisy correction would be worse than none, so only large
+ * offsets (a machine without NTP) are corrected, and they are reported.
+ */
+async function redisClock(redis: Redis, logger: Logger): Promise<Clock> {
+  let best = { rtt: Infinity, offset: 0 };
+  for (let i = 0; i < 3; i += 1) {
+    const before = Date.now();
+    const server = await redisTimeMs(redis);
+    const after = Date.now();
+    if (after - before < best.rtt) best = { rtt: after - before, offset: server - (before + after) / 2 };
+  }
+  if (Math.abs(best.offset) < 250) return new OffsetClock(0);
+  logger.warn({ offsetMs: Math.round(best.offset) }, 'this machine\'s clock differs from the Redis server\'s; correcting (run NTP)');
+  return new OffsetClock(Math.round(best.offset));
+}
