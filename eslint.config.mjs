@@ -6,7 +6,7 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const testOnly = ['vitest'];
+const testOnly = ['vitest', 'yaml'];
 const allow = (...pkgs) => [...pkgs, ...testOnly];
 
 export default tseslint.config(
@@ -77,7 +77,7 @@ export default tseslint.config(
   },
   {
     // Entry points and the config lib are the only readers of process.env.
-    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
+    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'deploy/*.mjs', 'scripts/*.mjs'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

@@ -128,7 +128,7 @@ export async function seedCommand(ctx: CliContext, urls: string[], flags: Record
   if (flags.maxDepth !== undefined) data.max_depth = Number(flags.maxDepth);
   if (flags.scope !== undefined) data.scope = flags.scope;
   const servers = await findServers(cfg);
-  const redis = createRedis(servers.redisUrl, { name: `trawl:${cfg.namespace}:seed:${process.pid}` });
+  const redis = createRedis(servers.redisUrl, { name: `trawl:${cfg.namespace}:seed:${process.pid}`, cluster: cfg.redisCluster });
   const queue = new SeedsQueue(redis, cfg.namespace);
   try {
     const jobId = await queue.add(data).catch((error: Error) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, cidrList, int, list, num, oneOf, str, url } from './fields.js';
+import { bool, cidrList, int, list, num, oneOf, splitList, str, url, urlList } from './fields.js';
 
 /** Metadata of each setting: the environment variable that sets it and what it means. */
 export interface SettingMeta {
@@ -18,7 +18,16 @@ const set = <T extends z.ZodType>(schema: T, env: string, doc: string): T => {
  * the two in step.
  */
 export const configSchema = z.object({
-  redisUrl: set(url(['redis:', 'rediss:']).optional(), 'REDIS_URL', 'Redis server. Unset: `trawl crawl` uses 127.0.0.1:6379 if it answers, else starts a private redis-server under `.trawl/`.'),
+  redisUrl: set(
+    urlList(['redis:', 'rediss:']).optional(),
+    'REDIS_URL',
+    'Redis server. Unset: `trawl crawl` uses 127.0.0.1:6379 if it answers, else starts a private redis-server under `.trawl/`. With `TRAWL_REDIS_CLUSTER`: one or more seed nodes of the cluster, comma-separated (`redis://10.0.0.5:7000,redis://10.0.0.6:7000`).',
+  ),
+  redisCluster: set(
+    bool().default(false),
+    'TRAWL_REDIS_CLUSTER',
+    'Connect to a Redis Cluster through the seed nodes in `REDIS_URL` (which must be set). Every key a Lua script or queue touches at once shares a hash tag, so partitions, seen-set shards and fetch queues spread over the masters.',
+  ),
   databaseUrl: set(url(['postgres:', 'postgresql:']).optional(), 'DATABASE_URL', 'PostgreSQL server. Unset: `trawl crawl` uses postgres@127.0.0.1:5432/trawl if it answers, else an embedded PGlite under `.trawl/`.'),
   namespace: set(
     z.string().trim().regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)').default('trawl'),
@@ -179,6 +188,24 @@ export const configSchema = z.object({
   log: z.object({
     level: set(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'TRAWL_LOG_LEVEL', 'Log level (JSON lines on stderr).'),
   }),
+}).superRefine((config, ctx) => {
+  // REDIS_URL names one server, or (in cluster mode only) a cluster's seed nodes.
+  const urls = config.redisUrl === undefined ? [] : splitList(config.redisUrl);
+  if (config.redisCluster) {
+    if (urls.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['redisCluster'], message: 'a Redis Cluster needs REDIS_URL naming one or more of its nodes' });
+    }
+    const parsed = urls.map((u) => new URL(u));
+    if (parsed.some((u) => !['', '/', '/0'].includes(u.pathname))) {
+      ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'a Redis Cluster has only database 0: drop the /<db> from the URL' });
+    }
+    const first = parsed[0];
+    if (first && parsed.some((u) => u.protocol !== first.protocol || u.username !== first.username || u.password !== first.password)) {
+      ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'the seed nodes of one cluster must share scheme, user and password' });
+    }
+  } else if (urls.length > 1) {
+    ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'several URLs name the seed nodes of a Redis Cluster: set TRAWL_REDIS_CLUSTER=true, or give one server' });
+  }
 });
 
 export type Config = z.output<typeof configSchema>;

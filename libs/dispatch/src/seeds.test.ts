@@ -1,8 +1,7 @@
 import { loadConfig } from '@trawl/config';
 import { type Candidate, type CrawlPolicy, policyFromConfig } from '@trawl/crawl';
 import { SeedsQueue, SeedsRejected, SeedsWorker } from '@trawl/queue';
-import { createRedis } from '@trawl/redis';
-import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
+import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addSeeds } from './seeds.js';
 
@@ -65,7 +64,7 @@ describe('addSeeds', () => {
 
 describe('the seeds queue', () => {
   const t = testRedis('seeds');
-  const blocking = createRedis(TEST_REDIS_URL, { blocking: true });
+  const blocking = testConnection({ blocking: true });
   afterAll(async () => {
     blocking.disconnect();
     await t.cleanup();

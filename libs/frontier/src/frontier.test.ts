@@ -1,5 +1,5 @@
 import { ManualClock } from '@trawl/core';
-import { testRedis, type TestRedis } from '@trawl/redis/testing';
+import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { decodeEntry, encodeEntry } from './entry.js';
 import { Frontier, type FrontierOptions, type Lease, type PushItem } from './frontier.js';
@@ -282,7 +282,7 @@ describe('concurrency', () => {
     const hosts = Array.from({ length: 50 }, (_, i) => `h${i}`);
     await f.push(hosts.flatMap((h) => [item(h, '/1'), item(h, '/2'), item(h, '/3')]));
     const claimers = Array.from({ length: 6 }, (_, i) => {
-      const conn = t.redis.duplicate();
+      const conn = testConnection();
       return { conn, frontier: new Frontier(conn, { ...f.options }), i };
     });
     const holding = new Set<string>();

@@ -1,5 +1,5 @@
 import type { Clock } from '@trawl/core';
-import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
+import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 import { decodeEntry, encodeEntry, type FrontierUrl } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
 import { HashRing } from './ring.js';
@@ -121,7 +121,7 @@ export class Frontier {
   private readonly keys: FrontierKeys[];
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly options: FrontierOptions,
   ) {
     if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error('partitions must be a positive integer');
@@ -297,29 +297,32 @@ export class Frontier {
 
   async stats(): Promise<FrontierStats> {
     const now = this.options.clock.now();
-    const pipeline = this.redis.pipeline();
-    for (const keys of this.keys) {
-      pipeline.hmget(keys.stats, 'queued', 'done');
-      pipeline.zcard(keys.leases);
-      pipeline.zcard(keys.ready);
-      pipeline.zcount(keys.ready, '-inf', now);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const partitions: PartitionStats[] = this.keys.map((_, p) => {
-      const [counters, leased, waiting, ready] = replies.slice(p * 4, p * 4 + 4).map(([error, value]) => {
-        if (error) throw error;
-        return value;
-      });
-      const [queued, done] = counters as (string | null)[];
-      return {
-        partition: p,
-        queued: Number(queued ?? 0),
-        done: Number(done ?? 0),
-        leased: Number(leased),
-        hostsWaiting: Number(waiting),
-        hostsReady: Number(ready),
-      };
-    });
+    // One pipeline per partition: a partition's keys share a slot, and on a Redis Cluster a
+    // pipeline must stay within one (partitions may live on different nodes).
+    const partitions = await Promise.all(
+      this.keys.map(async (keys, p): Promise<PartitionStats> => {
+        const replies = (await this.redis
+          .pipeline()
+          .hmget(keys.stats, 'queued', 'done')
+          .zcard(keys.leases)
+          .zcard(keys.ready)
+          .zcount(keys.ready, '-inf', now)
+          .exec()) ?? [];
+        const [counters, leased, waiting, ready] = replies.map(([error, value]) => {
+          if (error) throw error;
+          return value;
+        });
+        const [queued, done] = counters as (string | null)[];
+        return {
+          partition: p,
+          queued: Number(queued ?? 0),
+          done: Number(done ?? 0),
+          leased: Number(leased),
+          hostsWaiting: Number(waiting),
+          hostsReady: Number(ready),
+        };
+      }),
+    );
     const sum = (field: keyof Omit<PartitionStats, 'partition'>): number => partitions.reduce((s, p) => s + p[field], 0);
     return {
       queued: sum('queued'),

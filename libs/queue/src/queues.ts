@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@trawl/redis';
 import { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
 
 export interface FetchQueueOptions {
@@ -50,7 +50,7 @@ export class FetchQueues {
   private readonly queues: Queue[];
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     readonly options: FetchQueueOptions,
   ) {
     this.queues = Array.from(
@@ -175,7 +175,7 @@ export class FetchWorker {
   readonly worker: Worker;
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     options: FetchWorkerOptions,
     process: (job: FetchJobContext) => Promise<JobResult>,
   ) {
