@@ -94,7 +94,7 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     leaseId: data.l ?? `job-${job.id}`,
     token: job.token,
     band: data.b,
-    entry: { url: data.u, depth: data.d, hops: data.x, flags: data.f },
+    entry: { url: data.u, depth: data.d, maxDepth: data.m ?? null, hops: data.x, flags: data.f },
   };
   const hold = new HostHold(deps, ticket);
   try {

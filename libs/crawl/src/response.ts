@@ -71,7 +71,7 @@ export async function handleResponse(
       record.linksFound = parsed.links.length;
       deps.counters.add('linksFound', parsed.links.length);
       if (directives.nofollow) deps.counters.add('nofollowPages');
-      else candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d }, policy, deps.counters, deps.clock.now());
+      else candidates = candidatesFromLinks(parsed.links, { url: data.u, hash, depth: data.d, maxDepth: data.m ?? null }, policy, deps.counters, deps.clock.now());
     }
   } else if (status === 'not-modified') {
     // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
@@ -116,6 +116,7 @@ function redirectTarget(
       hash: fingerprint(url),
       host: hostOf(url),
       depth: data.d,
+      maxDepth: data.m ?? null,
       hops: data.x + 1,
       flags: UrlFlag.RedirectTarget,
       priority: (data.b + 0.5) / 4,

@@ -59,6 +59,13 @@ describe('entries', () => {
     expect(decodeEntry(encodeEntry(e, host), host)).toEqual(e);
   });
 
+  it('keeps a seed\'s own depth limit beside the depth', () => {
+    const e = { url: 'http://a.example/x', depth: 1, maxDepth: 4, hops: 0, flags: 0 };
+    expect(encodeEntry(e, 'a.example')).toBe('1/4 0 0 /x');
+    expect(decodeEntry('1/4 0 0 /x', 'a.example')).toEqual(e);
+    expect(encodeEntry({ ...e, maxDepth: null }, 'a.example')).toBe('1 0 0 /x');
+  });
+
   it('rejects a malformed entry', () => {
     expect(() => decodeEntry('garbage', 'h')).toThrow(/malformed/);
   });
