@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
-import { schedulerStatus } from '@trawl/dispatch';
+import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
@@ -161,7 +161,7 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
   const { runtime, services } = await open(cfg, log, 'status', false);
   try {
     const seedsQueue = new SeedsQueue(runtime.redis, cfg.namespace);
-    const [frontier, queues, seeds, counters, db, policy, schedulers] = await Promise.all([
+    const [frontier, queues, seeds, counters, db, policy, schedulers, workers] = await Promise.all([
       runtime.frontier.stats(),
       runtime.queues.counts(),
       seedsQueue.counts(),
@@ -169,11 +169,12 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
       runtime.db.counts(),
       runtime.policyStore.load(),
       schedulerStatus(runtime.redis, cfg.namespace, cfg.partitions, runtime.clock),
+      workerStatus(runtime.redis, cfg.namespace, runtime.clock),
     ]);
     await seedsQueue.close();
     const bloom = await runtime.seen.bloom.info();
     const { partitions: _p, ...frontierTotals } = frontier;
-    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();

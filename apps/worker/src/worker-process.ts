@@ -1,7 +1,7 @@
 import type { Config } from '@trawl/config';
 import { Runtime } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
-import { createCrawlWorker } from './compose.js';
+import { startWorkerService } from './compose.js';
 
 export interface WorkerProcessReport {
   worker: number;
@@ -27,12 +27,12 @@ export async function runWorkerProcess(
     await runtime.store.check();
     let onFatal: () => void = () => undefined;
     const fatal = new Promise<void>((resolve) => (onFatal = resolve));
-    const worker = createCrawlWorker(runtime, { concurrency: config.worker.concurrency, onFatal: () => onFatal() });
-    worker.start();
-    logger.info({ namespace: config.namespace, concurrency: config.worker.concurrency }, 'worker started');
+    const service = await startWorkerService(runtime, { concurrency: config.worker.concurrency, onFatal: () => onFatal() });
+    const { worker } = service;
+    logger.info({ namespace: config.namespace, concurrency: config.worker.concurrency, partitions: worker.partitions }, 'worker started');
     await Promise.race([options.stopped, fatal]);
     logger.info('stopping: draining in-flight jobs');
-    const { drained } = await worker.stop(config.worker.drainTimeoutMs);
+    const { drained } = await service.stop(config.worker.drainTimeoutMs);
     logger.info({ drained }, 'worker stopped');
     // Stop with the fault's own message; the crawl resumes when a fixed worker starts again.
     if (worker.fatal) throw worker.fatal;

@@ -90,6 +90,7 @@ export const configSchema = z.object({
 
   worker: z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
+    heartbeatMs: set(int(300, 600_000).default(5000), 'TRAWL_WORKER_HEARTBEAT_MS', 'Workers heartbeat in Redis; partitions are spread over the live ones on the hash ring (domain affinity), and a worker silent for this long drops out: its partitions move to the others.'),
     userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
     dlqMax: set(int(1).default(100_000), 'TRAWL_DLQ_MAX', 'Dead letters (BullMQ failed jobs) kept per fetch queue (partition); beyond it the oldest are removed, as are any older than 30 days.'),

@@ -54,3 +54,21 @@ export function preferredOwners(members: readonly string[], partitions: number):
   const ring = new HashRing([...members].sort());
   return Array.from({ length: partitions }, (_, p) => ring.owner(`partition:${p}`));
 }
+
+/**
+ * The partitions each live worker consumes, on the consistent-hash ring: every partition goes to
+ * its first ⌈workers / partitions⌉ members clockwise, so each worker has work whatever the counts
+ * (one partition and three workers: all three consume it), a worker keeps its partitions — and
+ * their warm connections, DNS and robots.txt caches — while others come and go, and a joining or
+ * leaving worker moves only about 1/N of them.
+ */
+export function workerAssignments(members: readonly string[], partitions: number): Map<string, number[]> {
+  const out = new Map<string, number[]>(members.map((m) => [m, []]));
+  if (members.length === 0) return out;
+  const ring = new HashRing([...members].sort());
+  const replicas = Math.max(1, Math.ceil(members.length / partitions));
+  for (let p = 0; p < partitions; p += 1) {
+    for (const member of ring.owners(`partition:${p}`, replicas)) out.get(member)?.push(p);
+  }
+  return out;
+}
