@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
+import { type Config, ConfigError, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
 import { schedulerStatus } from '@trawl/dispatch';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
@@ -263,7 +263,7 @@ export function configCommand(ctx: CliContext, flags: { markdown?: boolean }): v
   const resolved = loadConfig({ env: ctx.env });
   // Connection strings may carry passwords: never print them.
   const shown = {
-    ...resolved,
+    ...redactSecrets(resolved),
     redisUrl: resolved.redisUrl === undefined ? undefined : redactUrl(resolved.redisUrl),
     databaseUrl: resolved.databaseUrl === undefined ? undefined : redactUrl(resolved.databaseUrl),
   };

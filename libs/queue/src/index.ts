@@ -11,3 +11,5 @@ export {
   SeedsRejected,
   SeedsWorker,
 } from './seeds.js';
+export { discoverQueues, knownQueues, openQueue, type QueueSpec } from './registry.js';
+export { freshLeaseId, freshLeaseRetry, isFetchQueueName } from './retry.js';

@@ -1,0 +1,62 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { fetchQueueName, fetchQueuePrefix } from './job.js';
+import { SEEDS_QUEUE, seedsQueuePrefix } from './seeds.js';
+
+/** One BullMQ queue of a crawl: its name and its key prefix (which carries a hash tag). */
+export interface QueueSpec {
+  name: string;
+  prefix: string;
+}
+
+/**
+ * Every queue a crawl of `partitions` partitions is known to have, from one place: the `seeds`
+ * queue and one fetch queue per partition. Queues trawl adds later (a sweeps queue, …) are found
+ * anyway by `discoverQueues`, since every trawl queue lives under `<namespace>:{<tag>}`.
+ */
+export function knownQueues(namespace: string, partitions: number): QueueSpec[] {
+  return [
+    { name: SEEDS_QUEUE, prefix: seedsQueuePrefix(namespace) },
+    ...Array.from({ length: partitions }, (_, p) => ({ name: fetchQueueName(p), prefix: fetchQueuePrefix(namespace, p) })),
+  ];
+}
+
+const QUEUE_KEY = /^(.+:\{[^}]+\}):([^:]+):(?:id|meta)$/;
+
+/**
+ * The known queues plus any other BullMQ queue under `<namespace>:{<tag>}:<name>` (found by its
+ * `id` or `meta` key, and confirmed by a BullMQ-shaped meta hash or id counter). One SCAN over
+ * the keyspace: call it now and then, not per request.
+ */
+export async function discoverQueues(redis: Redis, namespace: string, partitions: number, options: { maxKeys?: number } = {}): Promise<QueueSpec[]> {
+  const found = new Map(knownQueues(namespace, partitions).map((q) => [`${q.prefix}:${q.name}`, q]));
+  const candidates = new Map<string, QueueSpec>();
+  const maxKeys = options.maxKeys ?? 5_000_000;
+  let cursor = '0';
+  let scanned = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${namespace}:{*}:*`, 'COUNT', 5000);
+    cursor = next;
+    scanned += 5000;
+    for (const key of keys) {
+      const match = QUEUE_KEY.exec(key);
+      if (!match) continue;
+      const spec = { prefix: match[1] as string, name: match[2] as string };
+      const id = `${spec.prefix}:${spec.name}`;
+      if (!found.has(id)) candidates.set(id, spec);
+    }
+  } while (cursor !== '0' && scanned < maxKeys);
+  for (const [id, spec] of candidates) {
+    const [idType, metaType] = await Promise.all([redis.type(`${id}:id`), redis.type(`${id}:meta`)]);
+    // BullMQ keeps a string job-id counter and a hash of queue metadata; other trawl keys
+    // (the seen-set's meta, frontier host hashes) have neither shape under this name.
+    const bullmqMeta = metaType === 'hash' && (await redis.hexists(`${id}:meta`, 'opts.maxLenEvents')) === 1;
+    if (idType === 'string' || bullmqMeta) found.set(id, spec);
+  }
+  return [...found.values()];
+}
+
+/** Opens a BullMQ queue for inspection and operator actions (the dashboard's bull-board). */
+export function openQueue(connection: Redis, spec: QueueSpec): Queue {
+  return new Queue(spec.name, { connection, prefix: spec.prefix });
+}
