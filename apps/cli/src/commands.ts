@@ -4,6 +4,7 @@ import { schedulerStatus } from '@trawl/dispatch';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
 import { findServers, redactUrl, Runtime } from '@trawl/runtime';
+import { runDashboardProcess } from '@trawl/dashboard';
 import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
@@ -110,6 +111,21 @@ export async function schedulerCommand(ctx: CliContext, flags: Record<string, un
   const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
   const servers = await findServers(cfg);
   const report = await runSchedulerProcess(cfg, { logger: log, ...servers, stopped });
+  ctx.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+/** `trawl dashboard`: bull-board, the REST API, trawl's pages and /metrics, until SIGTERM. */
+export async function dashboardCommand(ctx: CliContext, flags: { host?: string; port?: string; namespace?: string }): Promise<void> {
+  const cfg = config(ctx, { namespace: flags.namespace, dashboard: { host: flags.host, port: flags.port } });
+  const log = logger(cfg, 'dashboard', false, ctx);
+  const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  const servers = await findServers(cfg);
+  const report = await runDashboardProcess(cfg, {
+    logger: log,
+    ...servers,
+    stopped,
+    onListening: (url) => ctx.stderr.write(`trawl dashboard: ${url}/ (bull-board ${url}/queues, API ${url}/v1/docs)\n`),
+  });
   ctx.stdout.write(`${JSON.stringify(report)}\n`);
 }
 

@@ -416,6 +416,29 @@ export class Frontier {
     return own === 1 || all === 1;
   }
 
+  /**
+   * A uniform random sample of the hosts with work (waiting in a ready heap, or held by a lease),
+   * up to `perPartition` of each kind per partition: for operators' estimates (polite capacity,
+   * hosts backing off) without reading every host.
+   */
+  async sampleHosts(perPartition: number): Promise<string[]> {
+    const pipeline = this.redis.pipeline();
+    for (const keys of this.keys) {
+      pipeline.zrandmember(keys.ready, perPartition);
+      pipeline.hrandfield(keys.leaseData, perPartition, 'WITHVALUES');
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const hosts = new Set<string>();
+    replies.forEach(([error, reply], i) => {
+      if (error) throw error;
+      const list = (reply as string[] | null) ?? [];
+      if (i % 2 === 0) for (const host of list) hosts.add(host);
+      // leaseData values are "host\nband\nentry"
+      else for (let j = 1; j < list.length; j += 2) hosts.add((list[j] as string).split('\n', 1)[0] as string);
+    });
+    return [...hosts];
+  }
+
   private byPartition(hosts: readonly string[]): Map<number, string[]> {
     const byPartition = new Map<number, string[]>();
     for (const host of new Set(hosts)) {

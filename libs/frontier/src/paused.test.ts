@@ -114,4 +114,13 @@ describe('Frontier pause', () => {
     const f = makeFrontier();
     await expect(f.pauseHosts(['*'])).rejects.toThrow(/not a host name/);
   });
+
+  it('samples hosts with work from the ready heaps and the leases', async () => {
+    const f = makeFrontier({ partitions: 2 });
+    await f.push(['a', 'b', 'c', 'd'].map((h) => item(h, '/1')));
+    const p = f.partitionOf('a');
+    await f.claim(p, 1);
+    expect((await f.sampleHosts(10)).sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect((await f.sampleHosts(1)).length).toBeLessThanOrEqual(4);
+  });
 });
