@@ -64,7 +64,7 @@ export default tseslint.config(
           { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
-          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api') },
+          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api', 'playwright-core') },
           { sourceTag: 'scope:worker', allowedExternalImports: allow() },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
           { sourceTag: 'scope:dashboard', allowedExternalImports: allow('fastify', '@fastify/cookie', '@fastify/formbody', '@fastify/rate-limit', '@bull-board/api', '@bull-board/api/bullMQAdapter', '@bull-board/fastify', '@bull-board/ui/package.json', 'uplot', 'zod', 'playwright-core') },
