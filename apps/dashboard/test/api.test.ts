@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { fingerprint } from '@trawl/url';
 import { FetchQueues, FetchWorker } from '@trawl/queue';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
@@ -9,6 +12,7 @@ import { DATABASE_URL, dropNamespace, LogCapture, openRuntime, REDIS_URL, TOKEN_
 
 // The REST API, bull-board and the pages behind authentication, against real Redis, PostgreSQL
 // and an HTTP server on port 0: every route and every error.
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const namespace = uniqueNamespace('dashapi');
 const logs = new LogCapture();
 let runtime: Runtime;
@@ -446,6 +450,11 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     const text = await res.text();
     for (const series of ['trawl_frontier_queued_urls', 'trawl_polite_capacity_fetches_per_second', 'trawl_queue_jobs{', 'trawl_hosts{', 'trawl_dead_letters', 'trawl_host_queued_urls{', 'process_cpu_seconds_total']) expect(text).toContain(series);
     expect(text).not.toMatch(/trawl_\w+\{[^}]*url=/);
+    // Every series the Grafana dashboard queries exists (the pipeline's events come from workers).
+    const grafana = readFileSync(join(REPO_ROOT, 'deploy/grafana/dashboards/trawl.json'), 'utf8');
+    const queried = new Set([...grafana.matchAll(/\b((?:trawl|process)_[a-z_]+)\b/g)].map((m) => m[1] as string));
+    expect(queried.size).toBeGreaterThan(15);
+    for (const name of queried) if (name !== 'trawl_pipeline_events_total') expect(text, name).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
   });
 });
 
