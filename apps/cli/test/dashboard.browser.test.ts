@@ -12,6 +12,8 @@ import { dropNamespace, type Proc, REPO, trawl, uniqueNamespace, waitFor } from 
 // until it is done, retry a dead-lettered job from bull-board and see it fetched — judged from
 // the synthetic web's request log. Scheduler, worker and dashboard are `trawl` child processes.
 const CHROMIUM = '/usr/bin/chromium';
+// What the callbacks run in the page see (this file is compiled without the DOM library).
+declare const document: { getElementById(id: string): { textContent: string | null; children: { length: number } } | null };
 const SHOTS = join(REPO, '.artifacts', 'screenshots');
 const TOKEN = `browser-${randomUUID()}`;
 const namespace = uniqueNamespace('dashweb');
@@ -40,7 +42,8 @@ const env = () => ({
 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-const api = async (path: string) => (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const api = async (path: string): Promise<any> => (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
