@@ -5,7 +5,7 @@ import { UrlFlag } from '@trawl/frontier';
 import { explainDelay } from '@trawl/politeness';
 import { discoverQueues, openQueue, type QueueSpec, type SeedsJobData } from '@trawl/queue';
 import { decide, parseRobots, type RobotsEntry } from '@trawl/robots';
-import type { Runtime } from '@trawl/runtime';
+import { restorePauses, type Runtime } from '@trawl/runtime';
 import { politeCapacity, RateWindow } from './capacity.js';
 
 type OpenedQueue = ReturnType<typeof openQueue>;
@@ -214,12 +214,8 @@ export class CrawlOperator {
   }
 
   /** The pause as PostgreSQL records it, restored into the frontier (a wiped or rebuilt Redis). */
-  async restorePauses(): Promise<number> {
-    const rows = await this.queries.pausedHosts();
-    const hosts = rows.map((r) => r.host).filter((h) => h !== '*');
-    if (rows.some((r) => r.host === '*')) await this.runtime.frontier.pauseAll();
-    if (hosts.length > 0) await this.runtime.frontier.pauseHosts(hosts);
-    return rows.length;
+  restorePauses(): Promise<number> {
+    return restorePauses(this.runtime);
   }
 
   async paused() {
