@@ -196,5 +196,6 @@ describe('the dashboard in a browser', () => {
     const { code } = await dashboard.exited;
     expect(code).toBe(0);
     expect(JSON.parse(dashboard.stdout().trim())).toEqual({ url: base });
+    for (const p of procs) expect(p.stderr()).not.toContain(TOKEN);
   }, 30_000);
 });

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fingerprint } from '@trawl/url';
@@ -20,6 +21,7 @@ let server: DashboardServer;
 let base: string;
 
 const auth = (token = TOKEN_A) => ({ authorization: `Bearer ${token}` });
+const authInit = (token = TOKEN_A) => ({ headers: auth(token) });
 const json = { 'content-type': 'application/json' };
 async function call(method: string, path: string, options: { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string } = {}) {
   const headers: Record<string, string> = { ...(options.token === null ? {} : auth(options.token)), ...(options.body !== undefined || options.raw !== undefined ? json : {}), ...options.headers };
@@ -501,6 +503,42 @@ describe('bull-board', () => {
       await worker.close();
       blocking.disconnect();
       await queues.close();
+    }
+  });
+});
+
+describe('starting', () => {
+  it('refuses to listen off loopback without a token; on loopback it makes one and writes it to a 0600 file', async () => {
+    const logs3 = new LogCapture();
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-dash-'));
+    const tokenFile = join(dir, 'sub', 'dashboard.token');
+    const open = await openRuntime(namespace, { TRAWL_API_TOKENS: '', TRAWL_DASHBOARD_TOKEN_FILE: tokenFile }, logs3);
+    try {
+      await expect(startDashboard(open, { host: '0.0.0.0', port: 0 })).rejects.toThrow(/TRAWL_API_TOKENS .*not a loopback address/);
+      const local = await startDashboard(open, { host: '127.0.0.1', port: 0 });
+      try {
+        expect(local.tokenFile).toBe(tokenFile);
+        expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+        const generated = readFileSync(tokenFile, 'utf8').trim();
+        expect(generated.length).toBeGreaterThanOrEqual(32);
+        expect((await fetch(`${local.url}/v1/crawl/paused`)).status).toBe(401);
+        expect((await fetch(`${local.url}/v1/crawl/paused`, { headers: { authorization: `Bearer ${generated}` } })).status).toBe(200);
+        expect((await fetch(`${local.url}/v1/crawl/paused`, authInit())).status).toBe(401); // the configured tokens are not these
+        expect(logs3.text).toContain(tokenFile);
+        expect(logs3.text).not.toContain(generated);
+      } finally {
+        await local.close();
+      }
+    } finally {
+      await open.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('serves bull-board at /queues with or without the trailing slash', async () => {
+    for (const path of ['/queues', '/queues/']) {
+      const res = await fetch(`${base}${path}`, { ...authInit(), redirect: 'manual' });
+      expect([200, 301, 302], path).toContain(res.status);
     }
   });
 });
