@@ -3,17 +3,45 @@ import { Freshness, type FreshnessQuery, OperatorQueries } from '@trawl/db';
 import { addSeeds, schedulerStatus } from '@trawl/dispatch';
 import { UrlFlag } from '@trawl/frontier';
 import { explainDelay } from '@trawl/politeness';
-import { discoverQueues, openQueue, type QueueSpec, type SeedsJobData } from '@trawl/queue';
+import { discoverQueues, isFetchQueueName, openQueue, type QueueSpec, type SeedsJobData } from '@trawl/queue';
 import { decide, parseRobots, type RobotsEntry } from '@trawl/robots';
 import { restorePauses, type Runtime } from '@trawl/runtime';
 import { politeCapacity, RateWindow } from './capacity.js';
 
 type OpenedQueue = ReturnType<typeof openQueue>;
 
-/** Hosts sampled per partition for the capacity estimate and per-host metrics. */
-const SAMPLE_PER_PARTITION = 100;
-/** Failed jobs read per queue for the top dead-letter reasons. */
-const REASON_SAMPLE = 200;
+/** Hosts sampled (over all partitions) for the capacity estimate and the per-host metrics. */
+const HOST_SAMPLE = 200;
+/** Newest failed jobs read (over all fetch queues) for the top dead-letter reasons. */
+const REASON_SAMPLE = 500;
+/** Aggregates that scan PostgreSQL tables (counts, error codes, freshness) are refreshed this often. */
+const SLOW_TTL_MS = 30_000;
+
+/** A value recomputed at most once per `ttlMs`, however many callers ask at once. */
+class Cached<T> {
+  private entry: { at: number; value: Promise<T> } | null = null;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly compute: () => Promise<T>,
+  ) {}
+
+  get(): Promise<T> {
+    const now = Date.now();
+    if (this.entry && now - this.entry.at < this.ttlMs) return this.entry.value;
+    const value = this.compute();
+    const entry = { at: now, value };
+    this.entry = entry;
+    value.catch(() => {
+      if (this.entry === entry) this.entry = null;
+    });
+    return value;
+  }
+
+  clear(): void {
+    this.entry = null;
+  }
+}
 
 export interface RobotsState {
   origin: string | null;
@@ -44,15 +72,21 @@ export class CrawlOperator {
   private readonly rate = new RateWindow(30_000);
   private queues = new Map<string, { spec: QueueSpec; queue: OpenedQueue }>();
   private discoveredAt = 0;
-  private snapshotCache: { at: number; value: Promise<CrawlSnapshot> } | null = null;
+  private readonly snapshotCache: Cached<CrawlSnapshot>;
+  /** Aggregates over whole tables: fine every half minute, too costly every poll. */
+  private readonly slow: Cached<[Awaited<ReturnType<Runtime['db']['counts']>>, { code: string; pages: number }[], Awaited<ReturnType<Freshness['report']>>['total']]>;
 
   constructor(
     readonly runtime: Runtime,
-    private readonly options: { snapshotTtlMs?: number; rediscoverQueuesMs?: number } = {},
+    private readonly options: { snapshotTtlMs?: number; slowTtlMs?: number; rediscoverQueuesMs?: number } = {},
   ) {
     this.queries = new OperatorQueries(runtime.db.pool, runtime.config.namespace);
     this.freshness = new Freshness(runtime.db.pool, runtime.config.namespace);
     this.discovery = runtime.discovery();
+    this.snapshotCache = new Cached(options.snapshotTtlMs ?? 2000, () => this.computeSnapshot());
+    this.slow = new Cached(options.slowTtlMs ?? SLOW_TTL_MS, () =>
+      Promise.all([runtime.db.counts(), this.queries.errorCodes(10), this.freshness.report({}).then((r) => r.total)]),
+    );
   }
 
   private get now(): number {
@@ -210,7 +244,7 @@ export class CrawlOperator {
       if (hosts.includes('*')) await frontier.resumeAll();
       if (single.length > 0) await frontier.resumeHosts(single);
     }
-    this.snapshotCache = null;
+    this.snapshotCache.clear();
   }
 
   /** The pause as PostgreSQL records it, restored into the frontier (a wiped or rebuilt Redis). */
@@ -234,15 +268,7 @@ export class CrawlOperator {
 
   /** The crawl's statistics, computed at most once per `snapshotTtlMs` whoever asks (pages, API, /metrics). */
   snapshot(): Promise<CrawlSnapshot> {
-    const ttl = this.options.snapshotTtlMs ?? 2000;
-    const now = Date.now();
-    if (this.snapshotCache && now - this.snapshotCache.at < ttl) return this.snapshotCache.value;
-    const value = this.computeSnapshot();
-    this.snapshotCache = { at: now, value };
-    value.catch(() => {
-      if (this.snapshotCache?.value === value) this.snapshotCache = null;
-    });
-    return value;
+    return this.snapshotCache.get();
   }
 
   private async computeSnapshot() {
@@ -250,16 +276,14 @@ export class CrawlOperator {
     const { config } = runtime;
     const policy = await this.policy();
     const queues = await this.allQueues();
-    const [frontier, counters, db, schedulers, oldestQueuedAt, paused, errorCodes, freshness, sample] = await Promise.all([
+    const [frontier, counters, [db, errorCodes, freshness], schedulers, oldestQueuedAt, paused, sample] = await Promise.all([
       runtime.frontier.stats(),
       runtime.counters.read(),
-      runtime.db.counts(),
+      this.slow.get(),
       schedulerStatus(runtime.redis, config.namespace, config.partitions, runtime.clock),
       this.queries.oldestQueuedAt(),
       runtime.frontier.paused(),
-      this.queries.errorCodes(10),
-      this.freshness.report({}).then((r) => r.total),
-      runtime.frontier.sampleHosts(SAMPLE_PER_PARTITION),
+      runtime.frontier.sampleHosts(Math.ceil(HOST_SAMPLE / config.partitions)),
     ]);
     const queueCounts = await Promise.all(
       queues.map(async ({ spec, queue }) => {
@@ -269,9 +293,10 @@ export class CrawlOperator {
     );
     const reasons = new Map<string, number>();
     let sampledLetters = 0;
-    for (const { spec, queue } of queues) {
-      if (!spec.name.startsWith('fetch-p')) continue;
-      for (const job of await queue.getFailed(0, REASON_SAMPLE - 1)) {
+    const fetchQueues = queues.filter(({ spec }) => isFetchQueueName(spec.name));
+    const perQueue = Math.ceil(REASON_SAMPLE / Math.max(1, fetchQueues.length));
+    for (const { queue } of fetchQueues) {
+      for (const job of await queue.getFailed(0, perQueue - 1)) {
         sampledLetters += 1;
         const code = reasonCode(job.failedReason ?? '');
         reasons.set(code, (reasons.get(code) ?? 0) + 1);
@@ -290,7 +315,7 @@ export class CrawlOperator {
     const capacity = politeCapacity(measured, hostsWithWork);
     const at = runtime.clock.now();
     const fetchRate = this.rate.add(at, counters.fetched + counters.robotsFetched);
-    const deadLetters = queueCounts.filter((q) => q.name.startsWith('fetch-p')).reduce((n, q) => n + q.failed, 0);
+    const deadLetters = queueCounts.filter((q) => isFetchQueueName(q.name)).reduce((n, q) => n + q.failed, 0);
     const topHosts = [...measured].sort((a, b) => b.queued - a.queued || a.host.localeCompare(b.host)).slice(0, config.metrics.topHosts);
     const { partitions, ...frontierTotals } = frontier;
     return {

@@ -223,7 +223,7 @@ export function apiRoutes(operator: CrawlOperator, idempotency: IdempotencyStore
       path: '/v1/crawl/stats',
       operationId: 'stats',
       summary: 'The crawl\'s statistics',
-      description: 'Frontier, fetch rate against polite capacity, queues, counters, outcomes, dead letters, re-crawl deadlines, schedulers, workers and database counts (computed at most every 2 s).',
+      description: 'Frontier, fetch rate against polite capacity, queues, counters, outcomes, dead letters, re-crawl deadlines, schedulers, workers and database counts (computed at most every 2 s; the aggregates over whole PostgreSQL tables — URL and page counts, error codes, re-crawl deadlines — every 30 s).',
       tag: 'stats',
       responses: { 200: { description: 'Statistics', schema: statsSchema } },
       handler: async () => ({ status: 200, body: await operator.snapshot() }),
