@@ -91,6 +91,16 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, 404, 'ERR_NOT_FOUND', 'no such route'));
 
+  // Every answer: no sniffing, no framing (clickjacking), no referrer leaving the site. trawl's
+  // own pages also get a Content-Security-Policy that allows nothing from another origin
+  // (bull-board's UI sets inline configuration, so it keeps its own defaults).
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-content-type-options', 'nosniff').header('x-frame-options', 'DENY').header('referrer-policy', 'same-origin');
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (type.startsWith('text/html') && !request.url.startsWith('/queues')) {
+      reply.header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+    }
+  });
   await app.register(fastifyFormbody);
   await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, now: () => Date.now() });
   await app.register(fastifyRateLimit, {

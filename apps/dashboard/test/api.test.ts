@@ -93,6 +93,16 @@ describe('authentication', () => {
     expect((await call('GET', '/v1/crawl/stats', { token: null, headers: { authorization: 'Bearer' } })).status).toBe(401);
   });
 
+  it('sets security headers, and a Content-Security-Policy that allows nothing from elsewhere on pages', async () => {
+    for (const path of ['/signin', '/']) {
+      const res = await fetch(`${base}${path}`, { headers: auth() });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('content-security-policy')).toMatch(/default-src 'self'; script-src 'self';.*frame-ancestors 'none'/);
+    }
+  });
+
   it('sends a browser without a session to the sign-in page', async () => {
     const res = await call('GET', '/hosts/a.example', { token: null, headers: { accept: 'text/html' } });
     expect(res.status).toBe(303);
@@ -474,6 +484,31 @@ describe('bull-board', () => {
     const res = await call('POST', '/queues/api/queues/seeds/add', { body: { name: 'seeds', data: { url: 'x' }, options: {} } });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(JSON.stringify(res.body)).toMatch(/invalid seeds job/);
+  });
+
+  it('"Retry all" gives every dead-lettered fetch job a fresh lease id too', async () => {
+    const queues = new FetchQueues(runtime.redis, { namespace, partitions: 1, attempts: 1 });
+    const blocking = createRedis(REDIS_URL, { blocking: true });
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000 }, async () => ({ outcome: 'dead', reason: 'ERR_FETCH_TIMEOUT: gave up' }));
+    void worker.run();
+    try {
+      await queues.addLeased(0, ['p0-801', 'p0-802'].map((l) => ({ u: `http://dead.example/${l}`, h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l })));
+      const end = Date.now() + 10_000;
+      while ((await queues.counts()).failed < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      await worker.close();
+      const retry = await call('PUT', '/queues/api/queues/fetch-p0/retry/failed');
+      expect(retry.status).toBe(200);
+      for (const id of ['p0-801', 'p0-802']) {
+        const job = await queues.queue(0).getJob(id);
+        expect(await job?.getState()).toBe('waiting');
+        expect(job?.data.l).toMatch(/^r-/);
+      }
+      await queues.queue(0).drain();
+    } finally {
+      await worker.close();
+      blocking.disconnect();
+      await queues.close();
+    }
   });
 
   it('retries a dead-lettered fetch job with a fresh, explicit lease id', async () => {
