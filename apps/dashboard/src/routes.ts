@@ -264,8 +264,9 @@ export function registerApiRoutes(app: FastifyInstance, routes: readonly ApiRout
         };
         const params = parse(def.params, request.params, '');
         const query = parse(def.query, request.query, '');
-        const body = parse(def.body, request.body === undefined && def.bodyOptional ? undefined : request.body, 'body');
-        if (def.body && request.body === undefined && !def.bodyOptional) problems.push('body: required (application/json)');
+        const missing = def.body !== undefined && request.body === undefined && !def.bodyOptional;
+        if (missing) problems.push('body: required (application/json)');
+        const body = missing ? undefined : parse(def.body, request.body, 'body');
         if (problems.length > 0) throw new ApiError(400, 'ERR_VALIDATION', 'invalid request', problems);
         const result = await def.handler({ params, query, body, caller: request.caller as Caller, request });
         const schema = def.responses[result.status]?.schema;

@@ -101,6 +101,15 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
       reply.header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
     }
   });
+  // An empty JSON body is no body (`curl -X POST -H 'content-type: application/json' …/pause`);
+  // anything else goes through Fastify's own parser (prototype-poisoning checks included).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') done(null, undefined);
+    else parseJson(request, text, done);
+  });
   await app.register(fastifyFormbody);
   await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, now: () => Date.now() });
   await app.register(fastifyRateLimit, {

@@ -207,7 +207,15 @@ describe('POST /v1/crawl/seeds', () => {
     expect(JSON.stringify(res.body.error)).toMatch(message);
   });
 
-  it('400 for a body that is not JSON', async () => {
+  it('an empty JSON body counts as no body', async () => {
+    const res = await call('POST', '/v1/crawl/seeds', { raw: '' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual(['body: required (application/json)']);
+    expect((await call('POST', '/v1/crawl/resume', { raw: '' })).status).toBe(200);
+  });
+
+  it('400 for a body that is not JSON, or poisoned', async () => {
+    expect((await call('POST', '/v1/crawl/seeds', { raw: '{"urls": ["http://x.example/"], "__proto__": {"polluted": true}}' })).status).toBe(400);
     const res = await call('POST', '/v1/crawl/seeds', { raw: '{"urls": [' });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('ERR_BAD_REQUEST');
@@ -494,7 +502,7 @@ describe('bull-board', () => {
     try {
       await queues.addLeased(0, ['p0-801', 'p0-802'].map((l) => ({ u: `http://dead.example/${l}`, h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l })));
       const end = Date.now() + 10_000;
-      while ((await queues.counts()).failed < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      while (((await queues.counts()).failed ?? 0) < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       await worker.close();
       const retry = await call('PUT', '/queues/api/queues/fetch-p0/retry/failed');
       expect(retry.status).toBe(200);
