@@ -187,8 +187,10 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
     ]);
     await seedsQueue.close();
     const bloom = await runtime.seen.bloom.info();
+    // Operator pauses (the dashboard's): the whole crawl, and single hosts.
+    const paused = await runtime.frontier.paused();
     const { partitions: _p, ...frontierTotals } = frontier;
-    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, paused, queues, seeds, schedulers, counters, db, seen: bloom, policy }, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();
