@@ -66,14 +66,19 @@ export default tseslint.config(
           { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
-          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api') },
+          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api', 'playwright-core') },
           { sourceTag: 'scope:worker', allowedExternalImports: allow() },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
-          { sourceTag: 'scope:dashboard', allowedExternalImports: allow() },
+          { sourceTag: 'scope:dashboard', allowedExternalImports: allow('fastify', '@fastify/cookie', '@fastify/formbody', '@fastify/rate-limit', '@bull-board/api', '@bull-board/api/bullMQAdapter', '@bull-board/fastify', '@bull-board/ui/package.json', 'uplot', 'zod', 'playwright-core') },
           { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', '@crawlee/cheerio', '@crawlee/memory-storage') },
         ],
       }],
     },
+  },
+  {
+    // The dashboard's pages run in the browser (uPlot is loaded beside them).
+    files: ['apps/dashboard/static/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
   },
   {
     // Entry points and the config lib are the only readers of process.env.

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
+import { type Config, ConfigError, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
 import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, Runtime } from '@trawl/runtime';
+import { findServers, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
+import { runDashboardProcess } from '@trawl/dashboard';
 import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
@@ -74,6 +75,8 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
   const showProgress = flags.progress !== false && !flags.json && ctx.stderr.isTTY;
   const status = new StatusLine(ctx.stderr);
   const cpuAtStart = process.cpuUsage();
+  // Prometheus /metrics and /healthz on TRAWL_METRICS_PORT, like a worker's (a taken port only warns).
+  const metrics = await serveProcessMetrics(runtime, 'crawl');
   try {
     const summary = await runCrawl(runtime, {
       seeds,
@@ -88,6 +91,7 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
     return summary;
   } finally {
     status.done();
+    await metrics.close();
     await runtime.close();
     await services.stop();
   }
@@ -111,6 +115,21 @@ export async function schedulerCommand(ctx: CliContext, flags: Record<string, un
   const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
   const servers = await findServers(cfg);
   const report = await runSchedulerProcess(cfg, { logger: log, ...servers, stopped });
+  ctx.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
+/** `trawl dashboard`: bull-board, the REST API, trawl's pages and /metrics, until SIGTERM. */
+export async function dashboardCommand(ctx: CliContext, flags: { host?: string; port?: string; namespace?: string }): Promise<void> {
+  const cfg = config(ctx, { namespace: flags.namespace, dashboard: { host: flags.host, port: flags.port } });
+  const log = logger(cfg, 'dashboard', false, ctx);
+  const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  const servers = await findServers(cfg);
+  const report = await runDashboardProcess(cfg, {
+    logger: log,
+    ...servers,
+    stopped,
+    onListening: (url) => ctx.stderr.write(`trawl dashboard: ${url}/ (bull-board ${url}/queues, API ${url}/v1/docs)\n`),
+  });
   ctx.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
@@ -173,8 +192,10 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
     ]);
     await seedsQueue.close();
     const bloom = await runtime.seen.bloom.info();
+    // Operator pauses (the dashboard's): the whole crawl, and single hosts.
+    const paused = await runtime.frontier.paused();
     const { partitions: _p, ...frontierTotals } = frontier;
-    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, paused, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();
@@ -285,7 +306,7 @@ export function configCommand(ctx: CliContext, flags: { markdown?: boolean }): v
   const resolved = loadConfig({ env: ctx.env });
   // Connection strings may carry passwords: never print them.
   const shown = {
-    ...resolved,
+    ...redactSecrets(resolved),
     redisUrl: resolved.redisUrl === undefined ? undefined : redactUrl(resolved.redisUrl),
     databaseUrl: resolved.databaseUrl === undefined ? undefined : redactUrl(resolved.databaseUrl),
   };

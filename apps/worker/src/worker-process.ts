@@ -1,5 +1,5 @@
 import type { Config } from '@trawl/config';
-import { Runtime } from '@trawl/runtime';
+import { Runtime, serveProcessMetrics } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
 import { startWorkerService } from './compose.js';
 
@@ -22,6 +22,11 @@ export async function runWorkerProcess(
 ): Promise<WorkerProcessReport> {
   const { logger } = options;
   const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger, role: 'worker' });
+  // Prometheus /metrics and /healthz on TRAWL_METRICS_PORT (closed with the runtime).
+  const metrics = await serveProcessMetrics(runtime, 'worker').catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
   try {
     // A content store that cannot take bodies (a missing bucket, a read-only directory) stops the worker now, by name.
     await runtime.store.check();
@@ -39,6 +44,7 @@ export async function runWorkerProcess(
     const mine = runtime.counters.local;
     return { worker: process.pid, drained, fetched: mine.fetched, fetchErrors: mine.fetchErrors, retries: mine.retries, dead: mine.dead };
   } finally {
+    await metrics.close();
     await runtime.close();
   }
 }

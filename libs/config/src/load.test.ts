@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCidr } from './fields.js';
-import { ConfigError, listSettings, loadConfig } from './load.js';
+import { ConfigError, listSettings, loadConfig, redactSecrets } from './load.js';
 
 describe('loadConfig', () => {
   it('works with no input at all: defaults for one machine', () => {
@@ -155,5 +155,24 @@ describe('isCidr', () => {
     ['10.0.0.0/x', false],
   ])('%s → %s', (value, expected) => {
     expect(isCidr(value)).toBe(expected);
+  });
+});
+
+describe('secret settings', () => {
+  it('never repeats a secret back in an error, nor prints it', () => {
+    let message = '';
+    try {
+      loadConfig({ env: { TRAWL_API_TOKENS: 'short-secret-xy,another-long-enough-token' } });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/TRAWL_API_TOKENS \(dashboard\.apiTokens\): each token must be at least 16 characters/);
+    expect(message).not.toContain('short-secret-xy');
+    expect(message).not.toContain('another-long-enough-token');
+    const config = loadConfig({ env: { TRAWL_API_TOKENS: 'a-token-of-sixteen-chars,b-token-of-sixteen-chars' } });
+    expect(config.dashboard.apiTokens).toEqual(['a-token-of-sixteen-chars', 'b-token-of-sixteen-chars']);
+    const shown = JSON.stringify(redactSecrets(config));
+    expect(shown).not.toContain('token-of-sixteen');
+    expect((redactSecrets(config).dashboard as { apiTokens: string[] }).apiTokens).toEqual(['***', '***']);
   });
 });

@@ -5,10 +5,12 @@ import { bool, cidrList, int, list, num, oneOf, splitList, str, url, urlList } f
 export interface SettingMeta {
   env: string;
   doc: string;
+  /** A secret (API tokens): its value never appears in an error message or in `trawl config`. */
+  secret?: boolean;
 }
 export const settingsRegistry = z.registry<SettingMeta>();
-const set = <T extends z.ZodType>(schema: T, env: string, doc: string): T => {
-  settingsRegistry.add(schema, { env, doc });
+const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: { secret?: boolean } = {}): T => {
+  settingsRegistry.add(schema, { env, doc, ...extra });
   return schema;
 };
 
@@ -186,6 +188,28 @@ export const configSchema = z.object({
     shards: set(int(1, 256).default(1), 'TRAWL_SEEN_SHARDS', 'Independent filters (Redis Cluster slots) the seen-set is split over.'),
   }),
 
+  dashboard: z.object({
+    apiTokens: set(
+      list().pipe(z.array(z.string().min(16, 'each token must be at least 16 characters').max(512, 'each token must be at most 512 characters'))).default([]),
+      'TRAWL_API_TOKENS',
+      'Bearer tokens of the dashboard and its REST API (comma-separated, each ≥ 16 characters); a browser signs in with one. Unset: the dashboard runs only on a loopback address, with a token it writes to TRAWL_DASHBOARD_TOKEN_FILE.',
+      { secret: true },
+    ),
+    host: set(str().default('127.0.0.1'), 'TRAWL_DASHBOARD_HOST', 'Address `trawl dashboard` listens on. Anything but a loopback address needs TRAWL_API_TOKENS.'),
+    port: set(int(0, 65_535).default(8930), 'TRAWL_DASHBOARD_PORT', 'Port `trawl dashboard` listens on (0: any free port).'),
+    tokenFile: set(str().default('.trawl/dashboard.token'), 'TRAWL_DASHBOARD_TOKEN_FILE', 'Without TRAWL_API_TOKENS, the dashboard (on loopback only) signs in with a random token it writes here (mode 0600) at start.'),
+    sessionTtlMs: set(int(60_000).default(12 * 3_600_000), 'TRAWL_SESSION_TTL_MS', 'How long a browser sign-in lasts (the signed session cookie expires then).'),
+    rateLimitPerMinute: set(int(1).default(600), 'TRAWL_API_RATE_LIMIT', 'Requests per minute one token (or one address, before signing in) may make to the dashboard; more are answered 429.'),
+    bodyLimitBytes: set(int(1024, 64 * 1024 * 1024).default(1024 * 1024), 'TRAWL_API_BODY_LIMIT_BYTES', 'Largest request body the dashboard accepts; larger ones are answered 413.'),
+  }),
+
+  metrics: z.object({
+    port: set(int(0, 65_535).default(9464), 'TRAWL_METRICS_PORT', 'Port of the Prometheus /metrics and /healthz listener of `trawl worker` and `trawl scheduler` (0: none). The dashboard serves /metrics on its own port.'),
+    host: set(str().default('127.0.0.1'), 'TRAWL_METRICS_HOST', 'Address the workers\' and schedulers\' metrics listener binds to.'),
+    open: set(bool().default(false), 'TRAWL_METRICS_OPEN', 'true: /metrics answers without a token (for a Prometheus inside a trusted network). false: it needs `Authorization: Bearer` with one of TRAWL_API_TOKENS.'),
+    topHosts: set(int(0, 1000).default(20), 'TRAWL_METRICS_TOP_HOSTS', 'Per-host metric series only for this many hosts (those with the most queued URLs), so label cardinality stays bounded.'),
+  }),
+
   log: z.object({
     level: set(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'TRAWL_LOG_LEVEL', 'Log level (JSON lines on stderr).'),
   }),
@@ -221,3 +245,5 @@ export type RobotsConfig = Config['robots'];
 export type StoreConfig = Config['store'];
 export type DedupConfig = Config['dedup'];
 export type WarcConfig = Config['warc'];
+export type DashboardConfig = Config['dashboard'];
+export type MetricsConfig = Config['metrics'];

@@ -124,6 +124,11 @@ async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, 
     counters.add('stale');
     return { ack: false, result: { outcome: 'stale' } };
   }
+  // Operator pause: the gate already returned the URL to the frontier; this job is done with.
+  if (gate.kind === 'paused') {
+    counters.add('pausedReturned');
+    return { ack: false, result: { outcome: 'stale' } };
+  }
   if (gate.kind !== 'ok') {
     counters.add('deferred');
     return defer(earlyForQueue(deps, gate.at));

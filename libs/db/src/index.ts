@@ -30,3 +30,4 @@ export {
   type NearQuery,
 } from './near-dup.js';
 export { type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';
+export { type KnownUrl, OperatorQueries, type PausedHostRow, type RecentFetch } from './operator.js';

@@ -1,4 +1,4 @@
-import type { Clock } from '@trawl/core';
+import { type Clock, sleep } from '@trawl/core';
 import { HashRing } from '@trawl/frontier';
 import type { Redis } from '@trawl/redis';
 
@@ -71,4 +71,21 @@ export function workerAssignments(members: readonly string[], partitions: number
     for (const member of ring.owners(`partition:${p}`, replicas)) out.get(member)?.push(p);
   }
   return out;
+}
+
+/**
+ * Runs `round` every third of a membership's TTL until `signal` aborts: often enough that a
+ * heartbeat or lease is renewed twice before it could run out. A failed round is reported and
+ * the next one tries again.
+ */
+export async function everyThirdOf(ttlMs: number, signal: AbortSignal, round: () => Promise<void>, onError: (error: unknown) => void): Promise<void> {
+  while (!signal.aborted) {
+    await sleep(Math.max(50, Math.floor(ttlMs / 3)), signal);
+    if (signal.aborted) break;
+    try {
+      await round();
+    } catch (error) {
+      onError(error);
+    }
+  }
 }

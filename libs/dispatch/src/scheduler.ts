@@ -1,9 +1,9 @@
-import { type Clock, sleep } from '@trawl/core';
+import type { Clock } from '@trawl/core';
 import type { Discovery } from '@trawl/crawl';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
 import type { Dispatcher } from './dispatcher.js';
-import { Membership, preferredOwners } from './membership.js';
+import { everyThirdOf, Membership, preferredOwners } from './membership.js';
 import { PartitionOwnership } from './ownership.js';
 
 export interface SchedulerDeps {
@@ -78,18 +78,10 @@ export class Scheduler {
     this.deps.logger.info({ member: this.memberId }, 'scheduler stopped; partitions handed over');
   }
 
-  private async run(): Promise<void> {
-    const signal = this.controller.signal;
-    while (!signal.aborted) {
-      await sleep(Math.max(50, Math.floor(this.options.leaseMs / 3)), signal);
-      if (signal.aborted) break;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.deps.logger.error({ err: error }, 'scheduler step failed');
-      }
-    }
+  private run(): Promise<void> {
+    return everyThirdOf(this.options.leaseMs, this.controller.signal, () => this.tick(), (error) => this.deps.logger.error({ err: error }, 'scheduler step failed'));
   }
+
 
   /** One round: heartbeat, keep or hand over owned partitions, take free ones, maintenance. */
   async tick(): Promise<void> {

@@ -1,7 +1,7 @@
-import { type Clock, sleep } from '@trawl/core';
+import type { Clock } from '@trawl/core';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
-import { Membership, workerAssignments } from './membership.js';
+import { everyThirdOf, Membership, workerAssignments } from './membership.js';
 
 export interface WorkerMembershipOptions {
   namespace: string;
@@ -62,18 +62,10 @@ export class WorkerMembership {
     }
   }
 
-  private async run(): Promise<void> {
-    const signal = this.controller.signal;
-    while (!signal.aborted) {
-      await sleep(Math.max(50, Math.floor(this.options.heartbeatTtlMs / 3)), signal);
-      if (signal.aborted) break;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.logger.error({ err: error }, 'worker membership step failed');
-      }
-    }
+  private run(): Promise<void> {
+    return everyThirdOf(this.options.heartbeatTtlMs, this.controller.signal, () => this.tick(), (error) => this.logger.error({ err: error }, 'worker membership step failed'));
   }
+
 }
 
 export const workersKey = (namespace: string): string => `${namespace}:workers`;

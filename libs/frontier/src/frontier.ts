@@ -10,9 +10,13 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'acquireHost-5',
   'releaseHost-2',
   'ackLeases-3',
+  'resumeHosts-2',
 ]);
 const SCRIPT_VERSION = 'frontier1';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'resumeHosts';
+
+/** The member of a partition's paused set that pauses every host (never a host name). */
+const ALL_HOSTS = '*';
 
 /** Largest number of URLs sent to one script call; bigger pushes are split. */
 const PUSH_CHUNK = 1000;
@@ -87,7 +91,9 @@ export type GateDecision =
   | { kind: 'ok'; health: HostHealthState }
   | { kind: 'not-due'; at: number }
   | { kind: 'busy'; at: number }
-  | { kind: 'stale' };
+  | { kind: 'stale' }
+  /** An operator paused the host (or the crawl): the URL went back to its queue; drop the job. */
+  | { kind: 'paused' };
 
 export interface ClaimResult {
   leases: Lease[];
@@ -95,6 +101,8 @@ export interface ClaimResult {
   nextDueAt: number | null;
   /** Leases of dead workers returned to their queues by this call. */
   expired: number;
+  /** An operator paused the whole crawl: nothing was claimed. */
+  paused?: boolean;
 }
 
 export interface PartitionStats {
@@ -214,6 +222,7 @@ export class Frontier {
       leases.push({ ...entry, id: String(raw[i]), host, band: Number(raw[i + 2]), dueAt: Number(raw[i + 4]), partition });
     }
     const nextDue = Number(raw[0]);
+    if (nextDue === -2) return { leases, nextDueAt: null, expired: Number(raw[1]), paused: true };
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
   }
 
@@ -244,6 +253,8 @@ export class Frontier {
         return { kind: 'busy', at: Number(at) };
       case 4:
         return { kind: 'stale' };
+      case 5:
+        return { kind: 'paused' };
       default:
         throw new Error(`acquireHost returned unknown code ${code}`);
     }
@@ -332,6 +343,115 @@ export class Frontier {
       done: sum('done'),
       partitions,
     };
+  }
+
+  /**
+   * Operator pause: the hosts are never fetched until resumed. The dispatcher claims none of
+   * their URLs, and the gate turns away any job of theirs (dispatched before the pause, retried,
+   * added by hand), returning its URL to the frontier. The pause lives in each partition's
+   * paused set in Redis (persist Redis with AOF; the dashboard also keeps it in PostgreSQL).
+   */
+  async pauseHosts(hosts: readonly string[]): Promise<void> {
+    const byPartition = this.byPartition(hosts);
+    const multi = this.redis.multi();
+    for (const [partition, list] of byPartition) {
+      const keys = this.keysOf(partition);
+      multi.sadd(keys.paused, ...list);
+      multi.zrem(keys.ready, ...list);
+    }
+    if (byPartition.size > 0) await multi.exec();
+  }
+
+  /** Resumes paused hosts: each goes back into its ready heap at its due time. Returns how many were paused. */
+  async resumeHosts(hosts: readonly string[]): Promise<number> {
+    const now = this.options.clock.now();
+    const counts = await Promise.all(
+      [...this.byPartition(hosts)].map(([partition, list]) => {
+        const keys = this.keysOf(partition);
+        return this.scripts.resumeHosts([keys.ready, keys.paused], [keys.base, now, ...list]);
+      }),
+    );
+    return counts.reduce((sum: number, n) => sum + Number(n), 0);
+  }
+
+  pauseHost(host: string): Promise<void> {
+    return this.pauseHosts([host]);
+  }
+
+  async resumeHost(host: string): Promise<boolean> {
+    return (await this.resumeHosts([host])) > 0;
+  }
+
+  /** Pauses the whole crawl: no partition claims anything, no job passes the gate. */
+  async pauseAll(): Promise<void> {
+    const multi = this.redis.multi();
+    for (const keys of this.keys) multi.sadd(keys.paused, ALL_HOSTS);
+    await multi.exec();
+  }
+
+  /** Ends the crawl-wide pause (hosts paused one by one stay paused). */
+  async resumeAll(): Promise<void> {
+    const now = this.options.clock.now();
+    await Promise.all(this.keys.map((keys) => this.scripts.resumeHosts([keys.ready, keys.paused], [keys.base, now, ALL_HOSTS])));
+  }
+
+  /** What is paused: the whole crawl (in any partition), and the hosts paused one by one. */
+  async paused(): Promise<{ all: boolean; hosts: string[] }> {
+    const pipeline = this.redis.pipeline();
+    for (const keys of this.keys) pipeline.smembers(keys.paused);
+    const replies = (await pipeline.exec()) ?? [];
+    let all = false;
+    const hosts = new Set<string>();
+    for (const [error, members] of replies) {
+      if (error) throw error;
+      for (const member of members as string[]) {
+        if (member === ALL_HOSTS) all = true;
+        else hosts.add(member);
+      }
+    }
+    return { all, hosts: [...hosts].sort() };
+  }
+
+  /** Is this host paused (on its own, or with the whole crawl)? */
+  async isPaused(host: string): Promise<boolean> {
+    const keys = this.keysOf(this.partitionOf(host));
+    const [own, all] = await Promise.all([this.redis.sismember(keys.paused, host), this.redis.sismember(keys.paused, ALL_HOSTS)]);
+    return own === 1 || all === 1;
+  }
+
+  /**
+   * A uniform random sample of the hosts with work (waiting in a ready heap, or held by a lease),
+   * up to `perPartition` of each kind per partition: for operators' estimates (polite capacity,
+   * hosts backing off) without reading every host.
+   */
+  async sampleHosts(perPartition: number): Promise<string[]> {
+    const pipeline = this.redis.pipeline();
+    for (const keys of this.keys) {
+      pipeline.zrandmember(keys.ready, perPartition);
+      pipeline.hrandfield(keys.leaseData, perPartition, 'WITHVALUES');
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const hosts = new Set<string>();
+    replies.forEach(([error, reply], i) => {
+      if (error) throw error;
+      const list = (reply as string[] | null) ?? [];
+      if (i % 2 === 0) for (const host of list) hosts.add(host);
+      // leaseData values are "host\nband\nentry"
+      else for (let j = 1; j < list.length; j += 2) hosts.add((list[j] as string).split('\n', 1)[0] as string);
+    });
+    return [...hosts];
+  }
+
+  private byPartition(hosts: readonly string[]): Map<number, string[]> {
+    const byPartition = new Map<number, string[]>();
+    for (const host of new Set(hosts)) {
+      if (host === ALL_HOSTS || host === '') throw new Error(`not a host name: ${JSON.stringify(host)}`);
+      const partition = this.partitionOf(host);
+      let list = byPartition.get(partition);
+      if (!list) byPartition.set(partition, (list = []));
+      list.push(host);
+    }
+    return byPartition;
   }
 
   /** A host's politeness state (for operators and tests). */

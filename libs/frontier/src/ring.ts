@@ -80,14 +80,6 @@ export class HashRing<M extends string | number = number> {
 
   /** The member owning `key`: the first virtual node clockwise from the key's hash. */
   owner(key: string): M {
-    const hash = murmur3(key);
-    let lo = 0;
-    let hi = this.points.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.points[mid] as number) < hash) lo = mid + 1;
-      else hi = mid;
-    }
-    return this.pointOwners[lo === this.points.length ? 0 : lo] as M;
+    return this.pointOwners[this.indexOf(murmur3(key))] as M;
   }
 }
