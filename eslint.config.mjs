@@ -6,7 +6,7 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const testOnly = ['vitest', 'yaml'];
+const testOnly = ['vitest', 'vitest/node', 'yaml'];
 const allow = (...pkgs) => [...pkgs, ...testOnly];
 
 export default tseslint.config(

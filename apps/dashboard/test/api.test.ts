@@ -416,7 +416,7 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(res.body.namespace).toBe(namespace);
     expect(res.body.frontier.queued).toBeGreaterThan(0);
     expect(res.body.frontier.oldestQueuedAgeS).toBeGreaterThanOrEqual(0);
-    expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds']);
+    expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
     expect(res.body.rate.politeCapacityPerSecond).toBeGreaterThan(0);
     expect(res.body.rate.hostsSampled).toBeGreaterThan(0);
     expect(res.body.topHosts.length).toBeGreaterThan(0);
@@ -482,7 +482,7 @@ describe('bull-board', () => {
   it('lists every queue of the namespace and serves its UI without outside resources', async () => {
     const queues = await call('GET', '/queues/api/queues');
     expect(queues.status).toBe(200);
-    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds']);
+    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
     const page = await fetch(`${base}/queues/`, { headers: auth() });
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain('googleapis');

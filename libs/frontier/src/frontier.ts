@@ -352,14 +352,13 @@ export class Frontier {
    * paused set in Redis (persist Redis with AOF; the dashboard also keeps it in PostgreSQL).
    */
   async pauseHosts(hosts: readonly string[]): Promise<void> {
-    const byPartition = this.byPartition(hosts);
-    const multi = this.redis.multi();
-    for (const [partition, list] of byPartition) {
-      const keys = this.keysOf(partition);
-      multi.sadd(keys.paused, ...list);
-      multi.zrem(keys.ready, ...list);
-    }
-    if (byPartition.size > 0) await multi.exec();
+    // One transaction per partition: a transaction may not span Redis Cluster slots.
+    await Promise.all(
+      [...this.byPartition(hosts)].map(([partition, list]) => {
+        const keys = this.keysOf(partition);
+        return this.redis.multi().sadd(keys.paused, ...list).zrem(keys.ready, ...list).exec();
+      }),
+    );
   }
 
   /** Resumes paused hosts: each goes back into its ready heap at its due time. Returns how many were paused. */
@@ -384,9 +383,7 @@ export class Frontier {
 
   /** Pauses the whole crawl: no partition claims anything, no job passes the gate. */
   async pauseAll(): Promise<void> {
-    const multi = this.redis.multi();
-    for (const keys of this.keys) multi.sadd(keys.paused, ALL_HOSTS);
-    await multi.exec();
+    await Promise.all(this.keys.map((keys) => this.redis.sadd(keys.paused, ALL_HOSTS)));
   }
 
   /** Ends the crawl-wide pause (hosts paused one by one stay paused). */
@@ -397,14 +394,12 @@ export class Frontier {
 
   /** What is paused: the whole crawl (in any partition), and the hosts paused one by one. */
   async paused(): Promise<{ all: boolean; hosts: string[] }> {
-    const pipeline = this.redis.pipeline();
-    for (const keys of this.keys) pipeline.smembers(keys.paused);
-    const replies = (await pipeline.exec()) ?? [];
+    // One read per partition (each in its own cluster slot), all at once.
+    const replies = await Promise.all(this.keys.map((keys) => this.redis.smembers(keys.paused)));
     let all = false;
     const hosts = new Set<string>();
-    for (const [error, members] of replies) {
-      if (error) throw error;
-      for (const member of members as string[]) {
+    for (const members of replies) {
+      for (const member of members) {
         if (member === ALL_HOSTS) all = true;
         else hosts.add(member);
       }
@@ -425,20 +420,24 @@ export class Frontier {
    * hosts backing off) without reading every host.
    */
   async sampleHosts(perPartition: number): Promise<string[]> {
-    const pipeline = this.redis.pipeline();
-    for (const keys of this.keys) {
-      pipeline.zrandmember(keys.ready, perPartition);
-      pipeline.hrandfield(keys.leaseData, perPartition, 'WITHVALUES');
-    }
-    const replies = (await pipeline.exec()) ?? [];
+    // One pipeline per partition (a pipeline must stay in one cluster slot), all at once.
+    const replies = await Promise.all(
+      this.keys.map(async (keys) => {
+        const [ready, leased] = ((await this.redis.pipeline().zrandmember(keys.ready, perPartition).hrandfield(keys.leaseData, perPartition, 'WITHVALUES').exec()) ?? []).map(
+          ([error, reply]) => {
+            if (error) throw error;
+            return (reply as string[] | null) ?? [];
+          },
+        );
+        return { ready: ready ?? [], leased: leased ?? [] };
+      }),
+    );
     const hosts = new Set<string>();
-    replies.forEach(([error, reply], i) => {
-      if (error) throw error;
-      const list = (reply as string[] | null) ?? [];
-      if (i % 2 === 0) for (const host of list) hosts.add(host);
+    for (const { ready, leased } of replies) {
+      for (const host of ready) hosts.add(host);
       // leaseData values are "host\nband\nentry"
-      else for (let j = 1; j < list.length; j += 2) hosts.add((list[j] as string).split('\n', 1)[0] as string);
-    });
+      for (let j = 1; j < leased.length; j += 2) hosts.add((leased[j] as string).split('\n', 1)[0] as string);
+    }
     return [...hosts];
   }
 

@@ -62,19 +62,20 @@ describe('freshLeaseRetry', () => {
 describe('queue registry', () => {
   it('lists the known queues and discovers others under the namespace by prefix', async () => {
     const namespace = `${t.prefix}b`;
-    expect(knownQueues(namespace, 2).map((q) => q.name)).toEqual(['seeds', 'fetch-p0', 'fetch-p1']);
+    expect(knownQueues(namespace, 2).map((q) => q.name)).toEqual(['seeds', 'sweeps', 'fetch-p0', 'fetch-p1']);
     const seeds = new SeedsQueue(t.redis, namespace);
     await seeds.add({ urls: ['http://a/'] });
-    const sweeps = openQueue(t.redis, { name: 'sweeps', prefix: `${namespace}:{sweeps}` });
-    await sweeps.add('recrawl', {});
+    // A queue trawl does not know by name (an operator's own): found by its prefix.
+    const other = openQueue(t.redis, { name: 'reports', prefix: `${namespace}:{reports}` });
+    await other.add('weekly', {});
     // Not queues: other trawl keys that happen to end in :meta or :id.
     await t.redis.hset(`${namespace}:{s0}:seen:meta`, 'k', '7');
     await t.redis.hset(`${namespace}:{p0}:h:id`, 'due', '0');
     const found = await discoverQueues(t.redis, namespace, 1);
     expect(found.map((q) => `${q.prefix}|${q.name}`).sort()).toEqual(
-      [`${namespace}:{p0}|fetch-p0`, `${namespace}:{seeds}|seeds`, `${namespace}:{sweeps}|sweeps`].sort(),
+      [`${namespace}:{p0}|fetch-p0`, `${namespace}:{seeds}|seeds`, `${namespace}:{sweeps}|sweeps`, `${namespace}:{reports}|reports`].sort(),
     );
-    await sweeps.close();
+    await other.close();
     await seeds.close();
   });
 });

@@ -1,14 +1,24 @@
 import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
 import { createRedis, deleteByPrefix, type RedisClient, type RedisConnectOptions } from '../connection.js';
 
 export { type ClusterNodeInfo, startTestCluster, type TestCluster } from './cluster.js';
 
+/** The cluster the `redis-cluster` test project's global setup provides to its test files. */
+function providedCluster(): string | undefined {
+  try {
+    return inject('trawlTestRedisCluster') || undefined;
+  } catch {
+    return undefined; // not inside a vitest test file
+  }
+}
+
 /**
- * Seed nodes of a Redis Cluster to run the tests against instead of one server. The
- * `redis-cluster` test project's global setup starts a cluster and sets this, so the same test
- * files run once against a server and once against a cluster.
+ * Seed nodes of a Redis Cluster to run the tests against instead of one server: the
+ * `redis-cluster` test project's cluster (so the same test files run once against a server and
+ * once against a cluster), or TRAWL_TEST_REDIS_CLUSTER to point every test at a cluster of yours.
  */
-export const TEST_REDIS_CLUSTER_URL: string | undefined = process.env.TRAWL_TEST_REDIS_CLUSTER || undefined;
+export const TEST_REDIS_CLUSTER_URL: string | undefined = process.env.TRAWL_TEST_REDIS_CLUSTER || providedCluster();
 /** Where tests find Redis: the test cluster when there is one, else REDIS_URL, else the standard local port. */
 export const TEST_REDIS_URL = TEST_REDIS_CLUSTER_URL ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const TEST_REDIS_IS_CLUSTER = TEST_REDIS_CLUSTER_URL !== undefined;
