@@ -83,15 +83,19 @@ describe('docker-compose.yml', () => {
     expect(services.scheduler?.deploy?.replicas).toBe(2);
     expect(services.dashboard?.ports?.map((p) => p.target)).toEqual([8930]);
     expect(services['create-bucket']?.depends_on).toEqual({ minio: { condition: 'service_started' } });
-    expect(Object.keys(config.volumes).sort()).toEqual(['content', 'grafana', 'minio', 'postgres', 'prometheus', 'redis']);
+    expect(Object.keys(config.volumes).sort()).toEqual(['grafana', 'minio', 'postgres', 'prometheus', 'redis']);
+    // Bodies go to MinIO through the S3 store; the dashboard needs its API tokens.
+    expect(services.worker?.environment?.TRAWL_CONTENT_STORE).toBe('s3');
+    expect(services.worker?.environment?.TRAWL_S3_ENDPOINT).toBe('http://minio:9000');
+    expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token,change-me-prometheus-token');
   });
 
   it('holds no secret: every password comes from the environment and is required', () => {
     const raw = file('docker-compose.yml');
     for (const line of file('.env.example').split('\n')) {
       const [name, value] = line.split('=');
-      if (!name || !value || !/PASSWORD|_USER$/.test(name)) continue;
-      if (name.includes('PASSWORD')) expect(raw).not.toContain(value);
+      if (!name || !value || !/PASSWORD|_USER$|TOKENS?$/.test(name)) continue;
+      if (/PASSWORD|TOKEN/.test(name)) expect(raw).not.toContain(value);
       expect(raw).toContain(`\${${name}:?`);
     }
     const empty = join(tmpdir(), `trawl-empty-${process.pid}.env`);
