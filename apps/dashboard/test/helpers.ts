@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { loadConfig } from '@trawl/config';
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { dropNamespace as dropNamespaceOn } from '@trawl/runtime/testing';
 import { Runtime } from '@trawl/runtime';
 import { createLogger } from '@trawl/telemetry';
 
@@ -28,19 +27,9 @@ export async function openRuntime(namespace: string, env: Record<string, string>
   return Runtime.open({ config, redisUrl: REDIS_URL, databaseUrl: DATABASE_URL, logger, role: 'dashboard' });
 }
 
-export async function dropNamespace(namespace: string): Promise<void> {
-  const redis = createRedis(REDIS_URL);
-  try {
-    await deleteByPrefix(redis, `${namespace}:`);
-  } finally {
-    redis.disconnect();
-  }
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  try {
-    await db.dropSchema();
-  } finally {
-    await db.close();
-  }
+/** Removes everything a test or benchmark namespace left: its Redis keys and PostgreSQL schema. */
+export function dropNamespace(namespace: string): Promise<void> {
+  return dropNamespaceOn(namespace, { redisUrl: REDIS_URL, databaseUrl: DATABASE_URL });
 }
 
 export const uniqueNamespace = (label: string) => `t_${label}_${randomUUID().slice(0, 8)}`;

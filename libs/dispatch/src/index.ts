@@ -1,5 +1,5 @@
 export { Dispatcher, type DispatcherDeps, type DispatcherOptions, jobDataOf } from './dispatcher.js';
-export { Membership, preferredOwners, workerAssignments } from './membership.js';
+export { Membership, preferredOwners, Rounds, workerAssignments } from './membership.js';
 export { PartitionOwnership } from './ownership.js';
 export { policyDifferences, publishConfigPolicy } from './publish.js';
 export { Scheduler, type SchedulerDeps, type SchedulerOptions, schedulerStatus } from './scheduler.js';

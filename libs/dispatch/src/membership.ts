@@ -74,18 +74,42 @@ export function workerAssignments(members: readonly string[], partitions: number
 }
 
 /**
- * Runs `round` every third of a membership's TTL until `signal` aborts: often enough that a
- * heartbeat or lease is renewed twice before it could run out. A failed round is reported and
- * the next one tries again.
+ * Runs `round` once, then every third of a membership's TTL until stopped: often enough that a
+ * heartbeat or lease is renewed twice before it could run out. A failed round is reported and the
+ * next one tries again.
  */
-export async function everyThirdOf(ttlMs: number, signal: AbortSignal, round: () => Promise<void>, onError: (error: unknown) => void): Promise<void> {
-  while (!signal.aborted) {
-    await sleep(Math.max(50, Math.floor(ttlMs / 3)), signal);
-    if (signal.aborted) break;
-    try {
-      await round();
-    } catch (error) {
-      onError(error);
+export class Rounds {
+  private readonly controller = new AbortController();
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly round: () => Promise<void>,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Runs the first round (its errors reach the caller), then keeps going in the background. */
+  async start(): Promise<void> {
+    await this.round();
+    this.loop = this.run();
+  }
+
+  /** Stops after the round in progress, if any. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      await sleep(Math.max(50, Math.floor(this.ttlMs / 3)), signal);
+      if (signal.aborted) break;
+      try {
+        await this.round();
+      } catch (error) {
+        this.onError(error);
+      }
     }
   }
 }

@@ -57,7 +57,7 @@ describe('WorkerMembership', () => {
     expect((await workerStatus(t.redis, namespace, systemClock)).map((w) => w.member)).toEqual(['a', 'b']);
 
     // b dies: no leave, no heartbeat.
-    (b as unknown as { controller: AbortController }).controller.abort();
+    void (b as unknown as { rounds: { stop(): Promise<void> } }).rounds.stop();
     const died = Date.now();
     while ((seen.a ?? []).length < 8) {
       if (Date.now() - died > 3000) throw new Error('a never took b\'s partitions');

@@ -1,7 +1,7 @@
 import type { Clock } from '@trawl/core';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
-import { everyThirdOf, Membership, workerAssignments } from './membership.js';
+import { Membership, Rounds, workerAssignments } from './membership.js';
 
 export interface WorkerMembershipOptions {
   namespace: string;
@@ -20,8 +20,7 @@ export interface WorkerMembershipOptions {
  */
 export class WorkerMembership {
   private readonly membership: Membership;
-  private readonly controller = new AbortController();
-  private loop: Promise<void> | null = null;
+  private readonly rounds: Rounds;
   private current: number[] = [];
 
   constructor(
@@ -32,6 +31,7 @@ export class WorkerMembership {
     private readonly onAssign: (partitions: number[]) => void,
   ) {
     this.membership = new Membership(redis, options.namespace, 'worker', options.memberId, options.heartbeatTtlMs, clock);
+    this.rounds = new Rounds(options.heartbeatTtlMs, () => this.tick(), (error) => logger.error({ err: error }, 'worker membership step failed'));
   }
 
   get partitions(): number[] {
@@ -39,14 +39,12 @@ export class WorkerMembership {
   }
 
   /** Joins and takes its first assignment. */
-  async start(): Promise<void> {
-    await this.tick();
-    this.loop = this.run();
+  start(): Promise<void> {
+    return this.rounds.start();
   }
 
   async stop(): Promise<void> {
-    this.controller.abort();
-    await this.loop;
+    await this.rounds.stop();
     await this.membership.leave().catch(() => undefined);
     await this.redis.hdel(workersKey(this.options.namespace), this.options.memberId).catch(() => undefined);
   }
@@ -62,9 +60,6 @@ export class WorkerMembership {
     }
   }
 
-  private run(): Promise<void> {
-    return everyThirdOf(this.options.heartbeatTtlMs, this.controller.signal, () => this.tick(), (error) => this.logger.error({ err: error }, 'worker membership step failed'));
-  }
 
 }
 
