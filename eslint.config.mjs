@@ -6,7 +6,7 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const testOnly = ['vitest'];
+const testOnly = ['vitest', 'vitest/node', 'yaml'];
 const allow = (...pkgs) => [...pkgs, ...testOnly];
 
 export default tseslint.config(
@@ -66,18 +66,23 @@ export default tseslint.config(
           { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
-          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api', 'cli-progress') },
+          { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api', 'playwright-core', 'cli-progress') },
           { sourceTag: 'scope:worker', allowedExternalImports: allow() },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
-          { sourceTag: 'scope:dashboard', allowedExternalImports: allow() },
+          { sourceTag: 'scope:dashboard', allowedExternalImports: allow('fastify', '@fastify/cookie', '@fastify/formbody', '@fastify/rate-limit', '@bull-board/api', '@bull-board/api/bullMQAdapter', '@bull-board/fastify', '@bull-board/ui/package.json', 'uplot', 'zod', 'playwright-core') },
           { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', '@crawlee/cheerio', '@crawlee/memory-storage') },
         ],
       }],
     },
   },
   {
+    // The dashboard's pages run in the browser (uPlot is loaded beside them).
+    files: ['apps/dashboard/static/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser } },
+  },
+  {
     // Entry points and the config lib are the only readers of process.env.
-    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js'],
+    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'deploy/*.mjs', 'scripts/*.mjs'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

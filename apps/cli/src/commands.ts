@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
-import { schedulerStatus } from '@trawl/dispatch';
+import { type Config, ConfigError, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
+import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, Runtime } from '@trawl/runtime';
+import { findServers, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
+import { runDashboardProcess } from '@trawl/dashboard';
 import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
@@ -74,6 +75,8 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
   const showProgress = flags.progress !== false && !flags.json && ctx.stderr.isTTY;
   const status = new StatusLine(ctx.stderr);
   const cpuAtStart = process.cpuUsage();
+  // Prometheus /metrics and /healthz on TRAWL_METRICS_PORT, like a worker's (a taken port only warns).
+  const metrics = await serveProcessMetrics(runtime, 'crawl');
   try {
     const summary = await runCrawl(runtime, {
       seeds,
@@ -88,6 +91,7 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
     return summary;
   } finally {
     status.done();
+    await metrics.close();
     await runtime.close();
     await services.stop();
   }
@@ -114,6 +118,21 @@ export async function schedulerCommand(ctx: CliContext, flags: Record<string, un
   ctx.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
+/** `trawl dashboard`: bull-board, the REST API, trawl's pages and /metrics, until SIGTERM. */
+export async function dashboardCommand(ctx: CliContext, flags: { host?: string; port?: string; namespace?: string }): Promise<void> {
+  const cfg = config(ctx, { namespace: flags.namespace, dashboard: { host: flags.host, port: flags.port } });
+  const log = logger(cfg, 'dashboard', false, ctx);
+  const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
+  const servers = await findServers(cfg);
+  const report = await runDashboardProcess(cfg, {
+    logger: log,
+    ...servers,
+    stopped,
+    onListening: (url) => ctx.stderr.write(`trawl dashboard: ${url}/ (bull-board ${url}/queues, API ${url}/v1/docs)\n`),
+  });
+  ctx.stdout.write(`${JSON.stringify(report)}\n`);
+}
+
 /**
  * `trawl seed`: add a job to the crawl's `seeds` queue and wait for a scheduler to take it
  * (`--no-wait`: print the job id and return).
@@ -128,7 +147,7 @@ export async function seedCommand(ctx: CliContext, urls: string[], flags: Record
   if (flags.maxDepth !== undefined) data.max_depth = Number(flags.maxDepth);
   if (flags.scope !== undefined) data.scope = flags.scope;
   const servers = await findServers(cfg);
-  const redis = createRedis(servers.redisUrl, { name: `trawl:${cfg.namespace}:seed:${process.pid}` });
+  const redis = createRedis(servers.redisUrl, { name: `trawl:${cfg.namespace}:seed:${process.pid}`, cluster: cfg.redisCluster });
   const queue = new SeedsQueue(redis, cfg.namespace);
   try {
     const jobId = await queue.add(data).catch((error: Error) => {
@@ -161,7 +180,7 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
   const { runtime, services } = await open(cfg, log, 'status', false);
   try {
     const seedsQueue = new SeedsQueue(runtime.redis, cfg.namespace);
-    const [frontier, queues, seeds, counters, db, policy, schedulers] = await Promise.all([
+    const [frontier, queues, seeds, counters, db, policy, schedulers, workers] = await Promise.all([
       runtime.frontier.stats(),
       runtime.queues.counts(),
       seedsQueue.counts(),
@@ -169,11 +188,14 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
       runtime.db.counts(),
       runtime.policyStore.load(),
       schedulerStatus(runtime.redis, cfg.namespace, cfg.partitions, runtime.clock),
+      workerStatus(runtime.redis, cfg.namespace, runtime.clock),
     ]);
     await seedsQueue.close();
     const bloom = await runtime.seen.bloom.info();
+    // Operator pauses (the dashboard's): the whole crawl, and single hosts.
+    const paused = await runtime.frontier.paused();
     const { partitions: _p, ...frontierTotals } = frontier;
-    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, paused, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();
@@ -284,7 +306,7 @@ export function configCommand(ctx: CliContext, flags: { markdown?: boolean }): v
   const resolved = loadConfig({ env: ctx.env });
   // Connection strings may carry passwords: never print them.
   const shown = {
-    ...resolved,
+    ...redactSecrets(resolved),
     redisUrl: resolved.redisUrl === undefined ? undefined : redactUrl(resolved.redisUrl),
     databaseUrl: resolved.databaseUrl === undefined ? undefined : redactUrl(resolved.databaseUrl),
   };

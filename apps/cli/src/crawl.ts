@@ -3,7 +3,7 @@ import { type CounterValues, policyFromConfig } from '@trawl/crawl';
 import { addSeeds } from '@trawl/dispatch';
 import type { Runtime } from '@trawl/runtime';
 import { startSchedulerService } from '@trawl/scheduler';
-import { createCrawlWorker } from '@trawl/worker';
+import { startWorkerService } from '@trawl/worker';
 
 export interface Progress {
   elapsedMs: number;
@@ -83,10 +83,9 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const stop = new AbortController();
   options.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   if (options.runWorker !== false) await runtime.store.check();
-  const worker = options.runWorker === false ? null : createCrawlWorker(runtime, { concurrency: options.concurrency, onFatal: () => stop.abort() });
   // Consumers first, so the first dispatched jobs do not wait for connections to open.
-  worker?.start();
-  await worker?.ready();
+  const workerService = options.runWorker === false ? null : await startWorkerService(runtime, { concurrency: options.concurrency, onFatal: () => stop.abort() });
+  const worker = workerService?.worker ?? null;
   const started = clock.now();
   const service = await startSchedulerService(runtime, { pagesBaseline: startStats.done });
   const repair = runtime.discovery();
@@ -141,7 +140,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   }
 
   await service.stop();
-  if (worker) await worker.stop(config.worker.drainTimeoutMs);
+  if (workerService) await workerService.stop(config.worker.drainTimeoutMs);
   await Promise.allSettled([seedDiscovery.drain(), repair.drain()]);
   if (worker?.fatal) throw worker.fatal;
   await runtime.counters.flush();

@@ -3,7 +3,7 @@ import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { exportPagesCommand, exportWarcCommand } from './export.js';
-import { type CliContext, configCommand, crawlCommand, demoCommand, dlqCommand, reportFreshnessCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
+import { type CliContext, configCommand, crawlCommand, dashboardCommand, demoCommand, dlqCommand, reportFreshnessCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
 
 const signals: ((signal: string) => void)[] = [];
 let signalled = 0;
@@ -69,6 +69,16 @@ withCrawlOptions(
 ).action(async (flags) => {
   await schedulerCommand(ctx, flags);
 });
+
+program
+  .command('dashboard')
+  .description('the operator surface: bull-board (/queues), the REST API (/v1), pages and /metrics, until SIGTERM')
+  .option('--host <addr>', 'address to listen on (TRAWL_DASHBOARD_HOST, default 127.0.0.1)')
+  .option('--port <n>', 'port to listen on (TRAWL_DASHBOARD_PORT, default 8930)', wholeNumber)
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .action(async (flags) => {
+    await dashboardCommand(ctx, flags);
+  });
 
 program
   .command('seed')

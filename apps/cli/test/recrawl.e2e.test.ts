@@ -189,4 +189,57 @@ describe('re-crawling a changing web', () => {
     rmSync(dir, { recursive: true, force: true });
     await db.close();
   }, 150_000);
+
+  it('a surge host with a flood of due pages does not delay the other hosts\' re-crawls', async () => {
+    const namespace = uniqueNamespace('surge');
+    const vars = env(namespace, { TRAWL_RECRAWL_INITIAL_INTERVAL_S: '2', TRAWL_SITEMAPS: 'false' });
+    // Host 0 has 300 pages, each changing every 2 s: it wants ~150 fetches/s and may have 10
+    // (100 ms apart). Hosts 1–3 have 5 pages changing every 3 s.
+    const web = await TestWeb.start({
+      hosts: 4,
+      pagesPerHost: 5,
+      pagesPerHostOverride: { 0: 300 },
+      linksPerPage: 3,
+      crossHostLinks: 1,
+      seed: 5,
+      changes: { everyMs: (host) => (host === 0 ? 2000 : 3000) },
+    });
+    const crawl = await startCrawl(vars, web.rootUrls());
+    const runMs = 40_000;
+    try {
+      await sleep(runMs);
+    } finally {
+      await crawl.stop();
+      await web.stop();
+    }
+    const db = new Database({ url: DATABASE_URL, schema: namespace });
+    try {
+      const since = new Date(Date.now() - runMs / 2);
+      const { rows } = await db.pool.query<{ surge: boolean; n: string; p50: number; p90: number }>(
+        `SELECT host = $1 AS surge, count(*) AS n,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM fetched_at - due_at)) AS p50,
+                percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM fetched_at - due_at)) AS p90
+         FROM "${namespace}".recrawl_visits WHERE fetched_at >= $2 GROUP BY 1`,
+        [new URL(web.rootUrls()[0] as string).host, since],
+      );
+      const surge = rows.find((r) => r.surge);
+      const others = rows.find((r) => !r.surge);
+      console.log(`[surge] re-crawl lateness in the last ${runMs / 2000} s: ${JSON.stringify(rows)}`);
+      // The surge host runs flat out at its polite limit (one request per 100 ms) and still falls
+      // behind…
+      const surgeHost = new URL(web.rootUrls()[0] as string).host;
+      const surgeRequests = web.log.filter((e) => e.host === surgeHost && e.start >= since.getTime()).length;
+      console.log(`[surge] the surge host served ${surgeRequests} requests in those ${runMs / 2000} s (polite limit ${runMs / 2 / DELAY})`);
+      expect(surgeRequests).toBeGreaterThan(0.75 * (runMs / 2 / DELAY));
+      expect(surge?.p50).toBeGreaterThan(others?.p90 ?? 0);
+      // …while the other hosts' re-crawls stay on time.
+      expect(Number(others?.n)).toBeGreaterThan(40);
+      expect(others?.p90).toBeLessThan(1.5);
+      const analysis = analyzeLog(web.log, { minIntervalMs: DELAY });
+      expect(analysis.concurrency.violations).toEqual([]);
+      expect(analysis.intervals.violations).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
 });

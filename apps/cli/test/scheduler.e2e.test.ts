@@ -40,7 +40,12 @@ const env = {
   TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,
 };
 
-async function status(): Promise<{ frontier: { queued: number; leased: number }; queues: Record<string, number>; schedulers: { member: string; partitions: number[] }[] }> {
+async function status(): Promise<{
+  frontier: { queued: number; leased: number };
+  queues: Record<string, number>;
+  schedulers: { member: string; partitions: number[] }[];
+  workers: { member: string; partitions: number[] }[];
+}> {
   const proc = trawl(['status'], env);
   const { code } = await proc.exited;
   if (code !== 0) throw new Error(`trawl status exited ${code}: ${proc.stderr()}`);
@@ -98,6 +103,9 @@ describe('scheduler + workers + seed, no `trawl crawl`', () => {
       });
       const final = await status();
       expect(final.schedulers.flatMap((s) => s.partitions).sort()).toEqual([0, 1, 2, 3]);
+      // Both workers are members, and between them consume every partition (domain affinity).
+      expect(final.workers).toHaveLength(2);
+      expect([...new Set(final.workers.flatMap((w) => w.partitions))].sort()).toEqual([0, 1, 2, 3]);
       expect(alive(survivor)).toBe(true);
 
       await web.idle();

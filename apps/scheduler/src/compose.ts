@@ -4,7 +4,7 @@ import { policyFromConfig } from '@trawl/crawl';
 import { Freshness } from '@trawl/db';
 import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, sitemapSweep } from '@trawl/dispatch';
 import { type SweepName, SeedsWorker, SweepsQueue, SweepsWorker } from '@trawl/queue';
-import type { Runtime } from '@trawl/runtime';
+import { restorePauses, type Runtime } from '@trawl/runtime';
 
 export interface SchedulerService {
   scheduler: Scheduler;
@@ -26,6 +26,8 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     pagesBaseline: options.pagesBaseline ?? (await runtime.frontier.stats()).done,
     logger: logger.child({ component: 'policy' }),
   });
+  // Operator pauses outlive Redis: restore them from PostgreSQL before dispatching anything.
+  await restorePauses(runtime);
   const discovery = runtime.discovery();
   const dispatcher = new Dispatcher(
     { frontier: runtime.frontier, queues: runtime.queues, policy: runtime.policy, clock: runtime.clock, logger: logger.child({ component: 'dispatcher' }) },

@@ -1,5 +1,5 @@
 import type { Config } from '@trawl/config';
-import { Runtime } from '@trawl/runtime';
+import { Runtime, serveProcessMetrics } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
 import { startSchedulerService } from './compose.js';
 
@@ -12,6 +12,11 @@ export async function runSchedulerProcess(
   options: { logger: Logger; redisUrl: string; databaseUrl: string; stopped: Promise<unknown> },
 ): Promise<{ member: string }> {
   const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger: options.logger, role: 'scheduler' });
+  // Prometheus /metrics and /healthz on TRAWL_METRICS_PORT (closed with the runtime).
+  const metrics = await serveProcessMetrics(runtime, 'scheduler').catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
   try {
     const service = await startSchedulerService(runtime);
     await options.stopped;
@@ -19,6 +24,7 @@ export async function runSchedulerProcess(
     await service.stop();
     return { member: service.scheduler.memberId };
   } finally {
+    await metrics.close();
     await runtime.close();
   }
 }

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { TrawlError } from '@trawl/core';
+import { WorkerMembership } from '@trawl/dispatch';
 import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, Validators } from '@trawl/crawl';
 import type { Config } from '@trawl/config';
 import { NearDupIndex, Sitemaps } from '@trawl/db';
@@ -62,4 +65,37 @@ export function createCrawlWorker(
       onFatal: options.onFatal,
     },
   );
+}
+
+export interface WorkerService {
+  worker: CrawlWorker;
+  membership: WorkerMembership;
+  /** Stops taking jobs, drains (up to `timeoutMs`), and leaves the membership. */
+  stop(timeoutMs: number): Promise<{ drained: boolean }>;
+}
+
+/**
+ * A fetch worker that joins the crawl's worker membership and consumes the partitions the hash
+ * ring gives it, following the assignment as workers come and go.
+ */
+export async function startWorkerService(runtime: Runtime, options: { concurrency: number; memberId?: string; onFatal?: (error: TrawlError) => void }): Promise<WorkerService> {
+  const { config } = runtime;
+  const worker = createCrawlWorker(runtime, { concurrency: options.concurrency, partitions: [], onFatal: options.onFatal });
+  const membership = new WorkerMembership(
+    runtime.redis,
+    { namespace: config.namespace, partitions: config.partitions, memberId: options.memberId ?? `worker@${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`, heartbeatTtlMs: config.worker.heartbeatMs },
+    runtime.clock,
+    runtime.logger.child({ component: 'membership' }),
+    (partitions) => worker.consume(partitions),
+  );
+  await membership.start();
+  await worker.ready();
+  return {
+    worker,
+    membership,
+    async stop(timeoutMs) {
+      await membership.stop();
+      return worker.stop(timeoutMs);
+    },
+  };
 }

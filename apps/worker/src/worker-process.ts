@@ -1,7 +1,7 @@
 import type { Config } from '@trawl/config';
-import { Runtime } from '@trawl/runtime';
+import { Runtime, serveProcessMetrics } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
-import { createCrawlWorker } from './compose.js';
+import { startWorkerService } from './compose.js';
 
 export interface WorkerProcessReport {
   worker: number;
@@ -22,23 +22,29 @@ export async function runWorkerProcess(
 ): Promise<WorkerProcessReport> {
   const { logger } = options;
   const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger, role: 'worker' });
+  // Prometheus /metrics and /healthz on TRAWL_METRICS_PORT (closed with the runtime).
+  const metrics = await serveProcessMetrics(runtime, 'worker').catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
   try {
     // A content store that cannot take bodies (a missing bucket, a read-only directory) stops the worker now, by name.
     await runtime.store.check();
     let onFatal: () => void = () => undefined;
     const fatal = new Promise<void>((resolve) => (onFatal = resolve));
-    const worker = createCrawlWorker(runtime, { concurrency: config.worker.concurrency, onFatal: () => onFatal() });
-    worker.start();
-    logger.info({ namespace: config.namespace, concurrency: config.worker.concurrency }, 'worker started');
+    const service = await startWorkerService(runtime, { concurrency: config.worker.concurrency, onFatal: () => onFatal() });
+    const { worker } = service;
+    logger.info({ namespace: config.namespace, concurrency: config.worker.concurrency, partitions: worker.partitions }, 'worker started');
     await Promise.race([options.stopped, fatal]);
     logger.info('stopping: draining in-flight jobs');
-    const { drained } = await worker.stop(config.worker.drainTimeoutMs);
+    const { drained } = await service.stop(config.worker.drainTimeoutMs);
     logger.info({ drained }, 'worker stopped');
     // Stop with the fault's own message; the crawl resumes when a fixed worker starts again.
     if (worker.fatal) throw worker.fatal;
     const mine = runtime.counters.local;
     return { worker: process.pid, drained, fetched: mine.fetched, fetchErrors: mine.fetchErrors, retries: mine.retries, dead: mine.dead };
   } finally {
+    await metrics.close();
     await runtime.close();
   }
 }

@@ -33,14 +33,16 @@ export const bool = () =>
 
 export const str = () => z.string().trim().min(1);
 
+/** "a, b,,c" → ["a", "b", "c"]. */
+export const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+
 export const list = () =>
   z.preprocess(
-    fromString((s) =>
-      s
-        .split(',')
-        .map((part) => part.trim())
-        .filter(Boolean),
-    ),
+    fromString(splitList),
     z.array(z.string().min(1)),
   );
 
@@ -58,6 +60,21 @@ export const url = (protocols: readonly string[]) =>
         return false;
       }
     }, `expected a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL`);
+
+/**
+ * A comma-separated list of URLs (one, or several: the seed nodes of a Redis Cluster). Whether a
+ * list is allowed is decided with the settings that say so (see the config schema).
+ */
+export const urlList = (protocols: readonly string[]) => {
+  const one = url(protocols);
+  return z
+    .string()
+    .trim()
+    .refine(
+      (value) => splitList(value).length > 0 && splitList(value).every((part) => one.safeParse(part).success),
+      `expected a ${protocols.map((p) => p.replace(':', '')).join(' or ')} URL, or several separated by commas`,
+    );
+};
 
 /** "10.0.0.0/8", "127.0.0.0/8", "fd00::/8", or a bare address (a /32 or /128). */
 export function isCidr(value: string): boolean {

@@ -1,10 +1,12 @@
 export { isCidr } from './fields.js';
-export { ConfigError, listSettings, loadConfig, type LoadConfigOptions, type SettingInfo, settingsMarkdownTable } from './load.js';
+export { ConfigError, listSettings, loadConfig, type LoadConfigOptions, redactSecrets, type SettingInfo, settingsMarkdownTable } from './load.js';
 export {
   type Config,
   type ConfigInput,
   configSchema,
   type CrawlPolicyConfig,
+  type DashboardConfig,
+  type MetricsConfig,
   type DispatchConfig,
   type FetchConfig,
   type PolitenessConfig,

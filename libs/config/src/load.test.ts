@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCidr } from './fields.js';
-import { ConfigError, listSettings, loadConfig } from './load.js';
+import { ConfigError, listSettings, loadConfig, redactSecrets } from './load.js';
 
 describe('loadConfig', () => {
   it('works with no input at all: defaults for one machine', () => {
@@ -101,6 +101,39 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { TRAWL_CONFIG_FILE: '/nonexistent/trawl.json' } })).toThrow(/TRAWL_CONFIG_FILE/);
   });
 
+  describe('REDIS_URL and TRAWL_REDIS_CLUSTER', () => {
+    const problemsOf = (env: Record<string, string>): string => {
+      try {
+        loadConfig({ env });
+      } catch (error) {
+        return (error as ConfigError).problems.join('\n');
+      }
+      return '';
+    };
+
+    it.each([
+      [{ REDIS_URL: 'redis://10.0.0.5:7000' }, false, 'redis://10.0.0.5:7000'],
+      [{ REDIS_URL: 'redis://10.0.0.5:7000', TRAWL_REDIS_CLUSTER: 'true' }, true, 'redis://10.0.0.5:7000'],
+      [{ REDIS_URL: 'redis://10.0.0.5:7000, redis://10.0.0.6:7000', TRAWL_REDIS_CLUSTER: '1' }, true, 'redis://10.0.0.5:7000, redis://10.0.0.6:7000'],
+      [{ REDIS_URL: 'rediss://u:p@a:7000,rediss://u:p@b:7000/0', TRAWL_REDIS_CLUSTER: 'yes' }, true, 'rediss://u:p@a:7000,rediss://u:p@b:7000/0'],
+    ])('accepts %j', (env, cluster, url) => {
+      const config = loadConfig({ env });
+      expect(config.redisCluster).toBe(cluster);
+      expect(config.redisUrl).toBe(url);
+    });
+
+    it.each([
+      [{ REDIS_URL: 'redis://a:7000,redis://b:7000' }, /REDIS_URL \(redisUrl\): several URLs .*TRAWL_REDIS_CLUSTER=true/],
+      [{ TRAWL_REDIS_CLUSTER: 'true' }, /TRAWL_REDIS_CLUSTER \(redisCluster\): a Redis Cluster needs REDIS_URL/],
+      [{ REDIS_URL: 'redis://a:7000/2', TRAWL_REDIS_CLUSTER: 'true' }, /REDIS_URL \(redisUrl\): a Redis Cluster has only database 0/],
+      [{ REDIS_URL: 'redis://a:7000,rediss://b:7000', TRAWL_REDIS_CLUSTER: 'true' }, /share scheme, user and password/],
+      [{ REDIS_URL: 'redis://a:7000,http://b:7000', TRAWL_REDIS_CLUSTER: 'true' }, /REDIS_URL \(redisUrl\): expected a redis or rediss URL, or several/],
+      [{ REDIS_URL: 'redis://a:7000', TRAWL_REDIS_CLUSTER: 'maybe' }, /TRAWL_REDIS_CLUSTER \(redisCluster\): expected true\/false/],
+    ])('refuses %j', (env, problem) => {
+      expect(problemsOf(env)).toMatch(problem);
+    });
+  });
+
   it('declares each environment variable once', () => {
     const names = listSettings().map((s) => s.env);
     expect(new Set(names).size).toBe(names.length);
@@ -122,5 +155,24 @@ describe('isCidr', () => {
     ['10.0.0.0/x', false],
   ])('%s → %s', (value, expected) => {
     expect(isCidr(value)).toBe(expected);
+  });
+});
+
+describe('secret settings', () => {
+  it('never repeats a secret back in an error, nor prints it', () => {
+    let message = '';
+    try {
+      loadConfig({ env: { TRAWL_API_TOKENS: 'short-secret-xy,another-long-enough-token' } });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/TRAWL_API_TOKENS \(dashboard\.apiTokens\): each token must be at least 16 characters/);
+    expect(message).not.toContain('short-secret-xy');
+    expect(message).not.toContain('another-long-enough-token');
+    const config = loadConfig({ env: { TRAWL_API_TOKENS: 'a-token-of-sixteen-chars,b-token-of-sixteen-chars' } });
+    expect(config.dashboard.apiTokens).toEqual(['a-token-of-sixteen-chars', 'b-token-of-sixteen-chars']);
+    const shown = JSON.stringify(redactSecrets(config));
+    expect(shown).not.toContain('token-of-sixteen');
+    expect((redactSecrets(config).dashboard as { apiTokens: string[] }).apiTokens).toEqual(['***', '***']);
   });
 });

@@ -102,7 +102,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     for (const issue of result.error.issues) {
       const path = issue.path.filter((p) => typeof p === 'string' || typeof p === 'number').join('.');
       const setting = byPath.get(path) ?? byPath.get(path.replace(/\.\d+$/, ''));
-      const given = setting ? env[setting.env] : undefined;
+      // A secret's value is never repeated back, not even when it is wrong.
+      const given = setting && !setting.secret ? env[setting.env] : undefined;
       const where = setting ? `${setting.env} (${setting.path})` : path || 'config';
       problems.push(`${where}: ${issue.message}${given !== undefined ? ` — got ${JSON.stringify(given)}` : ''}`);
     }
@@ -117,6 +118,20 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** The configuration with every secret setting's value replaced (for printing it). */
+export function redactSecrets(config: Readonly<Config>): Record<string, unknown> {
+  const copy = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+  for (const setting of listSettings()) {
+    if (!setting.secret) continue;
+    const path = setting.path.split('.');
+    let node: Record<string, unknown> | undefined = copy;
+    for (const key of path.slice(0, -1)) node = node?.[key] as Record<string, unknown> | undefined;
+    const last = path[path.length - 1] as string;
+    if (node && node[last] !== undefined) node[last] = Array.isArray(node[last]) ? (node[last] as unknown[]).map(() => '***') : '***';
+  }
+  return copy;
 }
 
 /** The README table of settings (npm run docs:config writes it; a test checks it is current). */

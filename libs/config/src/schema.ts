@@ -1,14 +1,16 @@
 import { z } from 'zod';
-import { bool, cidrList, int, list, num, oneOf, str, url } from './fields.js';
+import { bool, cidrList, int, list, num, oneOf, splitList, str, url, urlList } from './fields.js';
 
 /** Metadata of each setting: the environment variable that sets it and what it means. */
 export interface SettingMeta {
   env: string;
   doc: string;
+  /** A secret (API tokens): its value never appears in an error message or in `trawl config`. */
+  secret?: boolean;
 }
 export const settingsRegistry = z.registry<SettingMeta>();
-const set = <T extends z.ZodType>(schema: T, env: string, doc: string): T => {
-  settingsRegistry.add(schema, { env, doc });
+const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: { secret?: boolean } = {}): T => {
+  settingsRegistry.add(schema, { env, doc, ...extra });
   return schema;
 };
 
@@ -18,7 +20,16 @@ const set = <T extends z.ZodType>(schema: T, env: string, doc: string): T => {
  * the two in step.
  */
 export const configSchema = z.object({
-  redisUrl: set(url(['redis:', 'rediss:']).optional(), 'REDIS_URL', 'Redis server. Unset: `trawl crawl` uses 127.0.0.1:6379 if it answers, else starts a private redis-server under `.trawl/`.'),
+  redisUrl: set(
+    urlList(['redis:', 'rediss:']).optional(),
+    'REDIS_URL',
+    'Redis server. Unset: `trawl crawl` uses 127.0.0.1:6379 if it answers, else starts a private redis-server under `.trawl/`. With `TRAWL_REDIS_CLUSTER`: one or more seed nodes of the cluster, comma-separated (`redis://10.0.0.5:7000,redis://10.0.0.6:7000`).',
+  ),
+  redisCluster: set(
+    bool().default(false),
+    'TRAWL_REDIS_CLUSTER',
+    'Connect to a Redis Cluster through the seed nodes in `REDIS_URL` (which must be set). Every key a Lua script or queue touches at once shares a hash tag, so partitions, seen-set shards and fetch queues spread over the masters.',
+  ),
   databaseUrl: set(url(['postgres:', 'postgresql:']).optional(), 'DATABASE_URL', 'PostgreSQL server. Unset: `trawl crawl` uses postgres@127.0.0.1:5432/trawl if it answers, else an embedded PGlite under `.trawl/`.'),
   namespace: set(
     z.string().trim().regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)').default('trawl'),
@@ -81,6 +92,7 @@ export const configSchema = z.object({
 
   worker: z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
+    heartbeatMs: set(int(300, 600_000).default(5000), 'TRAWL_WORKER_HEARTBEAT_MS', 'Workers heartbeat in Redis; partitions are spread over the live ones on the hash ring (domain affinity), and a worker silent for this long drops out: its partitions move to the others.'),
     userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
     dlqMax: set(int(1).default(100_000), 'TRAWL_DLQ_MAX', 'Dead letters (BullMQ failed jobs) kept per fetch queue (partition); beyond it the oldest are removed, as are any older than 30 days.'),
@@ -176,9 +188,49 @@ export const configSchema = z.object({
     shards: set(int(1, 256).default(1), 'TRAWL_SEEN_SHARDS', 'Independent filters (Redis Cluster slots) the seen-set is split over.'),
   }),
 
+  dashboard: z.object({
+    apiTokens: set(
+      list().pipe(z.array(z.string().min(16, 'each token must be at least 16 characters').max(512, 'each token must be at most 512 characters'))).default([]),
+      'TRAWL_API_TOKENS',
+      'Bearer tokens of the dashboard and its REST API (comma-separated, each ≥ 16 characters); a browser signs in with one. Unset: the dashboard runs only on a loopback address, with a token it writes to TRAWL_DASHBOARD_TOKEN_FILE.',
+      { secret: true },
+    ),
+    host: set(str().default('127.0.0.1'), 'TRAWL_DASHBOARD_HOST', 'Address `trawl dashboard` listens on. Anything but a loopback address needs TRAWL_API_TOKENS.'),
+    port: set(int(0, 65_535).default(8930), 'TRAWL_DASHBOARD_PORT', 'Port `trawl dashboard` listens on (0: any free port).'),
+    tokenFile: set(str().default('.trawl/dashboard.token'), 'TRAWL_DASHBOARD_TOKEN_FILE', 'Without TRAWL_API_TOKENS, the dashboard (on loopback only) signs in with a random token it writes here (mode 0600) at start.'),
+    sessionTtlMs: set(int(60_000).default(12 * 3_600_000), 'TRAWL_SESSION_TTL_MS', 'How long a browser sign-in lasts (the signed session cookie expires then).'),
+    rateLimitPerMinute: set(int(1).default(600), 'TRAWL_API_RATE_LIMIT', 'Requests per minute one token (or one address, before signing in) may make to the dashboard; more are answered 429.'),
+    bodyLimitBytes: set(int(1024, 64 * 1024 * 1024).default(1024 * 1024), 'TRAWL_API_BODY_LIMIT_BYTES', 'Largest request body the dashboard accepts; larger ones are answered 413.'),
+  }),
+
+  metrics: z.object({
+    port: set(int(0, 65_535).default(9464), 'TRAWL_METRICS_PORT', 'Port of the Prometheus /metrics and /healthz listener of `trawl worker` and `trawl scheduler` (0: none). The dashboard serves /metrics on its own port.'),
+    host: set(str().default('127.0.0.1'), 'TRAWL_METRICS_HOST', 'Address the workers\' and schedulers\' metrics listener binds to.'),
+    open: set(bool().default(false), 'TRAWL_METRICS_OPEN', 'true: /metrics answers without a token (for a Prometheus inside a trusted network). false: it needs `Authorization: Bearer` with one of TRAWL_API_TOKENS.'),
+    topHosts: set(int(0, 1000).default(20), 'TRAWL_METRICS_TOP_HOSTS', 'Per-host metric series only for this many hosts (those with the most queued URLs), so label cardinality stays bounded.'),
+  }),
+
   log: z.object({
     level: set(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'TRAWL_LOG_LEVEL', 'Log level (JSON lines on stderr).'),
   }),
+}).superRefine((config, ctx) => {
+  // REDIS_URL names one server, or (in cluster mode only) a cluster's seed nodes.
+  const urls = config.redisUrl === undefined ? [] : splitList(config.redisUrl);
+  if (config.redisCluster) {
+    if (urls.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['redisCluster'], message: 'a Redis Cluster needs REDIS_URL naming one or more of its nodes' });
+    }
+    const parsed = urls.map((u) => new URL(u));
+    if (parsed.some((u) => !['', '/', '/0'].includes(u.pathname))) {
+      ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'a Redis Cluster has only database 0: drop the /<db> from the URL' });
+    }
+    const first = parsed[0];
+    if (first && parsed.some((u) => u.protocol !== first.protocol || u.username !== first.username || u.password !== first.password)) {
+      ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'the seed nodes of one cluster must share scheme, user and password' });
+    }
+  } else if (urls.length > 1) {
+    ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'several URLs name the seed nodes of a Redis Cluster: set TRAWL_REDIS_CLUSTER=true, or give one server' });
+  }
 });
 
 export type Config = z.output<typeof configSchema>;
@@ -193,3 +245,5 @@ export type RobotsConfig = Config['robots'];
 export type StoreConfig = Config['store'];
 export type DedupConfig = Config['dedup'];
 export type WarcConfig = Config['warc'];
+export type DashboardConfig = Config['dashboard'];
+export type MetricsConfig = Config['metrics'];

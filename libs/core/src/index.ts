@@ -9,3 +9,4 @@ export {
 } from './errors.js';
 export { Batcher, type BatcherOptions } from './batcher.js';
 export { jitter, sleep } from './time.js';
+export { bearerToken, tokenId, TokenSet } from './tokens.js';

@@ -88,7 +88,7 @@ export async function keepContent(
     return [];
   }
   if (!handling.followLinks) return [];
-  return candidatesFromLinks(parsed.links, { url: data.u, hash: record.hash, depth: data.d }, policy, deps.counters, deps.clock.now());
+  return candidatesFromLinks(parsed.links, { url: data.u, hash: record.hash, depth: data.d, maxDepth: data.m ?? null }, policy, deps.counters, deps.clock.now());
 }
 
 /** Decode and parse (once), and put what the markup says on the record. */

@@ -38,6 +38,8 @@ export const COUNTERS = [
   'notModified',
   'sitemapsFetched',
   'sitemapUrls',
+  /** Jobs the gate turned away because an operator paused their host (the URL went back to the frontier). */
+  'pausedReturned',
   /** Bodies identical to an earlier page's (TRAWL_NEAR_DUP_*). */
   'duplicatesExact',
   /** Pages whose text is within the SimHash distance of an earlier page's. */
@@ -47,6 +49,9 @@ export const COUNTERS = [
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;
+
+/** Told of every count as it happens in this process (e.g. Prometheus counters). */
+export type CounterListener = (name: CounterName, by: number) => void;
 
 export const zeroCounters = (): CounterValues => Object.fromEntries(COUNTERS.map((c) => [c, 0])) as CounterValues;
 
@@ -58,6 +63,7 @@ export class Counters {
   private pending = zeroCounters();
   private dirty = false;
   private timer: NodeJS.Timeout | undefined;
+  private listeners: CounterListener[] = [];
   readonly local = zeroCounters();
   private readonly key: string;
 
@@ -73,11 +79,23 @@ export class Counters {
     if (by === 0) return;
     this.pending[name] += by;
     this.local[name] += by;
+    for (const listener of this.listeners) listener(name, by);
     this.dirty = true;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
       void this.flush().catch(() => undefined);
     }, this.flushMs);
+  }
+
+  /**
+   * Calls `listener` for every count from now on (this process's, not the crawl's totals):
+   * how metrics see the pipeline without a call of their own in it. Returns the unsubscribe.
+   */
+  observe(listener: CounterListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
   }
 
   async flush(): Promise<void> {

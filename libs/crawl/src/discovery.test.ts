@@ -82,6 +82,14 @@ describe('candidatesFromLinks', () => {
     expect(counters.local.skippedExtensions).toBe(3);
     await counters.flush();
   });
+
+  it('honours a seed\'s own depth limit and passes it on', () => {
+    const counters = new Counters(t.redis, `${t.prefix}:depth`, 60_000);
+    const at = (depth: number) => ({ ...page('e.example'), depth, maxDepth: 2 });
+    const children = candidatesFromLinks(links('e.example/a'), at(1), policyFor(), counters, Date.now());
+    expect(children).toMatchObject([{ depth: 2, maxDepth: 2 }]);
+    expect(candidatesFromLinks(links('e.example/b'), at(2), policyFor(), counters, Date.now())).toEqual([]);
+  });
 });
 
 describe('Discovery', () => {

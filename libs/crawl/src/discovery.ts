@@ -22,6 +22,8 @@ export interface LinkSource {
   url: string;
   hash: Buffer;
   depth: number;
+  /** Its seed's own depth limit (a seeds job's `max_depth`), passed on to what it links to. */
+  maxDepth?: number | null;
 }
 
 /**
@@ -47,7 +49,8 @@ export function candidatesFromLinks(
   now: number,
 ): Candidate[] {
   const depth = page.depth + 1;
-  if (policy.policy.maxDepth !== null && depth > policy.policy.maxDepth) {
+  const seedLimit = page.maxDepth ?? null;
+  if ((policy.policy.maxDepth !== null && depth > policy.policy.maxDepth) || (seedLimit !== null && depth > seedLimit)) {
     counters.add('tooDeep', links.length);
     return [];
   }
@@ -71,7 +74,18 @@ export function candidatesFromLinks(
       counters.add('trapped');
       continue;
     }
-    const candidate: Candidate = { url, hash: fingerprint(url), host: hostOf(url), depth, hops: 0, flags: 0, priority: PRIORITY.link, from: page.hash, variantKey: variantKey(url) };
+    const candidate: Candidate = {
+      url,
+      hash: fingerprint(url),
+      host: hostOf(url),
+      depth,
+      maxDepth: seedLimit,
+      hops: 0,
+      flags: 0,
+      priority: PRIORITY.link,
+      from: page.hash,
+      variantKey: variantKey(url),
+    };
     const skipReason = linkSkipReason(url, policy);
     if (skipReason !== null) {
       counters.add('skippedExtensions');

@@ -1,4 +1,4 @@
-export { type CounterName, Counters, COUNTERS, type CounterValues } from './counters.js';
+export { type CounterListener, type CounterName, Counters, COUNTERS, type CounterValues } from './counters.js';
 export { type Candidate, candidatesFromLinks, Discovery, type DiscoveryResult, PRIORITY, seedCandidate } from './discovery.js';
 export { failOutcome, outcomeRecord, skipOutcome } from './failure.js';
 export { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './outcome.js';

@@ -47,6 +47,9 @@ export const crawlPolicySchema = z.object({
     mode: z.enum(['host', 'domain', 'any']),
     hosts: z.array(z.string()),
     domains: z.array(z.string()),
+    /** In scope whatever the mode: from seeds added with a narrower or wider scope of their own. */
+    extraHosts: z.array(z.string()).default([]),
+    extraDomains: z.array(z.string()).default([]),
   }),
   maxDepth: z.number().int().min(0).nullable(),
   maxPages: z.number().int().min(1).nullable(),
@@ -118,7 +121,7 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
   const scope = scopeFromSeeds(config.policy.scope, seeds);
   return {
     version: 1,
-    scope: { mode: scope.mode, hosts: [...scope.hosts], domains: [...scope.domains] },
+    scope: { mode: scope.mode, hosts: [...scope.hosts], domains: [...scope.domains], extraHosts: [], extraDomains: [] },
     maxDepth: config.policy.maxDepth ?? null,
     maxPages: config.policy.maxPages ?? null,
     pagesBaseline: 0,
@@ -158,17 +161,22 @@ function skipExtensionsOf(policy: Pick<Config['policy'], 'skipExtensions' | 'non
   return [...extensionSet(policy.skipExtensions ?? (policy.nonHtml === 'skip' ? DEFAULT_SKIP_EXTENSIONS : []))];
 }
 
-/** Widens a policy's scope with more seeds (seeds added to a running crawl). */
-export function withSeeds(policy: CrawlPolicy, seeds: readonly string[]): CrawlPolicy {
-  const scope = scopeFromSeeds(policy.scope.mode, seeds);
-  return {
-    ...policy,
-    scope: {
-      mode: policy.scope.mode,
-      hosts: [...new Set([...policy.scope.hosts, ...scope.hosts])],
-      domains: [...new Set([...policy.scope.domains, ...scope.domains])],
-    },
-  };
+/**
+ * Widens a policy's scope with more seeds (seeds added to a running crawl), in the crawl's own
+ * mode or in `mode` when the seeds ask for one: a `host` seed in a `domain` crawl brings only its
+ * host, a `domain` seed in a `host` crawl its whole registrable domain, an `any` seed opens the
+ * crawl to every host.
+ */
+export function withSeeds(policy: CrawlPolicy, seeds: readonly string[], mode: 'host' | 'domain' | 'any' = policy.scope.mode): CrawlPolicy {
+  if (mode === 'any') return { ...policy, scope: { ...policy.scope, mode: 'any' } };
+  const scope = scopeFromSeeds(mode, seeds);
+  const union = (a: readonly string[], b: Iterable<string>) => [...new Set([...a, ...b])];
+  if (mode === policy.scope.mode || policy.scope.mode === 'any') {
+    return { ...policy, scope: { ...policy.scope, hosts: union(policy.scope.hosts, scope.hosts), domains: union(policy.scope.domains, scope.domains) } };
+  }
+  return mode === 'host'
+    ? { ...policy, scope: { ...policy.scope, extraHosts: union(policy.scope.extraHosts, scope.hosts) } }
+    : { ...policy, scope: { ...policy.scope, extraDomains: union(policy.scope.extraDomains, scope.domains) } };
 }
 
 /** The policy in the forms the pipeline uses. */
@@ -190,7 +198,13 @@ export interface ResolvedPolicy {
 export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
   return {
     policy,
-    scope: { mode: policy.scope.mode, hosts: new Set(policy.scope.hosts), domains: new Set(policy.scope.domains) },
+    scope: {
+      mode: policy.scope.mode,
+      hosts: new Set(policy.scope.hosts),
+      domains: new Set(policy.scope.domains),
+      extraHosts: new Set(policy.scope.extraHosts),
+      extraDomains: new Set(policy.scope.extraDomains),
+    },
     normalize: { stripParams: policy.stripParams, sortQuery: policy.sortQuery, maxUrlLength: policy.maxUrlLength },
     politeness: { minDelayMs: policy.minDelayMs, maxCrawlDelayMs: policy.robots.maxCrawlDelayMs, ...policy.politeness },
     robots: {

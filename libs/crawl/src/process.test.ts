@@ -184,6 +184,15 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('ack')).toHaveLength(0);
   });
 
+  it('host paused by an operator: drops the job (the gate requeued its URL), never fetches, records or acks', async () => {
+    f.gate = [{ kind: 'paused' }];
+    expect(await processFetchJob(deps(), job())).toEqual({ outcome: 'stale' });
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('release')).toHaveLength(0);
+    expect(of('record')).toHaveLength(0);
+    expect(of('ack')).toHaveLength(0);
+  });
+
   it('host busy or not due: defers to (a little before) its due time without releasing it', async () => {
     f.gate = [{ kind: 'busy', at: T0 + 5000 }];
     expect(await processFetchJob(deps(), job())).toEqual({ outcome: 'defer', until: T0 + 5000 - 50 });

@@ -100,7 +100,7 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     leaseId: data.l ?? `job-${job.id}`,
     token: job.token,
     band: data.b,
-    entry: { url: data.u, depth: data.d, hops: data.x, flags: data.f },
+    entry: { url: data.u, depth: data.d, maxDepth: data.m ?? null, hops: data.x, flags: data.f },
   };
   const hold = new HostHold(deps, ticket);
   try {
@@ -128,6 +128,11 @@ async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, 
   const gate = await passGate(deps, job, hold);
   if (gate.kind === 'stale') {
     counters.add('stale');
+    return { ack: false, result: { outcome: 'stale' } };
+  }
+  // Operator pause: the gate already returned the URL to the frontier; this job is done with.
+  if (gate.kind === 'paused') {
+    counters.add('pausedReturned');
     return { ack: false, result: { outcome: 'stale' } };
   }
   if (gate.kind !== 'ok') {

@@ -100,6 +100,7 @@ function redirectTarget(
       hash: fingerprint(url),
       host: hostOf(url),
       depth: data.d,
+      maxDepth: data.m ?? null,
       hops: data.x + 1,
       flags: UrlFlag.RedirectTarget,
       priority: (data.b + 0.5) / 4,

@@ -48,17 +48,41 @@ export type CrawlWorkerDeps = PipelineDeps & {
  * (discovery, records, acks) so their round trips coalesce.
  */
 export class CrawlWorker {
-  private readonly workers: FetchWorker[] = [];
-  private readonly running: Promise<void>[] = [];
+  private readonly consumers = new Map<number, { worker: FetchWorker; running: Promise<void> }>();
+  /** Consumers being closed (a partition handed to another worker): stop() waits for them too. */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     readonly deps: CrawlWorkerDeps,
     private readonly options: CrawlWorkerOptions,
   ) {}
 
+  /** Starts consuming the partitions given at construction. */
   start(): void {
-    const { options } = this;
-    for (const partition of options.partitions) {
+    this.consume(this.options.partitions);
+  }
+
+  /** The partitions this worker consumes now. */
+  get partitions(): number[] {
+    return [...this.consumers.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * Consumes exactly these partitions from now on: new ones start at once; ones no longer
+   * wanted stop taking jobs and finish those they hold.
+   */
+  consume(partitions: readonly number[]): void {
+    const wanted = new Set(partitions);
+    for (const [partition, consumer] of this.consumers) {
+      if (wanted.has(partition)) continue;
+      this.consumers.delete(partition);
+      const closed = consumer.worker.close().then(() => consumer.running.catch(() => undefined));
+      this.closing.add(closed);
+      void closed.finally(() => this.closing.delete(closed));
+    }
+    for (const partition of wanted) {
+      if (this.consumers.has(partition)) continue;
+      const { options } = this;
       const worker = new FetchWorker(
         options.connection,
         {
@@ -71,8 +95,7 @@ export class CrawlWorker {
         },
         (job) => this.process(job),
       );
-      this.workers.push(worker);
-      this.running.push(worker.run());
+      this.consumers.set(partition, { worker, running: worker.run() });
     }
   }
 
@@ -96,7 +119,7 @@ export class CrawlWorker {
 
   /** Resolves when every partition's consumer is connected. */
   async ready(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.ready()));
+    await Promise.all([...this.consumers.values()].map((c) => c.worker.ready()));
   }
 
   /**
@@ -104,11 +127,13 @@ export class CrawlWorker {
    * abandoned and their leases bring them back), then flushes the batchers.
    */
   async stop(timeoutMs: number): Promise<{ drained: boolean }> {
-    const graceful = Promise.all(this.workers.map((w) => w.close())).then(() => true);
+    const consumers = [...this.consumers.values()];
+    this.consumers.clear();
+    const graceful = Promise.all([...consumers.map((c) => c.worker.close()), ...this.closing]).then(() => true);
     const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
     const drained = await Promise.race([graceful, timeout]);
-    if (!drained) await Promise.all(this.workers.map((w) => w.close(true)));
-    await Promise.allSettled(this.running);
+    if (!drained) await Promise.all(consumers.map((c) => c.worker.close(true)));
+    await Promise.allSettled(consumers.map((c) => c.running));
     await Promise.allSettled([this.deps.discovery.drain(), this.deps.records.drain(), this.deps.acks.drain()]);
     await this.deps.archive?.close().catch((error: unknown) => this.options.logger.error({ err: error }, 'could not finish the WARC file'));
     await this.deps.counters.flush().catch(() => undefined);

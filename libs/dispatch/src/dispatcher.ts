@@ -26,6 +26,7 @@ export const jobDataOf = (lease: Lease): FetchJobData => ({
   h: lease.host,
   p: lease.partition,
   d: lease.depth,
+  ...(lease.maxDepth === null || lease.maxDepth === undefined ? {} : { m: lease.maxDepth }),
   x: lease.hops,
   f: lease.flags,
   b: lease.band,

@@ -1,4 +1,4 @@
-import type { Clock } from '@trawl/core';
+import { type Clock, sleep } from '@trawl/core';
 import { HashRing } from '@trawl/frontier';
 import type { Redis } from '@trawl/redis';
 
@@ -53,4 +53,63 @@ export function preferredOwners(members: readonly string[], partitions: number):
   if (members.length === 0) return [];
   const ring = new HashRing([...members].sort());
   return Array.from({ length: partitions }, (_, p) => ring.owner(`partition:${p}`));
+}
+
+/**
+ * The partitions each live worker consumes, on the consistent-hash ring: every partition goes to
+ * its first ⌈workers / partitions⌉ members clockwise, so each worker has work whatever the counts
+ * (one partition and three workers: all three consume it), a worker keeps its partitions — and
+ * their warm connections, DNS and robots.txt caches — while others come and go, and a joining or
+ * leaving worker moves only about 1/N of them.
+ */
+export function workerAssignments(members: readonly string[], partitions: number): Map<string, number[]> {
+  const out = new Map<string, number[]>(members.map((m) => [m, []]));
+  if (members.length === 0) return out;
+  const ring = new HashRing([...members].sort());
+  const replicas = Math.max(1, Math.ceil(members.length / partitions));
+  for (let p = 0; p < partitions; p += 1) {
+    for (const member of ring.owners(`partition:${p}`, replicas)) out.get(member)?.push(p);
+  }
+  return out;
+}
+
+/**
+ * Runs `round` once, then every third of a membership's TTL until stopped: often enough that a
+ * heartbeat or lease is renewed twice before it could run out. A failed round is reported and the
+ * next one tries again.
+ */
+export class Rounds {
+  private readonly controller = new AbortController();
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly round: () => Promise<void>,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Runs the first round (its errors reach the caller), then keeps going in the background. */
+  async start(): Promise<void> {
+    await this.round();
+    this.loop = this.run();
+  }
+
+  /** Stops after the round in progress, if any. */
+  async stop(): Promise<void> {
+    this.controller.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.controller.signal;
+    while (!signal.aborted) {
+      await sleep(Math.max(50, Math.floor(this.ttlMs / 3)), signal);
+      if (signal.aborted) break;
+      try {
+        await this.round();
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+  }
 }

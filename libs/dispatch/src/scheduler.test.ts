@@ -99,7 +99,7 @@ describe('Scheduler', () => {
     await a.s.start();
     expect(a.s.partitions).toEqual([0, 1, 2, 3]);
     // "Kill" a: its loop stops renewing, nothing is released.
-    (a.s as unknown as { controller: AbortController }).controller.abort();
+    void (a.s as unknown as { rounds: { stop(): Promise<void> } }).rounds.stop();
     const killedAt = Date.now();
     const b = scheduler(ns, 'b', 4, lease);
     await b.s.start();

@@ -1,9 +1,9 @@
-import { type Clock, sleep } from '@trawl/core';
+import type { Clock } from '@trawl/core';
 import type { Discovery } from '@trawl/crawl';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
 import type { Dispatcher } from './dispatcher.js';
-import { Membership, preferredOwners } from './membership.js';
+import { Membership, preferredOwners, Rounds } from './membership.js';
 import { PartitionOwnership } from './ownership.js';
 
 export interface SchedulerDeps {
@@ -41,8 +41,7 @@ export class Scheduler {
   private readonly owned = new Map<number, number>();
   /** Partitions seen free, and since when (to take them when their preferred owner does not). */
   private readonly freeSince = new Map<number, number>();
-  private readonly controller = new AbortController();
-  private loop: Promise<void> | null = null;
+  private readonly rounds: Rounds;
   private lastRepair = 0;
 
   constructor(
@@ -51,6 +50,7 @@ export class Scheduler {
   ) {
     this.ownership = new PartitionOwnership(deps.redis, deps.namespace, options.memberId, options.leaseMs);
     this.membership = new Membership(deps.redis, deps.namespace, 'scheduler', options.memberId, options.leaseMs, deps.clock);
+    this.rounds = new Rounds(options.leaseMs, () => this.tick(), (error) => deps.logger.error({ err: error }, 'scheduler step failed'));
   }
 
   get memberId(): string {
@@ -63,14 +63,12 @@ export class Scheduler {
   }
 
   /** Joins, takes its share of the partitions, and keeps them until stopped. */
-  async start(): Promise<void> {
-    await this.tick();
-    this.loop = this.run();
+  start(): Promise<void> {
+    return this.rounds.start();
   }
 
   async stop(): Promise<void> {
-    this.controller.abort();
-    await this.loop;
+    await this.rounds.stop();
     await this.deps.dispatcher.stop();
     await Promise.all([...this.owned.keys()].map((p) => this.ownership.release(p).catch(() => false)));
     this.owned.clear();
@@ -78,18 +76,7 @@ export class Scheduler {
     this.deps.logger.info({ member: this.memberId }, 'scheduler stopped; partitions handed over');
   }
 
-  private async run(): Promise<void> {
-    const signal = this.controller.signal;
-    while (!signal.aborted) {
-      await sleep(Math.max(50, Math.floor(this.options.leaseMs / 3)), signal);
-      if (signal.aborted) break;
-      try {
-        await this.tick();
-      } catch (error) {
-        this.deps.logger.error({ err: error }, 'scheduler step failed');
-      }
-    }
-  }
+
 
   /** One round: heartbeat, keep or hand over owned partitions, take free ones, maintenance. */
   async tick(): Promise<void> {

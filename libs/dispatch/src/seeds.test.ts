@@ -1,8 +1,7 @@
 import { loadConfig } from '@trawl/config';
 import { type Candidate, type CrawlPolicy, policyFromConfig } from '@trawl/crawl';
 import { SeedsQueue, SeedsRejected, SeedsWorker } from '@trawl/queue';
-import { createRedis } from '@trawl/redis';
-import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
+import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { addSeeds } from './seeds.js';
 
@@ -56,6 +55,21 @@ describe('addSeeds', () => {
     expect(f.added.map((c) => c.url)).toEqual(['http://ok.example/']);
   });
 
+  it('max_depth travels with the seeds (their own depth limit, on top of the crawl\'s)', async () => {
+    const f = fakes();
+    await addSeeds(f.deps, { urls: ['http://a.example/'], max_depth: 2 });
+    expect(f.added[0]).toMatchObject({ depth: 0, maxDepth: 2 });
+    await addSeeds(f.deps, { urls: ['http://b.example/'] });
+    expect(f.added[1]).toMatchObject({ maxDepth: null });
+  });
+
+  it('a seed\'s own scope: a host seed in a domain crawl brings only its host, a domain seed in a host crawl its domain', async () => {
+    const f = fakes();
+    await addSeeds(f.deps, { urls: ['http://www.a.example/'] });
+    await addSeeds(f.deps, { urls: ['http://www.b.example/'], scope: 'host' });
+    expect(f.stored()?.scope).toMatchObject({ mode: 'domain', domains: ['a.example'], extraHosts: ['www.b.example'] });
+  });
+
   it('scope "any" opens the crawl to every host', async () => {
     const f = fakes();
     await addSeeds(f.deps, { urls: ['http://a.example/'], scope: 'any' });
@@ -65,7 +79,7 @@ describe('addSeeds', () => {
 
 describe('the seeds queue', () => {
   const t = testRedis('seeds');
-  const blocking = createRedis(TEST_REDIS_URL, { blocking: true });
+  const blocking = testConnection({ blocking: true });
   afterAll(async () => {
     blocking.disconnect();
     await t.cleanup();

@@ -24,7 +24,7 @@ export function prepareSeeds(request: SeedsJobData, policy: CrawlPolicy): { cand
   request.urls.forEach((raw, i) => {
     const candidate = seedCandidate(raw, resolved);
     if ('error' in candidate) invalid.push(`urls.${i}: ${JSON.stringify(raw.length > 200 ? `${raw.slice(0, 200)}…` : raw)} ${candidate.error}`);
-    else candidates.push(request.priority === undefined ? candidate : { ...candidate, priority: request.priority });
+    else candidates.push({ ...candidate, priority: request.priority ?? candidate.priority, maxDepth: request.max_depth ?? null });
   });
   return { candidates, invalid };
 }
@@ -47,6 +47,5 @@ export async function addSeeds(deps: SeedsDeps, request: SeedsJobData, options: 
 
 /** The policy with these seeds in scope, the way the request asks (default: the crawl's own mode). */
 export function widenScope(policy: CrawlPolicy, urls: readonly string[], mode?: 'host' | 'domain' | 'any'): CrawlPolicy {
-  if (mode === 'any') return { ...policy, scope: { ...policy.scope, mode: 'any' } };
-  return withSeeds(policy, urls);
+  return withSeeds(policy, urls, mode);
 }

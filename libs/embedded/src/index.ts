@@ -4,3 +4,4 @@ export { type ParentDeathMethod, spawnTiedToParent } from './parent-death.js';
 export { startEmbeddedPostgres } from './postgres.js';
 export { type EmbeddedRedisOptions, hasRedisServer, startEmbeddedRedis } from './redis.js';
 export type { EmbeddedServer } from './server.js';
+export { missingRedisMessage } from './redis.js';

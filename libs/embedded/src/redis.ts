@@ -7,6 +7,19 @@ import { freePort, redisAnswers } from './net.js';
 import { type ParentDeathMethod, spawnTiedToParent } from './parent-death.js';
 import type { EmbeddedServer } from './server.js';
 
+/** What to do when no Redis answers and none can be started: every way to get one. */
+export function missingRedisMessage(binary = 'redis-server'): string {
+  return [
+    `trawl needs Redis: nothing answers at 127.0.0.1:6379 and ${binary} is not installed, so no private one can be started.`,
+    '  Debian/Ubuntu:    sudo apt install redis-server',
+    '  macOS:            brew install redis',
+    '  a trawl checkout: bash scripts/setup.sh (installs and starts Redis and PostgreSQL)',
+    '  Docker:           docker run -d -p 127.0.0.1:6379:6379 redis:8',
+    '  or point REDIS_URL at a Redis server you have.',
+    'PostgreSQL is optional here: without one, an embedded PostgreSQL (PGlite) starts by itself.',
+  ].join('\n');
+}
+
 export function hasRedisServer(binary = 'redis-server'): boolean {
   return spawnSync(binary, ['--version'], { stdio: 'ignore' }).status === 0;
 }
@@ -28,11 +41,7 @@ export interface EmbeddedRedisOptions {
 export async function startEmbeddedRedis(options: EmbeddedRedisOptions): Promise<EmbeddedServer> {
   const binary = options.binary ?? 'redis-server';
   if (!hasRedisServer(binary)) {
-    throw new TrawlError(
-      ErrorCode.EmbeddedStart,
-      'no Redis answers at REDIS_URL or 127.0.0.1:6379, and redis-server is not installed: install Redis (apt install redis-server, brew install redis) or set REDIS_URL',
-      { action: 'fatal' },
-    );
+    throw new TrawlError(ErrorCode.EmbeddedStart, missingRedisMessage(binary), { action: 'fatal' });
   }
   const dir = resolve(options.dir);
   mkdirSync(dir, { recursive: true });

@@ -14,7 +14,11 @@
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host; run again at atMs
     4 STALE   this lease expired and its URL went back to the queue; drop the job
+    5 PAUSED  an operator paused this host (or the whole crawl: member '*' of <base>paused):
+              the URL went back to the front of its queue (as an expired lease would, with a
+              tombstone), where it waits for the resume; drop the job
 ]]
+--- @include "requeueLease"
 local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = tonumber(ARGV[5])
 local leaseMs = tonumber(ARGV[6])
@@ -28,6 +32,14 @@ if not redis.call('ZSCORE', KEYS[2], id) then
   -- Adopt it so that a dead worker running it still gives the URL back.
   redis.call('HSET', KEYS[3], id, host .. '\n' .. ARGV[8] .. '\n' .. ARGV[9])
   redis.call('ZADD', KEYS[2], now + leaseMs, id)
+end
+
+-- Operator pause: a paused host is never fetched, whatever way its job arrived. The lease (live
+-- or just adopted) returns its URL to the frontier, which keeps it until the host is resumed.
+local pausedKey = base .. 'paused'
+if redis.call('SISMEMBER', pausedKey, host) == 1 or redis.call('SISMEMBER', pausedKey, '*') == 1 then
+  requeueLease(base, { ready = KEYS[1], leases = KEYS[2], leaseData = KEYS[3], tombstones = KEYS[4], stats = KEYS[5] }, id, now)
+  return { 5, 0 }
 end
 
 local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')

@@ -17,6 +17,9 @@
           its worker when the host comes due (the gate still holds it until then)
   Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
   (dueMs: when the host may be fetched, so a job handed out ahead of time can wait for it)
+  nextDueMs is -2 (PAUSED) when an operator paused the whole crawl: nothing is claimed.
+  Paused hosts (operator pause, the SET <base>paused; its member '*' pauses every host) are
+  never claimed: a paused host met in the ready heap leaves it (resumeHosts puts it back).
 ]]
 --- @include "requeueLease"
 local base = ARGV[1]
@@ -31,6 +34,12 @@ for _, id in ipairs(expired) do requeueLease(base, keys, id, now) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
 
 local out = { -1, #expired }
+-- Operator pause: a paused crawl claims nothing; a paused host is skipped (see the header).
+local pausedKey = base .. 'paused'
+if redis.call('SISMEMBER', pausedKey, '*') == 1 then
+  out[1] = -2
+  return out
+end
 if max > 0 then
   local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, max)
   local claimed = 0
@@ -39,7 +48,10 @@ if max > 0 then
     redis.call('ZREM', KEYS[1], host)
     local hostKey = base .. 'h:' .. host
     local entry, band = false, 0
+    -- Operator pause: the host stays out of the ready heap, its URLs stay queued.
+    local paused = redis.call('SISMEMBER', pausedKey, host) == 1
     for b = bands - 1, 0, -1 do
+      if paused then break end
       entry = redis.call('LPOP', base .. 'q:' .. host .. ':' .. b)
       if entry then band = b; break end
     end
@@ -55,7 +67,7 @@ if max > 0 then
       out[#out + 1] = band
       out[#out + 1] = entry
       out[#out + 1] = dueAt
-    else
+    elseif not paused then
       -- A ready host with nothing queued: repair the count rather than fail.
       redis.call('HSET', hostKey, 'n', 0)
     end

@@ -1,5 +1,5 @@
 import { ManualClock } from '@trawl/core';
-import { testRedis, type TestRedis } from '@trawl/redis/testing';
+import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { decodeEntry, encodeEntry } from './entry.js';
 import { Frontier, type FrontierOptions, type Lease, type PushItem } from './frontier.js';
@@ -57,6 +57,13 @@ describe('entries', () => {
     const e = { url, depth: 3, hops: 2, flags: 5 };
     expect(encodeEntry(e, host)).toBe(stored);
     expect(decodeEntry(encodeEntry(e, host), host)).toEqual(e);
+  });
+
+  it('keeps a seed\'s own depth limit beside the depth', () => {
+    const e = { url: 'http://a.example/x', depth: 1, maxDepth: 4, hops: 0, flags: 0 };
+    expect(encodeEntry(e, 'a.example')).toBe('1/4 0 0 /x');
+    expect(decodeEntry('1/4 0 0 /x', 'a.example')).toEqual(e);
+    expect(encodeEntry({ ...e, maxDepth: null }, 'a.example')).toBe('1 0 0 /x');
   });
 
   it('rejects a malformed entry', () => {
@@ -282,7 +289,7 @@ describe('concurrency', () => {
     const hosts = Array.from({ length: 50 }, (_, i) => `h${i}`);
     await f.push(hosts.flatMap((h) => [item(h, '/1'), item(h, '/2'), item(h, '/3')]));
     const claimers = Array.from({ length: 6 }, (_, i) => {
-      const conn = t.redis.duplicate();
+      const conn = testConnection();
       return { conn, frontier: new Frontier(conn, { ...f.options }), i };
     });
     const holding = new Set<string>();

@@ -1,5 +1,5 @@
 import type { Clock } from '@trawl/core';
-import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
+import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 import { decodeEntry, encodeEntry, type FrontierUrl } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
 import { HashRing } from './ring.js';
@@ -10,9 +10,13 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'acquireHost-5',
   'releaseHost-2',
   'ackLeases-3',
+  'resumeHosts-2',
 ]);
 const SCRIPT_VERSION = 'frontier1';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'resumeHosts';
+
+/** The member of a partition's paused set that pauses every host (never a host name). */
+const ALL_HOSTS = '*';
 
 /** Largest number of URLs sent to one script call; bigger pushes are split. */
 const PUSH_CHUNK = 1000;
@@ -87,7 +91,9 @@ export type GateDecision =
   | { kind: 'ok'; health: HostHealthState }
   | { kind: 'not-due'; at: number }
   | { kind: 'busy'; at: number }
-  | { kind: 'stale' };
+  | { kind: 'stale' }
+  /** An operator paused the host (or the crawl): the URL went back to its queue; drop the job. */
+  | { kind: 'paused' };
 
 export interface ClaimResult {
   leases: Lease[];
@@ -95,6 +101,8 @@ export interface ClaimResult {
   nextDueAt: number | null;
   /** Leases of dead workers returned to their queues by this call. */
   expired: number;
+  /** An operator paused the whole crawl: nothing was claimed. */
+  paused?: boolean;
 }
 
 export interface PartitionStats {
@@ -121,7 +129,7 @@ export class Frontier {
   private readonly keys: FrontierKeys[];
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     readonly options: FrontierOptions,
   ) {
     if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error('partitions must be a positive integer');
@@ -214,6 +222,7 @@ export class Frontier {
       leases.push({ ...entry, id: String(raw[i]), host, band: Number(raw[i + 2]), dueAt: Number(raw[i + 4]), partition });
     }
     const nextDue = Number(raw[0]);
+    if (nextDue === -2) return { leases, nextDueAt: null, expired: Number(raw[1]), paused: true };
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
   }
 
@@ -244,6 +253,8 @@ export class Frontier {
         return { kind: 'busy', at: Number(at) };
       case 4:
         return { kind: 'stale' };
+      case 5:
+        return { kind: 'paused' };
       default:
         throw new Error(`acquireHost returned unknown code ${code}`);
     }
@@ -297,29 +308,32 @@ export class Frontier {
 
   async stats(): Promise<FrontierStats> {
     const now = this.options.clock.now();
-    const pipeline = this.redis.pipeline();
-    for (const keys of this.keys) {
-      pipeline.hmget(keys.stats, 'queued', 'done');
-      pipeline.zcard(keys.leases);
-      pipeline.zcard(keys.ready);
-      pipeline.zcount(keys.ready, '-inf', now);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const partitions: PartitionStats[] = this.keys.map((_, p) => {
-      const [counters, leased, waiting, ready] = replies.slice(p * 4, p * 4 + 4).map(([error, value]) => {
-        if (error) throw error;
-        return value;
-      });
-      const [queued, done] = counters as (string | null)[];
-      return {
-        partition: p,
-        queued: Number(queued ?? 0),
-        done: Number(done ?? 0),
-        leased: Number(leased),
-        hostsWaiting: Number(waiting),
-        hostsReady: Number(ready),
-      };
-    });
+    // One pipeline per partition: a partition's keys share a slot, and on a Redis Cluster a
+    // pipeline must stay within one (partitions may live on different nodes).
+    const partitions = await Promise.all(
+      this.keys.map(async (keys, p): Promise<PartitionStats> => {
+        const replies = (await this.redis
+          .pipeline()
+          .hmget(keys.stats, 'queued', 'done')
+          .zcard(keys.leases)
+          .zcard(keys.ready)
+          .zcount(keys.ready, '-inf', now)
+          .exec()) ?? [];
+        const [counters, leased, waiting, ready] = replies.map(([error, value]) => {
+          if (error) throw error;
+          return value;
+        });
+        const [queued, done] = counters as (string | null)[];
+        return {
+          partition: p,
+          queued: Number(queued ?? 0),
+          done: Number(done ?? 0),
+          leased: Number(leased),
+          hostsWaiting: Number(waiting),
+          hostsReady: Number(ready),
+        };
+      }),
+    );
     const sum = (field: keyof Omit<PartitionStats, 'partition'>): number => partitions.reduce((s, p) => s + p[field], 0);
     return {
       queued: sum('queued'),
@@ -329,6 +343,114 @@ export class Frontier {
       done: sum('done'),
       partitions,
     };
+  }
+
+  /**
+   * Operator pause: the hosts are never fetched until resumed. The dispatcher claims none of
+   * their URLs, and the gate turns away any job of theirs (dispatched before the pause, retried,
+   * added by hand), returning its URL to the frontier. The pause lives in each partition's
+   * paused set in Redis (persist Redis with AOF; the dashboard also keeps it in PostgreSQL).
+   */
+  async pauseHosts(hosts: readonly string[]): Promise<void> {
+    // One transaction per partition: a transaction may not span Redis Cluster slots.
+    await Promise.all(
+      [...this.byPartition(hosts)].map(([partition, list]) => {
+        const keys = this.keysOf(partition);
+        return this.redis.multi().sadd(keys.paused, ...list).zrem(keys.ready, ...list).exec();
+      }),
+    );
+  }
+
+  /** Resumes paused hosts: each goes back into its ready heap at its due time. Returns how many were paused. */
+  async resumeHosts(hosts: readonly string[]): Promise<number> {
+    const now = this.options.clock.now();
+    const counts = await Promise.all(
+      [...this.byPartition(hosts)].map(([partition, list]) => {
+        const keys = this.keysOf(partition);
+        return this.scripts.resumeHosts([keys.ready, keys.paused], [keys.base, now, ...list]);
+      }),
+    );
+    return counts.reduce((sum: number, n) => sum + Number(n), 0);
+  }
+
+  pauseHost(host: string): Promise<void> {
+    return this.pauseHosts([host]);
+  }
+
+  async resumeHost(host: string): Promise<boolean> {
+    return (await this.resumeHosts([host])) > 0;
+  }
+
+  /** Pauses the whole crawl: no partition claims anything, no job passes the gate. */
+  async pauseAll(): Promise<void> {
+    await Promise.all(this.keys.map((keys) => this.redis.sadd(keys.paused, ALL_HOSTS)));
+  }
+
+  /** Ends the crawl-wide pause (hosts paused one by one stay paused). */
+  async resumeAll(): Promise<void> {
+    const now = this.options.clock.now();
+    await Promise.all(this.keys.map((keys) => this.scripts.resumeHosts([keys.ready, keys.paused], [keys.base, now, ALL_HOSTS])));
+  }
+
+  /** What is paused: the whole crawl (in any partition), and the hosts paused one by one. */
+  async paused(): Promise<{ all: boolean; hosts: string[] }> {
+    // One read per partition (each in its own cluster slot), all at once.
+    const replies = await Promise.all(this.keys.map((keys) => this.redis.smembers(keys.paused)));
+    let all = false;
+    const hosts = new Set<string>();
+    for (const members of replies) {
+      for (const member of members) {
+        if (member === ALL_HOSTS) all = true;
+        else hosts.add(member);
+      }
+    }
+    return { all, hosts: [...hosts].sort() };
+  }
+
+  /** Is this host paused (on its own, or with the whole crawl)? */
+  async isPaused(host: string): Promise<boolean> {
+    const keys = this.keysOf(this.partitionOf(host));
+    const [own, all] = await Promise.all([this.redis.sismember(keys.paused, host), this.redis.sismember(keys.paused, ALL_HOSTS)]);
+    return own === 1 || all === 1;
+  }
+
+  /**
+   * A uniform random sample of the hosts with work (waiting in a ready heap, or held by a lease),
+   * up to `perPartition` of each kind per partition: for operators' estimates (polite capacity,
+   * hosts backing off) without reading every host.
+   */
+  async sampleHosts(perPartition: number): Promise<string[]> {
+    // One pipeline per partition (a pipeline must stay in one cluster slot), all at once.
+    const replies = await Promise.all(
+      this.keys.map(async (keys) => {
+        const [ready, leased] = ((await this.redis.pipeline().zrandmember(keys.ready, perPartition).hrandfield(keys.leaseData, perPartition, 'WITHVALUES').exec()) ?? []).map(
+          ([error, reply]) => {
+            if (error) throw error;
+            return (reply as string[] | null) ?? [];
+          },
+        );
+        return { ready: ready ?? [], leased: leased ?? [] };
+      }),
+    );
+    const hosts = new Set<string>();
+    for (const { ready, leased } of replies) {
+      for (const host of ready) hosts.add(host);
+      // leaseData values are "host\nband\nentry"
+      for (let j = 1; j < leased.length; j += 2) hosts.add((leased[j] as string).split('\n', 1)[0] as string);
+    }
+    return [...hosts];
+  }
+
+  private byPartition(hosts: readonly string[]): Map<number, string[]> {
+    const byPartition = new Map<number, string[]>();
+    for (const host of new Set(hosts)) {
+      if (host === ALL_HOSTS || host === '') throw new Error(`not a host name: ${JSON.stringify(host)}`);
+      const partition = this.partitionOf(host);
+      let list = byPartition.get(partition);
+      if (!list) byPartition.set(partition, (list = []));
+      list.push(host);
+    }
+    return byPartition;
   }
 
   /** A host's politeness state (for operators and tests). */

@@ -13,6 +13,8 @@ export interface FrontierKeys {
   tombstones: string;
   stats: string;
   seq: string;
+  /** SET of hosts an operator paused; the member `*` pauses the whole partition. */
+  paused: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -25,6 +27,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     tombstones: `${base}tomb`,
     stats: `${base}stats`,
     seq: `${base}seq`,
+    paused: `${base}paused`,
   };
 }
 

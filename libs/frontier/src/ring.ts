@@ -40,7 +40,7 @@ export function murmur3(key: string, seed = 0): number {
 
 export class HashRing<M extends string | number = number> {
   private readonly points: Uint32Array;
-  private readonly owners: M[];
+  private readonly pointOwners: M[];
 
   constructor(members: readonly M[], virtualNodes = 150) {
     if (members.length === 0) throw new Error('a hash ring needs at least one member');
@@ -50,12 +50,24 @@ export class HashRing<M extends string | number = number> {
     }
     entries.sort((a, b) => a.point - b.point);
     this.points = Uint32Array.from(entries, (e) => e.point);
-    this.owners = entries.map((e) => e.member);
+    this.pointOwners = entries.map((e) => e.member);
   }
 
-  /** The member owning `key`: the first virtual node clockwise from the key's hash. */
-  owner(key: string): M {
-    const hash = murmur3(key);
+  /**
+   * The first `count` distinct members clockwise from the key's hash (its owner first): the
+   * replicas of a key. Adding or removing a member changes only the keys near its virtual nodes.
+   */
+  owners(key: string, count: number): M[] {
+    const out: M[] = [];
+    const start = this.indexOf(murmur3(key));
+    for (let i = 0; i < this.points.length && out.length < count; i += 1) {
+      const member = this.pointOwners[(start + i) % this.points.length] as M;
+      if (!out.includes(member)) out.push(member);
+    }
+    return out;
+  }
+
+  private indexOf(hash: number): number {
     let lo = 0;
     let hi = this.points.length;
     while (lo < hi) {
@@ -63,6 +75,11 @@ export class HashRing<M extends string | number = number> {
       if ((this.points[mid] as number) < hash) lo = mid + 1;
       else hi = mid;
     }
-    return this.owners[lo === this.points.length ? 0 : lo] as M;
+    return lo === this.points.length ? 0 : lo;
+  }
+
+  /** The member owning `key`: the first virtual node clockwise from the key's hash. */
+  owner(key: string): M {
+    return this.pointOwners[this.indexOf(murmur3(key))] as M;
   }
 }

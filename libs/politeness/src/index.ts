@@ -17,3 +17,4 @@ export {
 export { type FetchOutcomeKind, HEALTHY, type HostHealth, nextHealth, outcomeOfError, outcomeOfStatus } from './health.js';
 export { attemptsFor, DEFAULT_RETRY, type RetryDecision, retryDecision, type RetryPolicy, type TransientFailure, urlRetryDelayMs } from './retry.js';
 export { nextDueAt, parseRetryAfter } from './due.js';
+export { type DelayExplanation, type DelayReason, explainDelay } from './explain.js';

@@ -7,7 +7,6 @@ export {
   type FetchQueueOptions,
   FetchWorker,
   type FetchWorkerOptions,
-  rerunLeaseId,
 } from './queues.js';
 export {
   describeIssues,
@@ -21,3 +20,5 @@ export {
   SeedsWorker,
 } from './seeds.js';
 export { SWEEPS_QUEUE, type SweepName, SweepsQueue, sweepsQueuePrefix, SweepsWorker } from './sweeps.js';
+export { discoverQueues, knownQueues, openQueue, type QueueSpec } from './registry.js';
+export { freshLeaseId, freshLeaseRetry, isFetchQueueName } from './retry.js';

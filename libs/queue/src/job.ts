@@ -13,6 +13,8 @@ export const fetchJobDataSchema = z.object({
   p: z.number().int().min(0),
   /** Depth from the seed. */
   d: z.number().int().min(0),
+  /** Links followed from its seed at most, when the seed set a limit of its own. */
+  m: z.number().int().min(0).optional(),
   /** Redirect hops that led here. */
   x: z.number().int().min(0).default(0),
   /** Flags (seed, re-crawl, redirect target). */

@@ -1,11 +1,10 @@
-import { createRedis } from '@trawl/redis';
-import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
+import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FetchJobContext, FetchJobData, JobResult } from './job.js';
 import { FetchQueues, FetchWorker } from './queues.js';
 
 const t = testRedis('queue');
-const blocking = createRedis(TEST_REDIS_URL, { blocking: true });
+const blocking = testConnection({ blocking: true });
 afterAll(async () => {
   blocking.disconnect();
   await t.cleanup();

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@trawl/redis';
+import { freshLeaseRetry } from './retry.js';
 import { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
 
 export interface FetchQueueOptions {
@@ -20,9 +20,6 @@ export interface FetchQueueOptions {
 const DEFAULT_KEEP_COMPLETED: KeepJobs = { count: 1000, age: 3600 };
 export const DEAD_LETTER_MAX_AGE_S = 30 * 24 * 3600;
 export const DEFAULT_DEAD_LETTER_MAX = 100_000;
-
-/** A fresh lease id for a dead letter run again: unknown to the frontier, so the gate adopts it. */
-export const rerunLeaseId = (): string => `r-${randomUUID()}`;
 
 export interface DeadLetter {
   id: string;
@@ -50,7 +47,7 @@ export class FetchQueues {
   private readonly queues: Queue[];
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     readonly options: FetchQueueOptions,
   ) {
     this.queues = Array.from(
@@ -131,8 +128,8 @@ export class FetchQueues {
         if ((await job.getState()) !== 'failed') continue;
         const data: unknown = job.data;
         // A payload that is not an object (dead-lettered as invalid) is re-run as it is, to fail the same way.
-        if (data !== null && typeof data === 'object' && !Array.isArray(data)) await job.updateData({ ...data, l: rerunLeaseId() });
-        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        if (data !== null && typeof data === 'object' && !Array.isArray(data)) await freshLeaseRetry(job, 'failed');
+        else await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         moved += 1;
       }
     }
@@ -175,7 +172,7 @@ export class FetchWorker {
   readonly worker: Worker;
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     options: FetchWorkerOptions,
     process: (job: FetchJobContext) => Promise<JobResult>,
   ) {

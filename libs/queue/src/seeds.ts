@@ -1,5 +1,5 @@
 import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@trawl/redis';
 import { z } from 'zod';
 
 /**
@@ -43,7 +43,7 @@ export function describeIssues(error: z.ZodError): string {
 export class SeedsQueue {
   readonly queue: Queue;
 
-  constructor(connection: Redis, namespace: string) {
+  constructor(connection: RedisClient, namespace: string) {
     this.queue = new Queue(SEEDS_QUEUE, {
       connection,
       prefix: seedsQueuePrefix(namespace),
@@ -104,7 +104,7 @@ export class SeedsRejected extends Error {
 export class SeedsWorker {
   readonly worker: Worker;
 
-  constructor(connection: Redis, namespace: string, process: (data: SeedsJobData, jobId: string) => Promise<SeedsJobResult>, onError?: (error: Error) => void) {
+  constructor(connection: RedisClient, namespace: string, process: (data: SeedsJobData, jobId: string) => Promise<SeedsJobResult>, onError?: (error: Error) => void) {
     this.worker = new Worker(
       SEEDS_QUEUE,
       async (job: Job) => {

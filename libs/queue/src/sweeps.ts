@@ -1,5 +1,5 @@
 import { type Job, Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@trawl/redis';
 
 export const SWEEPS_QUEUE = 'sweeps';
 /** The queue's BullMQ key prefix: its own Redis Cluster hash tag. */
@@ -16,7 +16,7 @@ export type SweepName = 'recrawl' | 'sitemaps' | 'prune';
 export class SweepsQueue {
   readonly queue: Queue;
 
-  constructor(connection: Redis, namespace: string) {
+  constructor(connection: RedisClient, namespace: string) {
     this.queue = new Queue(SWEEPS_QUEUE, {
       connection,
       prefix: sweepsQueuePrefix(namespace),
@@ -43,7 +43,7 @@ export class SweepsQueue {
 export class SweepsWorker {
   readonly worker: Worker;
 
-  constructor(connection: Redis, namespace: string, run: (name: SweepName) => Promise<Record<string, unknown>>, onError?: (error: Error) => void) {
+  constructor(connection: RedisClient, namespace: string, run: (name: SweepName) => Promise<Record<string, unknown>>, onError?: (error: Error) => void) {
     this.worker = new Worker(SWEEPS_QUEUE, async (job: Job) => run(job.name as SweepName), {
       connection,
       prefix: sweepsQueuePrefix(namespace),

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /**
  * Lua scripts are the unit of atomic state change. Each lives in a file named
@@ -48,7 +48,7 @@ export type ScriptCaller = (keys: readonly (string | number)[], args: readonly (
  * ioredis sends EVALSHA and falls back to EVAL once if the server lost its script cache.
  */
 export function bindScripts<N extends string>(
-  redis: Redis,
+  redis: RedisClient,
   version: string,
   scripts: readonly ScriptDefinition[],
 ): Record<N, ScriptCaller> {

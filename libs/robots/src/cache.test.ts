@@ -1,13 +1,12 @@
 import { ManualClock } from '@trawl/core';
-import { createRedis } from '@trawl/redis';
-import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
+import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RobotsCache } from './cache.js';
 import type { RobotsEntry } from './policy.js';
 
 const t = testRedis('robots');
 // A second connection: what another worker process would have.
-const other = createRedis(TEST_REDIS_URL, { name: 'trawl-robots-b' });
+const other = testConnection({ name: 'trawl-robots-b' });
 afterAll(async () => {
   other.disconnect();
   await t.cleanup();

@@ -172,6 +172,15 @@ describe('parseRobots: other inputs', () => {
     expect(rules.isAllowed('https://example.com:443/y')).toBe(true);
   });
 
+  it('lists the rules that apply to us, in precedence order', () => {
+    const rules = parseRobots(ROBOTS, 'User-agent: *\nDisallow: /all\n\nUser-agent: trawl\nDisallow: /a\nAllow: /a/b\nDisallow: /private$\n', TOKEN).rules;
+    expect(rules).toEqual([
+      { allow: false, pattern: '/private$' },
+      { allow: true, pattern: '/a/b' },
+      { allow: false, pattern: '/a' },
+    ]);
+  });
+
   it('names the deciding rule', () => {
     expect(rules.matchingRule(`${ORIGIN}/x/1`)).toEqual({ allow: false, pattern: '/x' });
     expect(rules.matchingRule(`${ORIGIN}/y`)).toBeNull();

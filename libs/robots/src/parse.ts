@@ -18,6 +18,8 @@ export interface RobotsRules {
   crawlDelayMs: number | null;
   /** Absolute http(s) URLs from `Sitemap:` lines anywhere in the file, first occurrence order. */
   sitemaps: string[];
+  /** The Allow and Disallow rules that apply to us, in precedence order (for operators). */
+  readonly rules: readonly RobotsRule[];
 }
 
 /**
@@ -76,10 +78,14 @@ function absoluteHttpUrl(value: string): string | null {
 class ParsedRobots implements RobotsRules {
   constructor(
     private readonly origin: string,
-    private readonly rules: readonly CompiledRule[],
+    private readonly compiled: readonly CompiledRule[],
     readonly crawlDelayMs: number | null,
     readonly sitemaps: string[],
   ) {}
+
+  get rules(): RobotsRule[] {
+    return this.compiled.map((rule) => ({ allow: rule.allow, pattern: rule.pattern }));
+  }
 
   isAllowed(url: string): boolean {
     return this.decide(url).allowed;
@@ -102,7 +108,7 @@ class ParsedRobots implements RobotsRules {
     // RFC 9309 §2.2.2: "The /robots.txt URI is implicitly allowed."
     if (path === '/robots.txt') return { allowed: true, rule: null };
     // Rules are sorted by precedence, so the first match decides.
-    for (const rule of this.rules) {
+    for (const rule of this.compiled) {
       if (ruleMatches(rule, path)) return { allowed: rule.allow, rule: { allow: rule.allow, pattern: rule.pattern } };
     }
     return { allowed: true, rule: null };

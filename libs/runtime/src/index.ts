@@ -2,3 +2,5 @@ export { checkNamespaceSettings, type NamespaceSettings, type SeenBackend, setti
 export { Runtime, type RuntimeOptions } from './runtime.js';
 export { findPostgres, findRedis, findServers, LOCAL_POSTGRES_ADMIN_URL, LOCAL_POSTGRES_URL, LOCAL_REDIS_URL, LOCAL_SERVERS, type LocalServers, redactUrl } from './servers.js';
 export { runMain } from './main.js';
+export { isLoopback, metricsAuthorizer, serveProcessMetrics } from './metrics.js';
+export { restorePauses } from './pauses.js';

@@ -59,7 +59,7 @@ export class Runtime {
   static async open(options: RuntimeOptions): Promise<Runtime> {
     const { config, logger } = options;
     const name = `trawl:${config.namespace}:${options.role}:${process.pid}`;
-    const redis = createRedis(options.redisUrl, { name });
+    const redis = createRedis(options.redisUrl, { name, cluster: config.redisCluster });
     redis.on('error', (error) => logger.error({ err: error }, 'redis connection error'));
     const db = new Database({ url: options.databaseUrl, schema: config.namespace, applicationName: name });
     try {
@@ -95,7 +95,7 @@ export class Runtime {
 
   /** A connection for blocking consumers (BullMQ workers), opened on first use. */
   blockingRedis(): Redis {
-    this.blocking ??= createRedis(this.redisUrl, { name: `trawl:${this.config.namespace}:${this.role}:${process.pid}:blocking`, blocking: true });
+    this.blocking ??= createRedis(this.redisUrl, { name: `trawl:${this.config.namespace}:${this.role}:${process.pid}:blocking`, blocking: true, cluster: this.config.redisCluster });
     return this.blocking;
   }
 

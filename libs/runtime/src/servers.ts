@@ -21,7 +21,7 @@ export function redactUrl(url: string): string {
     if (parsed.password) parsed.password = '***';
     return parsed.toString();
   } catch {
-    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/g, '//$1:***@');
   }
 }
 
@@ -33,7 +33,7 @@ const unreachable = (message: string) => new TrawlError(ErrorCode.ServerUnreacha
  */
 export async function findRedis(config: Readonly<Config>, local: LocalServers = LOCAL_SERVERS): Promise<string | null> {
   if (config.redisUrl) {
-    if (!(await probeRedis(config.redisUrl, 2000))) throw unreachable(`Redis at ${redactUrl(config.redisUrl)} (REDIS_URL) does not answer: start it, or point REDIS_URL at a running server.`);
+    if (!(await probeRedis(config.redisUrl, 2000, { cluster: config.redisCluster }))) throw unreachable(`Redis at ${redactUrl(config.redisUrl)} (REDIS_URL) does not answer: start it, or point REDIS_URL at a running server.`);
     return config.redisUrl;
   }
   return (await probeRedis(local.redisUrl)) ? local.redisUrl : null;

@@ -1,11 +1,11 @@
 import { ConfigError } from '@trawl/config';
-import type { Redis } from '@trawl/redis';
+import { createRedis, type Redis } from '@trawl/redis';
 import { testRedis } from '@trawl/redis/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BloomBackendChoice } from './backend-choice.js';
 import { createBloomFilter, SEEN_BACKEND_FIELD, settingsKey } from './factory.js';
 import { LuaBloomFilter } from './lua-bloom.js';
-import { randomFingerprints, testRedisBloom } from './testing/index.js';
+import { randomFingerprints, TEST_REDISBLOOM_URL, testRedisBloom } from './testing/index.js';
 
 // Real servers: the standard one has no modules, the RedisBloom test server has BF.*.
 const plain = testRedis('seenfactory');
@@ -70,7 +70,7 @@ describe('createBloomFilter records the backend once per namespace', () => {
 
   it('racing first processes with different explicit choices: one wins, the other is refused', async () => {
     const prefix = namespace(rb.prefix);
-    const [a, b] = [rb.redis.duplicate(), rb.redis.duplicate()];
+    const [a, b] = [createRedis(TEST_REDISBLOOM_URL), createRedis(TEST_REDISBLOOM_URL)];
     const results = await Promise.allSettled([open(a, prefix, 'lua'), open(b, prefix, 'redisbloom')]);
     a.disconnect();
     b.disconnect();

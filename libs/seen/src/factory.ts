@@ -1,5 +1,5 @@
 import { ConfigError } from '@trawl/config';
-import type { Redis } from '@trawl/redis';
+import type { RedisClient as Redis } from '@trawl/redis';
 import { type BloomFilter, type BloomOptions, bloomKeyBase } from './bloom.js';
 import { type BloomBackendChoice, decideBackend, type SeenBackend } from './backend-choice.js';
 import { LuaBloomFilter } from './lua-bloom.js';

@@ -1,4 +1,4 @@
-import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
+import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 import { type BloomFilter, type BloomInfo, type BloomOptions, bloomKeyBase, byShard } from './bloom.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['addIfNew-1']);
@@ -11,7 +11,7 @@ export class LuaBloomFilter implements BloomFilter {
   private readonly scripts: Record<'addIfNew', ScriptCaller>;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: BloomOptions,
   ) {
     this.scripts = bindScripts(redis, 'seen1', SCRIPTS);

@@ -1,8 +1,8 @@
-import type { Redis } from '@trawl/redis';
+import type { RedisClient } from '@trawl/redis';
 import { type BloomFilter, type BloomInfo, type BloomOptions, bloomKeyBase, byShard } from './bloom.js';
 
 /** True when the server has the RedisBloom module (BF.* commands): Redis 8, redis-stack. */
-export async function hasRedisBloom(redis: Redis): Promise<boolean> {
+export async function hasRedisBloom(redis: RedisClient): Promise<boolean> {
   try {
     const info = (await redis.call('COMMAND', 'INFO', 'BF.MADD')) as unknown[];
     return Array.isArray(info) && info[0] !== null && info[0] !== undefined;
@@ -17,7 +17,7 @@ export class RedisBloomFilter implements BloomFilter {
   private readonly reserved = new Set<number>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: BloomOptions,
   ) {}
 
@@ -75,8 +75,8 @@ export class RedisBloomFilter implements BloomFilter {
   }
 
   async clear(): Promise<void> {
-    const keys = Array.from({ length: this.options.shards }, (_, s) => this.key(s));
-    await this.redis.unlink(...keys);
+    // One UNLINK per shard: each shard's key is in its own cluster slot.
+    await Promise.all(Array.from({ length: this.options.shards }, (_, s) => this.redis.unlink(this.key(s))));
     this.reserved.clear();
   }
 }

@@ -27,3 +27,5 @@ export function createLogger(options: LoggerOptions): Logger {
 
 /** A logger that drops everything (tests, library defaults). */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+export { type Counter, type Gauge, Metrics, type MetricsServer, type MetricsServerOptions, pipelineEvents, startMetricsServer } from './metrics.js';

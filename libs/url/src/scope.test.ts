@@ -75,6 +75,15 @@ describe('inScope', () => {
     expect(inScope(scope, 'http://example.com/')).toBe(false);
   });
 
+  it('takes hosts and domains added whatever the mode (seeds with a scope of their own)', () => {
+    const scope: Scope = { mode: 'host', hosts: new Set(['a.example']), domains: new Set(['a.example']), extraDomains: new Set(['b.example']), extraHosts: new Set(['c.d.example']) };
+    expect(inScope(scope, 'http://a.example/')).toBe(true);
+    expect(inScope(scope, 'http://x.a.example/')).toBe(false);
+    expect(inScope(scope, 'http://x.b.example/')).toBe(true);
+    expect(inScope(scope, 'http://c.d.example/')).toBe(true);
+    expect(inScope(scope, 'http://e.d.example/')).toBe(false);
+  });
+
   it('accepts any scope with no seeds', () => {
     expect(inScope(scopeFromSeeds('any', []), 'http://anything.example/')).toBe(true);
     expect(inScope(scopeFromSeeds('host', []), 'http://anything.example/')).toBe(false);

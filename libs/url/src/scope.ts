@@ -14,6 +14,13 @@ export interface Scope {
   mode: ScopeMode;
   hosts: ReadonlySet<string>;
   domains: ReadonlySet<string>;
+  /**
+   * Hosts and registrable domains in scope whatever the mode: seeds added with a scope of their
+   * own (a `host` seed in a `domain` crawl adds only its host here, a `domain` seed in a `host`
+   * crawl its domain).
+   */
+  extraHosts?: ReadonlySet<string>;
+  extraDomains?: ReadonlySet<string>;
 }
 
 /**
@@ -42,6 +49,8 @@ export function scopeFromSeeds(mode: ScopeMode, seeds: readonly string[]): Scope
 export function inScope(scope: Scope, canonicalUrl: string): boolean {
   const parsed = parseHttpUrl(canonicalUrl);
   if (!parsed.ok) return false;
+  if (scope.extraHosts?.has(parsed.host)) return true;
+  if (scope.extraDomains && scope.extraDomains.size > 0 && scope.extraDomains.has(registrableDomain(parsed.host))) return true;
   switch (scope.mode) {
     case 'any':
       return true;

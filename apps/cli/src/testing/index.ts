@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Database } from '@trawl/db';
-import { createRedis, deleteByPrefix } from '@trawl/redis';
+import { dropNamespace as dropNamespaceOn } from '@trawl/runtime/testing';
 
 export const REPO = fileURLToPath(new URL('../../../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
@@ -45,19 +44,8 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 }
 
 /** Removes everything a test or benchmark namespace left: its Redis keys and PostgreSQL schema. */
-export async function dropNamespace(namespace: string): Promise<void> {
-  const redis = createRedis(REDIS_URL);
-  try {
-    await deleteByPrefix(redis, `${namespace}:`);
-  } finally {
-    redis.disconnect();
-  }
-  const db = new Database({ url: DATABASE_URL, schema: namespace });
-  try {
-    await db.dropSchema();
-  } finally {
-    await db.close();
-  }
+export function dropNamespace(namespace: string): Promise<void> {
+  return dropNamespaceOn(namespace, { redisUrl: REDIS_URL, databaseUrl: DATABASE_URL });
 }
 
 /** What each trawl process reports as it exits (the crawl's summary, or a worker's line). */

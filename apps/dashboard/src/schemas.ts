@@ -1,0 +1,181 @@
+import { seedsJobSchema } from '@trawl/queue';
+import { z } from 'zod';
+
+/** Every error the API answers: a stable code, a message, the problems one by one, the request's id. */
+export const problemSchema = z
+  .object({
+    error: z.object({
+      code: z.string().describe('Stable error code, e.g. ERR_VALIDATION, ERR_SEEDS_INVALID, ERR_NOT_FOUND, ERR_UNAUTHORIZED'),
+      message: z.string(),
+      details: z.array(z.string()).optional().describe('One entry per problem (a field, a URL)'),
+    }),
+    request_id: z.string(),
+  })
+  .meta({ id: 'Problem' });
+
+const isoTime = z.string().describe('ISO 8601 time');
+const nullableTime = isoTime.nullable();
+
+export const hostParams = z.object({
+  host: z
+    .string()
+    .min(1)
+    .max(300)
+    .regex(/^[a-z0-9.\-:[\]_]+$/, 'expected a host name as the crawl writes it: lowercase, punycode, with :port when not the default')
+    .describe('Host as the crawl keys it (lowercase, punycode, `:port` when not the default)'),
+});
+
+export const urlHashParams = z.object({
+  url_hash: z.string().regex(/^[0-9a-f]{32}$/, 'expected 32 lowercase hex digits (the 16-byte URL fingerprint)').describe('Hex of the URL fingerprint (16 bytes)'),
+});
+
+export const seedsBody = seedsJobSchema.meta({ id: 'SeedsRequest' });
+
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+  .describe('Replays within 24 h return the original response and enqueue nothing');
+
+export const seedsAccepted = z
+  .object({
+    enqueued: z.number().int().min(0).describe('New URLs queued'),
+    already_seen: z.number().int().min(0).describe('URLs the crawl already knew'),
+    request_id: z.string(),
+  })
+  .meta({ id: 'SeedsAccepted' });
+
+export const robotsSchema = z.object({
+  origin: z.string().nullable(),
+  state: z.enum(['rules', 'allow-all', 'unavailable', 'missing', 'ignored']).describe('rules: fetched and parsed; allow-all: 4xx; unavailable: 5xx/timeouts, everything disallowed for now; missing: not fetched yet; ignored: TRAWL_ROBOTS=false'),
+  status: z.number().int().nullable(),
+  fetched_at: nullableTime,
+  expires_at: nullableTime.describe('When it is fetched again (for unavailable: the next try)'),
+  reason: z.string().nullable(),
+  crawl_delay_ms: z.number().int().nullable(),
+  rules: z.array(z.object({ allow: z.boolean(), pattern: z.string() })).describe('Rules that apply to our product token, in precedence order'),
+  disallowed_paths: z.array(z.string()),
+});
+
+const urlStates = z.object({ new: z.number(), queued: z.number(), done: z.number(), failed: z.number(), skipped: z.number() });
+
+export const domainStatus = z
+  .object({
+    host: z.string(),
+    partition: z.number().int(),
+    paused: z.boolean(),
+    crawl_delay_ms: z.number().int().describe('Delay between requests to this host now in force'),
+    delay_reason: z.enum(['default', 'crawl-delay', 'backoff', 'adaptive', 'capped']).describe('Which term sets it: the configured delay, robots.txt Crawl-delay, back-off, response time × factor, or the maximum delay'),
+    delay_terms: z.object({ base_ms: z.number(), base: z.enum(['default', 'crawl-delay']), backoff_ms: z.number(), adaptive_ms: z.number(), max_delay_ms: z.number() }),
+    last_fetched_at: nullableTime,
+    last_status: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    next_available_at: nullableTime.describe('The host may be fetched again from then'),
+    queue_depth: z.number().int().describe('URLs waiting in the host\'s back queues'),
+    in_flight: z.boolean(),
+    leased: z.boolean(),
+    backoff_ms: z.number(),
+    backoff_streak: z.number().int(),
+    backoff_until: nullableTime,
+    robots: robotsSchema,
+    dead_letters: z.number().int().describe('URLs of this host given up on (dead-lettered)'),
+    urls: urlStates,
+  })
+  .meta({ id: 'DomainStatus' });
+
+export const fetchesQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+
+export const recentFetches = z
+  .object({
+    host: z.string(),
+    fetches: z.array(
+      z.object({
+        url: z.string(),
+        url_hash: z.string(),
+        http_status: z.number().int().nullable(),
+        error_code: z.string().nullable(),
+        error_message: z.string().nullable(),
+        fetched_at: isoTime,
+        fetch_ms: z.number().nullable(),
+        content_length: z.number().nullable(),
+        next_crawl_at: nullableTime,
+      }),
+    ),
+  })
+  .meta({ id: 'RecentFetches' });
+
+export const refreshBody = z
+  .object({ priority: z.number().min(0).max(1).default(1).describe('0..1; 1 is the top band') })
+  .strict()
+  .default({ priority: 1 });
+
+export const refreshAccepted = z.object({ queued: z.literal(true), estimated_crawl_at: nullableTime.describe('Null while the host is paused') }).meta({ id: 'RefreshAccepted' });
+
+export const pausedState = z
+  .object({
+    all: z.boolean().describe('The whole crawl is paused'),
+    hosts: z.array(z.object({ host: z.string(), paused_at: nullableTime, paused_by: z.string().nullable().describe('Token id (never the token)') })),
+  })
+  .meta({ id: 'Paused' });
+
+export const hostPaused = z.object({ host: z.string(), paused: z.boolean() }).meta({ id: 'HostPaused' });
+
+const counts = z.record(z.string(), z.number());
+
+export const statsSchema = z
+  .object({
+    at: isoTime,
+    namespace: z.string(),
+    paused: z.object({ all: z.boolean(), hosts: z.number().int() }),
+    frontier: z.object({
+      queued: z.number(),
+      leased: z.number(),
+      hostsWaiting: z.number(),
+      hostsReady: z.number(),
+      done: z.number(),
+      hostsInFlight: z.number(),
+      hostsBackingOff: z.number().describe('Estimated from a sample of hosts'),
+      oldestQueuedAt: nullableTime,
+      oldestQueuedAgeS: z.number().nullable(),
+      partitions: z.array(z.object({ partition: z.number(), queued: z.number(), leased: z.number(), hostsWaiting: z.number(), hostsReady: z.number(), done: z.number() })),
+    }),
+    rate: z.object({
+      fetchesPerSecond: z.number().nullable().describe('Requests (pages and robots.txt) per second over the last 30 s'),
+      politeCapacityPerSecond: z.number().describe('Σ over hosts with work of 1 / the delay in force, estimated from a sample'),
+      utilization: z.number().nullable(),
+      hostsSampled: z.number(),
+      hostsWithWork: z.number(),
+    }),
+    queues: z.array(z.object({ name: z.string(), prefix: z.string(), waiting: z.number(), active: z.number(), delayed: z.number(), failed: z.number(), completed: z.number() })),
+    counters: counts,
+    outcomes: z.object({ byClass: counts, errorCodes: z.array(z.object({ code: z.string(), pages: z.number() })) }),
+    deadLetters: z.object({ count: z.number(), sampled: z.number(), topReasons: z.array(z.object({ reason: z.string(), count: z.number() })) }),
+    recrawl: z.object({ deadlineMissRate: z.number().nullable(), recrawls: z.number(), late: z.number(), overdue: z.number(), pages: z.number() }),
+    schedulers: z.array(z.object({ member: z.string(), partitions: z.array(z.number()) })),
+    workers: z.number().describe('Fetch consumers connected to partition 0'),
+    db: z.object({ urls: counts, pages: z.number(), byStatus: counts }),
+    topHosts: z.array(z.object({ host: z.string(), queued: z.number(), delayMs: z.number() })),
+  })
+  .meta({ id: 'Stats' });
+
+export const freshnessQuery = z.object({
+  host: hostParams.shape.host.optional(),
+  grace_s: z.coerce.number().min(0).max(86_400 * 30).default(300).describe('A re-crawl later than due + grace missed its deadline'),
+  recent_s: z.coerce.number().min(1).max(86_400 * 90).default(86_400).describe('Which re-crawls count: those of the last this-many seconds'),
+});
+
+const freshnessRow = z.object({
+  host: z.string().nullable(),
+  pages: z.number(),
+  scheduled: z.number(),
+  changing: z.number(),
+  medianChangeIntervalS: z.number().nullable(),
+  overdue: z.number(),
+  oldestOverdueS: z.number().nullable(),
+  recrawls: z.number(),
+  late: z.number(),
+  deadlineMissRate: z.number().nullable(),
+});
+
+export const freshnessReport = z.object({ total: freshnessRow, hosts: z.array(freshnessRow) }).meta({ id: 'Freshness' });

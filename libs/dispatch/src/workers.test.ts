@@ -1,0 +1,71 @@
+import { systemClock } from '@trawl/core';
+import { testRedis } from '@trawl/redis/testing';
+import { silentLogger } from '@trawl/telemetry';
+import { afterAll, describe, expect, it } from 'vitest';
+import { workerAssignments } from './membership.js';
+import { WorkerMembership, workerStatus } from './workers.js';
+
+const all = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+describe('workerAssignments', () => {
+  it.each([
+    { workers: 1, partitions: 1 },
+    { workers: 3, partitions: 1 },
+    { workers: 2, partitions: 8 },
+    { workers: 5, partitions: 16 },
+    { workers: 16, partitions: 4 },
+  ])('$workers workers, $partitions partitions: every partition consumed, every worker busy', ({ workers, partitions }) => {
+    const members = all(workers).map((i) => `w${i}`);
+    const assigned = workerAssignments(members, partitions);
+    const consumers = all(partitions).map((p) => members.filter((m) => assigned.get(m)?.includes(p)).length);
+    expect(consumers.every((n) => n === Math.max(1, Math.ceil(workers / partitions)))).toBe(true);
+    if (workers <= partitions * Math.ceil(workers / partitions)) expect([...assigned.values()].filter((ps) => ps.length === 0).length).toBeLessThan(Math.max(1, workers / 2));
+  });
+
+  it('a joining or leaving worker moves only some partitions (domain affinity)', () => {
+    const before = workerAssignments(['a', 'b', 'c', 'd'], 64);
+    const after = workerAssignments(['a', 'b', 'c', 'd', 'e'], 64);
+    let kept = 0;
+    for (const m of ['a', 'b', 'c', 'd']) kept += (after.get(m) ?? []).filter((p) => before.get(m)?.includes(p)).length;
+    // A fifth worker takes about a fifth; everything else stays where it was.
+    expect(kept).toBeGreaterThanOrEqual(64 - 64 / 5 - 8);
+    expect(after.get('e')?.length).toBeGreaterThan(0);
+    const gone = workerAssignments(['a', 'b', 'c'], 64);
+    for (const m of ['a', 'b', 'c']) expect(before.get(m)?.every((p) => gone.get(m)?.includes(p))).toBe(true);
+  });
+});
+
+describe('WorkerMembership', () => {
+  const t = testRedis('workers');
+  afterAll(() => t.cleanup());
+
+  it('splits the partitions between live workers, and a dead one\'s move to the others within its heartbeat TTL', async () => {
+    const namespace = `${t.prefix}:a`;
+    const seen: Record<string, number[]> = {};
+    const member = (id: string) =>
+      new WorkerMembership(t.redis, { namespace, partitions: 8, memberId: id, heartbeatTtlMs: 600 }, systemClock, silentLogger, (ps) => {
+        seen[id] = ps;
+      });
+    const a = member('a');
+    const b = member('b');
+    await a.start();
+    expect(a.partitions).toEqual(all(8));
+    await b.start();
+    await new Promise((r) => setTimeout(r, 500));
+    expect([...(seen.a ?? []), ...(seen.b ?? [])].sort((x, y) => x - y)).toEqual(all(8));
+    expect((seen.a ?? []).filter((p) => seen.b?.includes(p))).toEqual([]);
+    expect((await workerStatus(t.redis, namespace, systemClock)).map((w) => w.member)).toEqual(['a', 'b']);
+
+    // b dies: no leave, no heartbeat.
+    void (b as unknown as { rounds: { stop(): Promise<void> } }).rounds.stop();
+    const died = Date.now();
+    while ((seen.a ?? []).length < 8) {
+      if (Date.now() - died > 3000) throw new Error('a never took b\'s partitions');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(Date.now() - died).toBeLessThan(600 + 400);
+    expect((await workerStatus(t.redis, namespace, systemClock)).map((w) => w.member)).toEqual(['a']);
+    await a.stop();
+    expect(await workerStatus(t.redis, namespace, systemClock)).toEqual([]);
+  });
+});

@@ -1,0 +1,117 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { Logger } from 'pino';
+
+export type { Counter, Gauge } from 'prom-client';
+
+/**
+ * One process's Prometheus registry: the default process metrics (CPU, memory, event loop, GC)
+ * and trawl's own series, every one labelled with the crawl's namespace and the process's role.
+ * Label values must be bounded: never a URL, and a host only for a configured top-N.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  constructor(options: { role: string; namespace: string; defaultMetrics?: boolean }) {
+    this.registry.setDefaultLabels({ namespace: options.namespace, role: options.role });
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge; `collect` runs at every scrape (set its values there). */
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[] = [], collect?: (gauge: Gauge<L>) => void | Promise<void>): Gauge<L> {
+    return new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(collect ? { async collect(this: Gauge<L>) { await collect(this); } } : {}),
+    });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/**
+ * The pipeline's per-process event counter, `trawl_pipeline_events_total{event}`: one series per
+ * counter name (fetched, status2xx, retries, dead, …), fed by the crawl's in-process counters.
+ */
+export function pipelineEvents(metrics: Metrics): Counter<'event'> {
+  return metrics.counter('trawl_pipeline_events_total', 'Events of the fetch pipeline in this process (fetched, status2xx…5xx, fetchErrors, retries, dead, …).', ['event']);
+}
+
+export interface MetricsServerOptions {
+  host: string;
+  port: number;
+  metrics: Metrics;
+  /** Whether a /metrics request may be answered (its Authorization header); /healthz is always open. */
+  authorize: (authorization: string | undefined) => boolean;
+  logger: Logger;
+}
+
+export interface MetricsServer {
+  /** The port actually bound (when asked for 0). */
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A small HTTP listener for processes without a web server of their own (workers, schedulers):
+ * `GET /metrics` (Prometheus text) and `GET /healthz`. Nothing else.
+ */
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const server: Server = createServer((req: IncomingMessage, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('ok\n');
+      return;
+    }
+    if (path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+      return;
+    }
+    if (!options.authorize(req.headers.authorization)) {
+      res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer realm="trawl"' }).end('unauthorized\n');
+      return;
+    }
+    options.metrics.text().then(
+      (body) => res.writeHead(200, { 'content-type': options.metrics.contentType }).end(body),
+      (error: unknown) => {
+        options.logger.error({ err: error }, 'collecting metrics failed');
+        res.writeHead(500).end();
+      },
+    );
+  });
+  server.requestTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  options.logger.info({ host: options.host, port }, 'metrics listener started (/metrics, /healthz)');
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
