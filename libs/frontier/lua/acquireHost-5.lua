@@ -1,5 +1,5 @@
 --[[
-  acquireHost (v1): the host gate, run by a worker immediately before a fetch. Whatever way a job
+  acquireHost (v2): the host gate, run by a worker immediately before a fetch. Whatever way a job
   arrived (dispatch, retry, dead-letter re-run, manual job), the fetch happens only if this lease
   holds the host, no other attempt is fetching from it, and the host's due time has passed.
 
@@ -13,7 +13,7 @@
               politeness model, written back by releaseHost
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host; run again at atMs
-    4 STALE   this lease expired and its URL went back to the queue; drop the job
+    4 STALE   this lease expired (its URL went back to the queue) or was acknowledged; drop the job
 ]]
 local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = tonumber(ARGV[5])
@@ -24,6 +24,11 @@ local hostKey = base .. 'h:' .. host
 
 if not redis.call('ZSCORE', KEYS[2], id) then
   if redis.call('ZSCORE', KEYS[4], id) then return { 4, 0 } end
+  -- A lease the dispatcher issued (`p<n>-<seq>`, the counter already past it) that is no longer
+  -- live was acknowledged or expired: a job still carrying it (redelivered after its worker died
+  -- between the ack and BullMQ's completion) is stale, never adopted and fetched again.
+  local issued = tonumber(string.match(id, '^' .. (string.match(base, '{(p%d+)}:$') or '') .. '%-(%d+)$') or '')
+  if issued and issued <= tonumber(redis.call('GET', base .. 'seq') or '0') then return { 4, 0 } end
   -- No lease and no tombstone: a job re-run from the dead-letter queue or added by hand.
   -- Adopt it so that a dead worker running it still gives the URL back.
   redis.call('HSET', KEYS[3], id, host .. '\n' .. ARGV[8] .. '\n' .. ARGV[9])

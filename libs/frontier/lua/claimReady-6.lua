@@ -1,5 +1,5 @@
 --[[
-  claimReady (v1): the dispatcher's step. First returns the URLs of expired leases (dead
+  claimReady (v2): the dispatcher's step. First returns the URLs of expired leases (dead
   workers) to the front of their queues, then leases the next URL of each host that is due,
   highest band first, up to a limit. A leased host leaves the ready heap until it is released,
   so no second URL of it is dispatched while one is out.
@@ -32,6 +32,11 @@ redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
 
 local out = { -1, #expired }
 if max > 0 then
+  -- Lease ids are `<prefix>-<seq>`. A new (or wiped and rebuilt) partition starts its counter at
+  -- ten times the clock, not at 1, so ids never repeat one an earlier generation handed out: a
+  -- job of that generation still running could otherwise ack or release a new lease of the
+  -- same id. (Ids stay below 1e14, exact in Lua's numbers, until the year 2286.)
+  if redis.call('EXISTS', KEYS[6]) == 0 then redis.call('SET', KEYS[6], now * 10) end
   local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, max)
   local claimed = 0
   for h = 1, #hosts, 2 do

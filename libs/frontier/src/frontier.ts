@@ -1,6 +1,6 @@
 import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
-import { decodeEntry, encodeEntry, type FrontierUrl } from './entry.js';
+import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
 import { HashRing } from './ring.js';
 
@@ -9,10 +9,12 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
-  'ackLeases-3',
+  'ackLeases-4',
+  'requeueLeases-5',
+  'restoreUrls-3',
 ]);
-const SCRIPT_VERSION = 'frontier1';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases';
+const SCRIPT_VERSION = 'frontier2';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'requeueLeases' | 'restoreUrls';
 
 /** Largest number of URLs sent to one script call; bigger pushes are split. */
 const PUSH_CHUNK = 1000;
@@ -31,6 +33,11 @@ export interface FrontierOptions {
   busyRetryMs: number;
   /** URLs ever queued per host; 0 for no limit. */
   maxUrlsPerHost: number;
+  /**
+   * A host left idle (nothing queued, no lease holding it) has its Redis state expire after this
+   * long (0: never). Longer than any wait a lease of the host may still be in.
+   */
+  idleHostTtlMs?: number;
   clock: Clock;
 }
 
@@ -49,12 +56,26 @@ export interface PushLimits {
   maxQueryVariants?: number;
 }
 
+export type RefusalReason = 'host-budget' | 'query-variants';
+
 export interface PushResult {
   pushed: number;
   /** Refused: the host's budget is spent. */
   refused: number;
   /** Refused: the path has had its share of query variants. */
   refusedVariants: number;
+  /** Each refused item, by its position in the pushed array, and why. */
+  refusals: { index: number; reason: RefusalReason }[];
+}
+
+/** One URL `trawl frontier rebuild` restores from PostgreSQL (see `Frontier.restore`). */
+export interface RestoreItem extends FrontierUrl {
+  host: string;
+  /** The URL's fingerprint (its `urls.url_hash`): restores go in ascending fingerprint order. */
+  hash: Buffer;
+  priority: number;
+  /** true: queue it; false: only count it in its host's budget (it was queued once, and is settled). */
+  queue: boolean;
 }
 
 export interface Lease extends FrontierUrl {
@@ -158,34 +179,41 @@ export class Frontier {
   async push(items: readonly PushItem[], limits: PushLimits = {}): Promise<PushResult> {
     const maxUrlsPerHost = limits.maxUrlsPerHost ?? this.options.maxUrlsPerHost;
     const maxQueryVariants = limits.maxQueryVariants ?? 0;
-    const byPartition = new Map<number, PushItem[]>();
-    for (const item of items) {
+    const byPartition = new Map<number, { item: PushItem; index: number }[]>();
+    items.forEach((item, index) => {
       const partition = this.partitionOf(item.host);
       let list = byPartition.get(partition);
       if (!list) byPartition.set(partition, (list = []));
-      list.push(item);
-    }
+      list.push({ item, index });
+    });
     const now = this.options.clock.now();
-    const calls: Promise<unknown>[] = [];
+    const calls: Promise<void>[] = [];
+    const result: PushResult = { pushed: 0, refused: 0, refusedVariants: 0, refusals: [] };
     for (const [partition, list] of byPartition) {
       const keys = this.keysOf(partition);
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
+        const chunk = list.slice(i, i + PUSH_CHUNK);
         const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants];
-        for (const item of list.slice(i, i + PUSH_CHUNK)) {
+        for (const { item } of chunk) {
           args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), item.variantKey ?? '');
         }
-        calls.push(this.scripts.pushUrls([keys.ready, keys.stats], args));
+        calls.push(
+          this.scripts.pushUrls([keys.ready, keys.stats], args).then((reply) => {
+            const [pushed, refused, refusedVariants, verdicts] = reply as [number, number, number, string];
+            result.pushed += Number(pushed);
+            result.refused += Number(refused);
+            result.refusedVariants += Number(refusedVariants);
+            for (let j = 0; j < chunk.length; j += 1) {
+              const verdict = verdicts[j];
+              if (verdict === 'b' || verdict === 'v') result.refusals.push({ index: (chunk[j] as { index: number }).index, reason: verdict === 'b' ? 'host-budget' : 'query-variants' });
+            }
+          }),
+        );
       }
     }
-    const results = (await Promise.all(calls)) as [number, number, number][];
-    return results.reduce(
-      (sum, [pushed, refused, refusedVariants]) => ({
-        pushed: sum.pushed + pushed,
-        refused: sum.refused + refused,
-        refusedVariants: sum.refusedVariants + refusedVariants,
-      }),
-      { pushed: 0, refused: 0, refusedVariants: 0 },
-    );
+    await Promise.all(calls);
+    result.refusals.sort((a, b) => a.index - b.index);
+    return result;
   }
 
   /**
@@ -274,25 +302,89 @@ export class Frontier {
         options.health ? options.health.streak : '',
         options.health ? Math.round(options.health.backoffMs) : '',
         options.keepHost ? 1 : 0,
+        Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0)),
       ],
     );
     return Number(held) === 1;
   }
 
   /**
-   * Keeps a live lease out until `until` (a retry waiting in the queue, or slow work after the
-   * fetch). A lease that already expired is not revived: its URL is back in the frontier.
+   * Keeps a live lease out until at least `until` (a retry waiting in the queue, or slow work
+   * after the fetch); never shortens it. A lease that already expired is not revived: its URL is
+   * back in the frontier. Returns whether the lease is live.
    */
   async extendLease(partition: number, leaseId: string, until: number): Promise<boolean> {
     const keys = this.keysOf(partition);
-    return (await this.redis.zadd(keys.leases, 'XX', 'CH', Math.ceil(until), leaseId)) === 1;
+    const replies = (await this.redis.pipeline().zadd(keys.leases, 'XX', 'GT', Math.ceil(until), leaseId).zscore(keys.leases, leaseId).exec()) ?? [];
+    for (const [error] of replies) if (error) throw error;
+    return replies[1]?.[1] !== null && replies[1]?.[1] !== undefined;
   }
 
   /** The URLs of these leases are finished. Returns how many leases were still live. */
   async ack(partition: number, leaseIds: readonly string[]): Promise<number> {
     if (leaseIds.length === 0) return 0;
     const keys = this.keysOf(partition);
-    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats], [...leaseIds]));
+    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones], [this.options.clock.now(), ...leaseIds]));
+  }
+
+  /**
+   * Live leases of a partition that expire no later than `maxExpiry` (i.e. were claimed or last
+   * extended at least `leaseMs − (maxExpiry − now)` ago), oldest first.
+   */
+  async leasesExpiringBy(partition: number, maxExpiry: number, limit = 1000): Promise<string[]> {
+    const keys = this.keysOf(partition);
+    return this.redis.zrangebyscore(keys.leases, '-inf', Math.floor(maxExpiry), 'LIMIT', 0, limit);
+  }
+
+  /**
+   * Returns live leases' URLs to the front of their queues now (flagged Verify), leaving
+   * tombstones: for leases whose fetch job does not exist (a dispatcher died between claiming
+   * and adding the jobs). Returns how many were requeued.
+   */
+  async requeue(partition: number, leaseIds: readonly string[]): Promise<number> {
+    if (leaseIds.length === 0) return 0;
+    const keys = this.keysOf(partition);
+    return Number(
+      await this.scripts.requeueLeases([keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats], [keys.base, this.options.clock.now(), ...leaseIds]),
+    );
+  }
+
+  /**
+   * `trawl frontier rebuild`: puts URLs back from PostgreSQL after Redis lost them. Items must
+   * come in ascending fingerprint order across calls of one rebuild (`generation`); each
+   * partition remembers the last fingerprint it restored, so running a rebuild again, or two at
+   * once, never queues a URL twice. Queued URLs carry the Verify flag: one recorded while the
+   * rebuild ran is not fetched again.
+   */
+  async restore(generation: string, items: readonly RestoreItem[]): Promise<{ queued: number; counted: number; skipped: number }> {
+    if (!/^\S+$/.test(generation)) throw new Error(`invalid rebuild generation: ${JSON.stringify(generation)}`);
+    const byPartition = new Map<number, RestoreItem[]>();
+    for (const item of items) {
+      const partition = this.partitionOf(item.host);
+      let list = byPartition.get(partition);
+      if (!list) byPartition.set(partition, (list = []));
+      list.push(item);
+    }
+    const now = this.options.clock.now();
+    const total = { queued: 0, counted: 0, skipped: 0 };
+    // Chunks of one partition run one after another: the partition's mark moves in order.
+    await Promise.all(
+      [...byPartition].map(async ([partition, list]) => {
+        const keys = this.keysOf(partition);
+        for (let i = 0; i < list.length; i += PUSH_CHUNK) {
+          const args: (string | number)[] = [keys.base, now, generation];
+          for (const item of list.slice(i, i + PUSH_CHUNK)) {
+            const entry = encodeEntry({ ...item, flags: item.flags | UrlFlag.Verify }, item.host);
+            args.push(item.hash.toString('hex'), item.queue ? 'q' : 'c', item.host, this.bandOf(item.priority), entry);
+          }
+          const [queued, counted, skipped] = (await this.scripts.restoreUrls([keys.ready, keys.stats, keys.restored], args)) as [number, number, number];
+          total.queued += Number(queued);
+          total.counted += Number(counted);
+          total.skipped += Number(skipped);
+        }
+      }),
+    );
+    return total;
   }
 
   async stats(): Promise<FrontierStats> {

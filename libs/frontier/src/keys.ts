@@ -4,6 +4,8 @@
  * inside the scripts from `base`:
  *   <base>h:<host>          HASH  due, claim, tok, tokUntil, n (queued), total (ever queued)
  *   <base>q:<host>:<band>   LIST  back queue entries of one priority band
+ *   <base>v:<host>          HASH  URLs ever queued per query-variant key (TRAWL_MAX_QUERY_VARIANTS)
+ * A host's `h:` and `v:` keys expire once it is idle (`idleHostTtlMs`).
  */
 export interface FrontierKeys {
   base: string;
@@ -13,6 +15,8 @@ export interface FrontierKeys {
   tombstones: string;
   stats: string;
   seq: string;
+  /** `trawl frontier rebuild`'s mark: the last fingerprint restored into this partition. */
+  restored: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -25,6 +29,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     tombstones: `${base}tomb`,
     stats: `${base}stats`,
     seq: `${base}seq`,
+    restored: `${base}restored`,
   };
 }
 
