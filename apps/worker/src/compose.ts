@@ -1,5 +1,5 @@
 import type { TrawlError } from '@trawl/core';
-import { Acks, canonicalSitemapUrls, CrawlWorker, Records, Validators } from '@trawl/crawl';
+import { Acks, canonicalSitemapUrls, CrawlWorker, Records, UrlStates, Validators } from '@trawl/crawl';
 import type { Config } from '@trawl/config';
 import { Sitemaps } from '@trawl/db';
 import type { Runtime } from '@trawl/runtime';
@@ -31,6 +31,7 @@ export function createCrawlWorker(
         return policy?.policy.recrawl.enabled ? policy.recrawl : null;
       }),
       validators: new Validators(runtime.db),
+      urlStates: new UrlStates(runtime.db),
       acks: new Acks(runtime.frontier),
       policy: runtime.policy,
       counters: runtime.counters,

@@ -9,6 +9,7 @@ export {
   type PageRecord,
   type PageRecrawlStats,
   type PageText,
+  isTransientDbError,
   probePostgres,
   type RecordPagesResult,
   type RejectedRecord,

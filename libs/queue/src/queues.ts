@@ -195,6 +195,7 @@ export class FetchWorker {
           attempt: job.attemptsMade + 1,
           maxAttempts: job.opts.attempts ?? 1,
           signal,
+          redelivered: (job.stalledCounter ?? 0) > 0,
         });
         switch (result.outcome) {
           case 'done':

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError } from '@trawl/config';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/crawl';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
@@ -61,7 +61,19 @@ export class Runtime {
     const name = `trawl:${config.namespace}:${options.role}:${process.pid}`;
     const redis = createRedis(options.redisUrl, { name });
     redis.on('error', (error) => logger.error({ err: error }, 'redis connection error'));
-    const db = new Database({ url: options.databaseUrl, schema: config.namespace, applicationName: name });
+    let lastRetryLog = 0;
+    const db = new Database({
+      url: options.databaseUrl,
+      schema: config.namespace,
+      applicationName: name,
+      retryMs: config.db.retryMs,
+      onRetry: (error, waitedMs) => {
+        // One line every few seconds while PostgreSQL is away, not one per waiting statement.
+        if (Date.now() - lastRetryLog < 5000) return;
+        lastRetryLog = Date.now();
+        logger.warn({ err: error, waitedMs }, 'PostgreSQL unavailable: statements wait and retry (TRAWL_DB_RETRY_MS)');
+      },
+    });
     try {
       const clock = options.clock ?? (await redisClock(redis, logger));
       await db.migrate();
@@ -72,9 +84,10 @@ export class Runtime {
         partitions: config.partitions,
         bands: config.dispatch.bands,
         leaseMs: config.worker.leaseMs,
-        fetchHoldMs: config.fetch.deadlineMs + 5000,
+        fetchHoldMs: config.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
         busyRetryMs: 250,
         maxUrlsPerHost: config.policy.maxUrlsPerHost,
+        idleHostTtlMs: config.dispatch.idleHostTtlMs,
         clock,
       });
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
