@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
-import { schedulerStatus } from '@trawl/dispatch';
+import { rebuildFrontier, schedulerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, Runtime } from '@trawl/runtime';
+import { findServers, redactUrl, Runtime, settingsKey } from '@trawl/runtime';
 import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
@@ -174,6 +174,47 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
     const bloom = await runtime.seen.bloom.info();
     const { partitions: _p, ...frontierTotals } = frontier;
     ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, queues, seeds, schedulers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+  } finally {
+    await runtime.close();
+    await services.stop();
+  }
+}
+
+/**
+ * `trawl frontier rebuild`: restore a crawl whose Redis data was lost from PostgreSQL (the
+ * frontier, the seen-set, the policy, the namespace settings). Progress on stderr, the report as
+ * JSON on stdout.
+ */
+export async function frontierRebuildCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'rebuild', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'rebuild', false);
+  let lastLine = 0;
+  try {
+    const report = await rebuildFrontier(
+      {
+        redis: runtime.redis,
+        namespace: cfg.namespace,
+        db: runtime.db,
+        frontier: runtime.frontier,
+        bloom: runtime.seen.bloom,
+        policyStore: runtime.policyStore,
+        config: cfg,
+        recordSettings: () => runtime.settings.record(),
+        settingsPresent: async () => (await runtime.redis.exists(settingsKey(cfg.namespace))) === 1,
+        logger: log,
+      },
+      {
+        batch: typeof flags.batch === 'string' ? Number(flags.batch) : undefined,
+        force: flags.force === true,
+        onProgress: (p) => {
+          if (Date.now() - lastLine < 1000) return;
+          lastLine = Date.now();
+          ctx.stderr.write(`rebuild: ${p.rows} rows read, ${p.queued} URLs queued, ${p.counted} settled, ${p.alreadyRestored} restored before\n`);
+        },
+      },
+    );
+    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();

@@ -18,6 +18,21 @@ export interface DiscoveredUrl {
   skipReason?: string | null;
 }
 
+/** A `urls` row as `trawl frontier rebuild` reads it. */
+export interface RebuildRow {
+  hash: Buffer;
+  url: string;
+  host: string;
+  depth: number;
+  state: UrlState;
+  /** Given as a seed (depth 0, found on no page). */
+  seed: boolean;
+  /** Has a page record: fetched before, so queued again it is a re-crawl. */
+  fetched: boolean;
+  /** Changed since the rebuild began (queued into the new frontier by the live crawl). */
+  changedSince: boolean;
+}
+
 export interface PageHistory {
   contentHash: string | null;
   changeFrequencyS: number | null;
@@ -313,6 +328,35 @@ export class Database {
        UPDATE ${this.t.urls} u SET state = 'skipped', skip_reason = k.r, updated_at = now() FROM k WHERE u.url_hash = k.url_hash AND u.state = 'new'`,
       [sorted.map((r) => r.hash), sorted.map((r) => storableText(r.reason))],
     );
+  }
+
+  /**
+   * One page of `urls` in fingerprint order after `after` (keyset pagination: no offset, no
+   * snapshot held between pages), with what `trawl frontier rebuild` needs of each: its state,
+   * whether it is a seed, whether it was fetched before (a re-crawl), and whether it changed
+   * since `since` (rows queued while the rebuild runs went into the new frontier already).
+   */
+  async urlsForRebuild(after: Buffer | null, since: Date, limit: number): Promise<RebuildRow[]> {
+    const { rows } = await this.pool.query<{ url_hash: Buffer; url: string; host: string; depth: number; state: UrlState; seed: boolean; fetched: boolean; changed: boolean }>(
+      `SELECT u.url_hash, u.url, u.host, u.depth, u.state, (u.depth = 0 AND u.discovered_from IS NULL) AS seed,
+              (p.url_hash IS NOT NULL) AS fetched, (u.updated_at >= $2) AS changed
+       FROM ${this.t.urls} u LEFT JOIN ${this.t.pages} p ON p.url_hash = u.url_hash
+       WHERE u.url_hash > $1 ORDER BY u.url_hash LIMIT $3`,
+      [after ?? Buffer.alloc(0), since, limit],
+    );
+    return rows.map((r) => ({ hash: r.url_hash, url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed }));
+  }
+
+  /** The database server's clock (what `updated_at` is written with). */
+  async now(): Promise<Date> {
+    const { rows } = await this.pool.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+    return (rows[0] as { now: Date }).now;
+  }
+
+  /** Whether the crawl knows any URL at all. */
+  async hasUrls(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${this.t.urls}) AS any`);
+    return rows[0]?.any === true;
   }
 
   /** The state of these URLs in `urls`, by latin1 fingerprint (absent: unknown URL). */

@@ -11,6 +11,7 @@ export {
   type PageText,
   isTransientDbError,
   probePostgres,
+  type RebuildRow,
   type RecordPagesResult,
   type RejectedRecord,
   type RecordSitemapsResult,

@@ -11,7 +11,7 @@ import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { type ContentStore, createContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
-import { checkNamespaceSettings, type NamespaceSettings } from './namespace-settings.js';
+import { checkNamespaceSettings, type NamespaceSettings, settingsKey, wipedMessage } from './namespace-settings.js';
 
 export interface RuntimeOptions {
   config: Readonly<Config>;
@@ -78,7 +78,13 @@ export class Runtime {
       const clock = options.clock ?? (await redisClock(redis, logger));
       await db.migrate();
       const bloomOptions = { prefix: config.namespace, capacity: config.seen.capacity, errorRate: config.seen.errorRate, shards: config.seen.shards };
-      const settings = await checkNamespaceSettings(redis, config, async (backend) => ((await createBloomFilter(redis, bloomOptions, backend)).backend === 'redisbloom' ? 'redisbloom' : 'lua'));
+      const settings = await checkNamespaceSettings(
+        redis,
+        config,
+        async (backend) => ((await createBloomFilter(redis, bloomOptions, backend)).backend === 'redisbloom' ? 'redisbloom' : 'lua'),
+        () => db.hasUrls(),
+      );
+      if (settings.wiped) logger.error({ namespace: config.namespace }, wipedMessage(config.namespace));
       const frontier = new Frontier(redis, {
         prefix: config.namespace,
         partitions: config.partitions,
@@ -137,6 +143,21 @@ export class Runtime {
       logger: this.logger.child({ component: 'discovery' }),
       defaults: { maxUrlsPerHost: this.config.policy.maxUrlsPerHost, maxQueryVariants: this.config.policy.maxQueryVariants },
     });
+  }
+
+  /**
+   * Whether the crawl's Redis data is there: its settings key exists (or the namespace is new and
+   * gets its settings now). Not intact: Redis lost the crawl while PostgreSQL holds its URLs, and
+   * nothing may be dispatched until `trawl frontier rebuild` restores it — the message says so.
+   * One EXISTS per call (a PostgreSQL query only while the key is missing).
+   */
+  async intact(): Promise<{ ok: true } | { ok: false; message: string }> {
+    if ((await this.redis.exists(settingsKey(this.config.namespace))) === 1) return { ok: true };
+    if (!(await this.db.hasUrls())) {
+      await this.settings.record();
+      return { ok: true };
+    }
+    return { ok: false, message: wipedMessage(this.config.namespace) };
   }
 
   /** Removes everything the namespace holds (Redis keys and the PostgreSQL schema), then recreates the schema. */
