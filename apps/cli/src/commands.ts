@@ -4,7 +4,7 @@ import { rebuildFrontier, schedulerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, Runtime, settingsKey } from '@trawl/runtime';
+import { findServers, redactUrl, Runtime, settingsRecorded } from '@trawl/runtime';
 import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
@@ -201,7 +201,7 @@ export async function frontierRebuildCommand(ctx: CliContext, flags: Record<stri
         policyStore: runtime.policyStore,
         config: cfg,
         recordSettings: () => runtime.settings.record(),
-        settingsPresent: async () => (await runtime.redis.exists(settingsKey(cfg.namespace))) === 1,
+        settingsPresent: () => settingsRecorded(runtime.redis, cfg.namespace),
         logger: log,
       },
       {

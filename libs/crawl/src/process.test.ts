@@ -33,7 +33,8 @@ type Event =
   | { kind: 'discover'; urls: string[] }
   | { kind: 'record'; record: FetchRecord }
   | { kind: 'ack'; leaseId: string }
-  | { kind: 'state' };
+  | { kind: 'state' }
+  | { kind: 'clear' };
 
 interface Fakes {
   events: Event[];
@@ -102,6 +103,7 @@ function deps(): PipelineDeps {
         events.push({ kind: 'extend', until });
         return true;
       },
+      clearFetched: async () => void events.push({ kind: 'clear' }),
     },
     fetcher: {
       fetch: async (url) => {
@@ -248,6 +250,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: T0 + 300_000, streak: 0 }]);
     expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
     expect(of('state')).toHaveLength(0); // a first delivery does not ask PostgreSQL
+    expect(of('clear')).toHaveLength(0); // recorded: the lease's fetched mark stays until the ack
     expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
     expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
   });
@@ -313,6 +316,8 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('extend')).toHaveLength(1);
     expect(of('extend')[0]?.until).toBeGreaterThan(T0 + 300_000);
     expect(of('ack')).toHaveLength(0);
+    // The fetch is not recorded: the retry may fetch again at once.
+    expect(of('clear')).toHaveLength(1);
   });
 
   it('storing fails on the last attempt: recorded failed and acked, so the URL is not fetched again and again', async () => {
@@ -341,6 +346,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
     await expect(processFetchJob(deps(), job())).rejects.toMatchObject({ code: ErrorCode.Store, action: 'fatal' });
     expect(of('release')).toHaveLength(1);
     expect(of('ack')).toHaveLength(0);
+    expect(of('clear')).toHaveLength(1);
   });
 
   it('the record cannot be written: the error reaches the queue (it retries), the lease is never acked', async () => {
@@ -407,6 +413,23 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     f.urlState = 'failed';
     expect(await processFetchJob(deps(), job(1, 3, {}, true))).toMatchObject({ outcome: 'done', summary: { status: 200 } });
     expect(of('fetch')).toHaveLength(1);
+  });
+
+  it('writes the record only once the page\'s links are in the frontier (so "recorded" implies "discovered")', async () => {
+    let discovered = false;
+    const d = deps();
+    d.discovery = {
+      add: async (candidates) => {
+        await new Promise((r) => setTimeout(r, 50));
+        discovered = true;
+        return { queued: candidates.length, known: 0 };
+      },
+    };
+    f.record = async () => {
+      expect(discovered).toBe(true);
+    };
+    expect(await processFetchJob(d, job())).toMatchObject({ outcome: 'done', summary: { links: 2 } });
+    expect(of('record')).toHaveLength(1);
   });
 
   it('renews its lease every third of TRAWL_LEASE_MS while slow work after the fetch goes on, and stops when done', async () => {

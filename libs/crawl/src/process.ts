@@ -31,7 +31,7 @@ import { handleSitemap, type SitemapDeps, sitemapFailure } from './sitemap-step.
 import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
-  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease'>;
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched'>;
   fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
   store: ContentStore;
   robots: Pick<RobotsCache, 'get' | 'set'>;
@@ -103,10 +103,16 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
   };
   const hold = new HostHold(deps, ticket);
   const lease = keepLease(deps, ticket);
+  let finished = false;
   try {
     const outcome = await decide(deps, job, hold, policy);
-    return await applyOutcome(deps, hold, outcome);
+    const result = await applyOutcome(deps, hold, outcome);
+    finished = result.outcome === 'done' || result.outcome === 'dead';
+    return result;
   } finally {
+    // This attempt fetched the page but will not record it (it is retried, or an error or a
+    // fatal fault stops it): its next attempt may fetch at once.
+    if (hold.fetched && !finished) await deps.frontier.clearFetched(ticket.partition, ticket.leaseId).catch(() => undefined);
     lease.stop();
     // An exception escaped (the queue will retry the job): never leave the host held.
     if (hold.holding) await hold.release({ dueAt: deps.clock.now() + policy.politeness.minDelayMs }).catch(() => undefined);
@@ -187,7 +193,7 @@ async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, 
   if (fetched.kind === 'outcome') return sitemap ? sitemapFailure(deps, job, fetched.outcome) : fetched.outcome;
   // The host is free for its next URL before this one is stored and parsed; the lease runs a full
   // TRAWL_LEASE_MS from here (and is renewed while the job works).
-  await hold.release(fetched.release, deps.clock.now() + deps.leaseMs);
+  await hold.release({ ...fetched.release, fetched: true }, deps.clock.now() + deps.leaseMs);
   counters.add('fetched');
   counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
   try {

@@ -35,6 +35,16 @@ if not redis.call('ZSCORE', KEYS[2], id) then
   redis.call('ZADD', KEYS[2], now + leaseMs, id)
 end
 
+-- This lease's URL was already fetched by another attempt that is still finishing it (storing,
+-- recording; see releaseHost's `fetched`): BullMQ handed the job over because its lock lapsed (a
+-- Redis restart, a stalled event loop), not because the attempt died. Wait for that attempt's
+-- lease: acknowledged, this job is stale; expired (the attempt did die), the URL is back in the
+-- frontier flagged Verify and this job is stale too. Never fetch it a second time meanwhile.
+local fetchedBy = redis.call('HGET', base .. 'fetched', id)
+if fetchedBy and fetchedBy ~= token then
+  return { 3, tonumber(redis.call('ZSCORE', KEYS[2], id) or now) + busyRetryMs }
+end
+
 local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')
 local claim, due, tok, tokUntil = state[1], tonumber(state[2] or '0'), state[3], tonumber(state[4] or '0')
 

@@ -499,3 +499,37 @@ describe('restore (trawl frontier rebuild)', () => {
     expect(await f.restore('g2', [restoreItem('c', '/1', 1)])).toMatchObject({ queued: 1 });
   });
 });
+
+describe('an attempt whose job was handed over while it still works', () => {
+  it('keeps the URL from being fetched again until the lease is acknowledged (BullMQ lock lapsed during a Redis restart)', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(lease, 'first'))).toMatchObject({ kind: 'ok' });
+    // The page is fetched; the host is free for its next URL; the attempt stores and records.
+    await f.release(ticket(lease, 'first'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetched: true });
+    clock.advance(200);
+    // Its job's lock lapsed: BullMQ hands it to another worker, which must not fetch it again.
+    const second = await f.acquire(ticket(lease, 'second'));
+    expect(second).toEqual({ kind: 'busy', at: clock.now() - 200 + 10_000 + 500 });
+    // Meanwhile the host serves its next URL as usual.
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
+    // The first attempt records and acks: the handed-over job is stale when it comes back.
+    await f.ack(0, [lease.id]);
+    expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
+  });
+
+  it('if the fetching attempt dies instead, its lease expires: the URL comes back flagged Verify and the handed-over job is stale', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('b', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease, 'first'));
+    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetched: true });
+    clock.advance(10_001);
+    const again = (await f.claim(0, 10)).leases;
+    expect(again.map((l) => [l.url, (l.flags & UrlFlag.Verify) !== 0])).toEqual([['http://b/1', true]]);
+    expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
+    // The new lease is not held back by the old attempt's mark.
+    expect(await f.acquire(ticket(again[0] as Lease, 'third'))).toMatchObject({ kind: 'ok' });
+  });
+});

@@ -9,7 +9,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
-  'ackLeases-4',
+  'ackLeases-5',
   'requeueLeases-5',
   'restoreUrls-3',
 ]);
@@ -281,12 +281,14 @@ export class Frontier {
    * A fetch from the host has ended: the host may be fetched again from `nextDueAt`. Options:
    * `leaseUntil` keeps the lease alive that long (a retry waits in the queue); `health` records
    * the host's new failure streak and back-off; `keepHost` keeps the host held for this lease
-   * (its job runs again at the due time, e.g. after fetching robots.txt).
+   * (its job runs again at the due time, e.g. after fetching robots.txt); `fetched` says this
+   * attempt fetched the lease's URL and goes on to record it, so no other attempt of the lease
+   * passes the gate until it is acknowledged or expires.
    */
   async release(
     ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>,
     nextDueAt: number,
-    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean } = {},
+    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean; fetched?: boolean } = {},
   ): Promise<boolean> {
     const keys = this.keysOf(ticket.partition);
     const held = await this.scripts.releaseHost(
@@ -303,6 +305,7 @@ export class Frontier {
         options.health ? Math.round(options.health.backoffMs) : '',
         options.keepHost ? 1 : 0,
         Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0)),
+        options.fetched ? 1 : 0,
       ],
     );
     return Number(held) === 1;
@@ -320,11 +323,20 @@ export class Frontier {
     return replies[1]?.[1] !== null && replies[1]?.[1] !== undefined;
   }
 
+  /**
+   * The attempt that fetched this lease's URL (`release(..., { fetched: true })`) will not record
+   * it after all (it failed and the job is retried, or the process stops on a fatal fault): let
+   * the lease's next attempt through the gate at once instead of after the lease.
+   */
+  async clearFetched(partition: number, leaseId: string): Promise<void> {
+    await this.redis.hdel(this.keysOf(partition).fetched, leaseId);
+  }
+
   /** The URLs of these leases are finished. Returns how many leases were still live. */
   async ack(partition: number, leaseIds: readonly string[]): Promise<number> {
     if (leaseIds.length === 0) return 0;
     const keys = this.keysOf(partition);
-    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones], [this.options.clock.now(), ...leaseIds]));
+    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched], [this.options.clock.now(), ...leaseIds]));
   }
 
   /**

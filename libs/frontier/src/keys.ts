@@ -17,6 +17,8 @@ export interface FrontierKeys {
   seq: string;
   /** `trawl frontier rebuild`'s mark: the last fingerprint restored into this partition. */
   restored: string;
+  /** HASH lease id -> the attempt (token) that fetched its URL and is recording it. */
+  fetched: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -30,6 +32,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     stats: `${base}stats`,
     seq: `${base}seq`,
     restored: `${base}restored`,
+    fetched: `${base}fetched`,
   };
 }
 

@@ -31,9 +31,18 @@ const FIELDS = { partitions: 'partitions', bands: 'bands', seen: 'seen' } as con
 
 export const settingsKey = (namespace: string): string => `${namespace}:settings`;
 
+/**
+ * Whether the namespace's settings are recorded: its `partitions` field, which only this module
+ * writes (the seen-set's factory writes the `seen` field on its own, so the key alone says
+ * nothing after a wipe). Absent while PostgreSQL knows URLs: Redis lost the crawl.
+ */
+export async function settingsRecorded(redis: Redis, namespace: string): Promise<boolean> {
+  return (await redis.hexists(settingsKey(namespace), FIELDS.partitions)) === 1;
+}
+
 /** What to tell an operator when Redis lost a crawl's data: exactly what to run. */
 export const wipedMessage = (namespace: string): string =>
-  `Redis has lost the data of the crawl in namespace "${namespace}" (its key ${settingsKey(namespace)} is gone) while PostgreSQL still holds its URLs. ` +
+  `Redis has lost the data of the crawl in namespace "${namespace}" (its recorded settings in ${settingsKey(namespace)} are gone) while PostgreSQL still holds its URLs. ` +
   `Run \`trawl frontier rebuild --namespace ${namespace}\` (with this crawl's REDIS_URL and DATABASE_URL) to restore the frontier and the seen-set from PostgreSQL; nothing is dispatched until it has finished.`;
 
 /**
@@ -59,7 +68,7 @@ export async function checkNamespaceSettings(
   };
   let created = false;
   let wiped = false;
-  if (Object.keys(recorded).length === 0) {
+  if (recorded[FIELDS.partitions] === undefined) {
     // Settings gone but URLs known: Redis lost the crawl, which only a rebuild brings back.
     if (await hasUrls()) wiped = true;
     else {

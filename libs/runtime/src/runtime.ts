@@ -11,7 +11,7 @@ import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { type ContentStore, createContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
-import { checkNamespaceSettings, type NamespaceSettings, settingsKey, wipedMessage } from './namespace-settings.js';
+import { checkNamespaceSettings, type NamespaceSettings, settingsRecorded, wipedMessage } from './namespace-settings.js';
 
 export interface RuntimeOptions {
   config: Readonly<Config>;
@@ -146,13 +146,13 @@ export class Runtime {
   }
 
   /**
-   * Whether the crawl's Redis data is there: its settings key exists (or the namespace is new and
+   * Whether the crawl's Redis data is there: its settings are recorded (or the namespace is new and
    * gets its settings now). Not intact: Redis lost the crawl while PostgreSQL holds its URLs, and
    * nothing may be dispatched until `trawl frontier rebuild` restores it — the message says so.
-   * One EXISTS per call (a PostgreSQL query only while the key is missing).
+   * One HEXISTS per call (a PostgreSQL query only while the key is missing).
    */
   async intact(): Promise<{ ok: true } | { ok: false; message: string }> {
-    if ((await this.redis.exists(settingsKey(this.config.namespace))) === 1) return { ok: true };
+    if (await settingsRecorded(this.redis, this.config.namespace)) return { ok: true };
     if (!(await this.db.hasUrls())) {
       await this.settings.record();
       return { ok: true };

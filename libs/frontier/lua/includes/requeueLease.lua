@@ -11,6 +11,7 @@ local function requeueLease(base, keys, id, now)
   local data = redis.call('HGET', keys.leaseData, id)
   redis.call('ZREM', keys.leases, id)
   redis.call('HDEL', keys.leaseData, id)
+  redis.call('HDEL', base .. 'fetched', id)
   redis.call('ZADD', keys.tombstones, now, id)
   if not data then return 0 end
   local host, band, entry = string.match(data, '^([^\n]*)\n([^\n]*)\n(.*)$')

@@ -13,6 +13,7 @@
       hand) gets an entry in the tombstone set, kept a day like an expired lease's.
 
   KEYS[1] leases  KEYS[2] leaseData  KEYS[3] stats  KEYS[4] tombstones
+  KEYS[5] fetched (lease id -> the attempt that fetched its URL; see releaseHost)
   ARGV[1] now (ms)   ARGV[2..] lease ids
   Returns the number of leases removed.
 ]]
@@ -25,6 +26,7 @@ for i = 2, #ARGV do
     if not string.match(id, '^p%d+%-%d+$') then redis.call('ZADD', KEYS[4], now, id) end
   end
   redis.call('HDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[5], id)
 end
 if done > 0 then redis.call('HINCRBY', KEYS[3], 'done', done) end
 return done
