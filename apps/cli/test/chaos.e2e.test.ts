@@ -1,5 +1,21 @@
+import { Database } from '@trawl/db';
+import { PartitionOwnership } from '@trawl/dispatch';
+import { FetchQueues } from '@trawl/queue';
+import { createRedis, type Redis } from '@trawl/redis';
+import { fingerprint } from '@trawl/url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAOS_HEADERS, type ChaosFault, type ChaosResult, chaosRow, PrivatePostgres, PrivateRedis, runChaos, trawl } from '../src/testing/index.js';
+import {
+  CHAOS_HEADERS,
+  type ChaosFault,
+  type ChaosResult,
+  chaosRow,
+  PrivatePostgres,
+  PrivateRedis,
+  runChaos,
+  trawl,
+  uniqueNamespace,
+  waitFor,
+} from '../src/testing/index.js';
 
 /**
  * Complete, once, and nothing lost — under faults. Each case crawls a 30 × 15 synthetic web with
@@ -12,16 +28,19 @@ import { CHAOS_HEADERS, type ChaosFault, type ChaosResult, chaosRow, PrivatePost
  */
 let redis: PrivateRedis;
 let postgres: PrivatePostgres;
+let client: Redis;
 const results: ChaosResult[] = [];
 
 beforeAll(async () => {
   [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
+  client = createRedis(redis.url);
 }, 60_000);
 
 afterAll(async () => {
   if (results.length > 0) {
     console.log(`\n| ${CHAOS_HEADERS.join(' | ')} |\n${results.map((r) => `| ${chaosRow(r).join(' | ')} |`).join('\n')}`);
   }
+  client?.disconnect();
   await Promise.all([redis?.stop(), postgres?.stop()]);
 });
 
@@ -60,6 +79,39 @@ describe('chaos: a crawl under faults loses nothing and fetches each page once',
   it('(e) the content disk fills: the crawl stops with the message (exit 1), and after the fix resumes and completes', async () => {
     await chaos('disk-full', { diskBytes: { small: 160 * 1024, fixed: 64 * 1024 * 1024 }, at: 0.05 });
   }, 200_000);
+});
+
+describe('a scheduler on a namespace whose Redis data is gone', () => {
+  it('says exactly what to run, dispatches nothing, and starts once trawl frontier rebuild has run', async () => {
+    const namespace = uniqueNamespace('wiped');
+    const env = { REDIS_URL: redis.url, DATABASE_URL: postgres.url, TRAWL_NAMESPACE: namespace, TRAWL_SCHEDULER_LEASE_MS: '900', TRAWL_LOG_LEVEL: 'warn' };
+    // PostgreSQL remembers a crawl (two queued URLs); Redis knows nothing of it.
+    const db = new Database({ url: postgres.url, schema: namespace });
+    await db.migrate();
+    const urls = ['http://wiped-a.example/', 'http://wiped-b.example/'];
+    await db.insertDiscovered(urls.map((url) => ({ hash: fingerprint(url), url, host: new URL(url).host, depth: 0, from: null })));
+    await db.markQueued(urls.map(fingerprint));
+    const scheduler = trawl(['scheduler'], env);
+    const ownership = new PartitionOwnership(client, namespace, '', 1);
+    try {
+      await waitFor(() => scheduler.stderr().includes(`trawl frontier rebuild --namespace ${namespace}`), 30_000, 'the scheduler to say what to run');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(await ownership.owner(0)).toBeNull(); // nothing dispatched: no partition taken
+      const rebuild = trawl(['frontier', 'rebuild'], env);
+      expect((await rebuild.exited).code, rebuild.stderr()).toBe(0);
+      expect(JSON.parse(rebuild.stdout())).toMatchObject({ rows: 2, queued: 2, seeds: 2 });
+      await waitFor(async () => (await ownership.owner(0)) !== null, 10_000, 'the scheduler to dispatch again');
+      // Both URLs were dispatched as fetch jobs (no worker runs here to take them).
+      const queues = new FetchQueues(client, { namespace, partitions: 1, attempts: 1 });
+      await waitFor(async () => (await queues.counts()).waiting === 2, 10_000, 'the two URLs to be dispatched');
+      await queues.close();
+    } finally {
+      scheduler.child.kill('SIGTERM');
+      await scheduler.exited;
+      await db.dropSchema();
+      await db.close();
+    }
+  }, 60_000);
 });
 
 describe('a lease that does not outlast the fetch deadline', () => {
