@@ -84,7 +84,8 @@ export class Runtime {
         async (backend) => ((await createBloomFilter(redis, bloomOptions, backend)).backend === 'redisbloom' ? 'redisbloom' : 'lua'),
         () => db.hasUrls(),
       );
-      if (settings.wiped) logger.error({ namespace: config.namespace }, wipedMessage(config.namespace));
+      // Said once here for every process but the rebuild itself (schedulers and `trawl crawl` say it again as they wait).
+      if (settings.wiped && options.role !== 'rebuild') logger.error({ namespace: config.namespace }, wipedMessage(config.namespace));
       const frontier = new Frontier(redis, {
         prefix: config.namespace,
         partitions: config.partitions,
