@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig, settingsMarkdownTable } from '@trawl/config';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, loadConfig, settingsMarkdownTable } from '@trawl/config';
 import { rebuildFrontier, schedulerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
@@ -202,6 +202,8 @@ export async function frontierRebuildCommand(ctx: CliContext, flags: Record<stri
         config: cfg,
         recordSettings: () => runtime.settings.record(),
         settingsPresent: () => settingsRecorded(runtime.redis, cfg.namespace),
+        fetchHoldMs: cfg.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
+        clock: runtime.clock,
         logger: log,
       },
       {

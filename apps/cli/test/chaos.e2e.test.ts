@@ -49,7 +49,7 @@ async function chaos(fault: ChaosFault, extra: Partial<Parameters<typeof runChao
   results.push(result);
   for (const d of result.fetchedTwice) console.log(`[chaos ${fault}] fetched twice: ${d.url} ${JSON.stringify(d.fetches)} — ${d.explained ?? 'UNEXPLAINED'}`);
   expect(result.lost).toEqual([]);
-  expect(result.politenessViolations).toBe(0);
+  expect(result.politenessViolations, result.politenessSample.join('\n')).toBe(0);
   expect(result.fetchedTwice.filter((d) => d.explained === null)).toEqual([]);
   return result;
 }

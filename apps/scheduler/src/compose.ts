@@ -29,7 +29,14 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
   });
   const discovery = runtime.discovery();
   const dispatcher = new Dispatcher(
-    { frontier: runtime.frontier, queues: runtime.queues, policy: runtime.policy, clock: runtime.clock, logger: logger.child({ component: 'dispatcher' }) },
+    {
+      frontier: runtime.frontier,
+      queues: runtime.queues,
+      policy: runtime.policy,
+      clock: runtime.clock,
+      logger: logger.child({ component: 'dispatcher' }),
+      intact: async () => (await runtime.intact()).ok,
+    },
     { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs },
   );
   const sweepsQueue = new SweepsQueue(runtime.redis, config.namespace);

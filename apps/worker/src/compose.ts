@@ -39,6 +39,9 @@ export function createCrawlWorker(
       logger: runtime.logger.child({ component: 'worker' }),
       retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
+      // Twice per BullMQ lock: a job handed over while its first attempt still records waits for
+      // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
+      renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
       gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
       recordSitemaps: (origin, urls) => recordSitemaps(sitemaps, config, origin, urls),
       sitemaps: config.sitemaps.enabled

@@ -59,9 +59,14 @@ export class HostHold {
   fetched = false;
 
   constructor(
-    private readonly deps: Pick<PipelineDeps, 'frontier'>,
+    private readonly deps: Pick<PipelineDeps, 'frontier' | 'clock' | 'leaseMs' | 'renewEveryMs'>,
     readonly ticket: GateTicket,
   ) {}
+
+  /** Until when this attempt counts as alive after a heartbeat now (three renewals' worth). */
+  aliveUntil(): number {
+    return this.deps.clock.now() + 3 * renewEveryMs(this.deps);
+  }
 
   /** The gate gave this job the host. */
   acquired(): void {
@@ -82,9 +87,19 @@ export class HostHold {
     if (!this.holding) return false;
     this.released = true;
     this.fetched = release.fetched === true;
-    await this.deps.frontier.release(this.ticket, release.dueAt, { health: release.health, keepHost: release.keepHost, leaseUntil, fetched: release.fetched });
+    await this.deps.frontier.release(this.ticket, release.dueAt, {
+      health: release.health,
+      keepHost: release.keepHost,
+      leaseUntil,
+      fetchedAliveUntil: this.fetched ? this.aliveUntil() : undefined,
+    });
     return true;
   }
+}
+
+/** How often a working job renews its lease: a third of the lease, and at least twice per BullMQ lock. */
+export function renewEveryMs(deps: Pick<PipelineDeps, 'leaseMs' | 'renewEveryMs'>): number {
+  return Math.max(50, deps.renewEveryMs ?? Math.floor(deps.leaseMs / 3));
 }
 
 /** Carries out an outcome (see `JobOutcome` for the order) and returns the queue's action. */

@@ -21,7 +21,7 @@ import type { Logger } from '@trawl/telemetry';
 import type { Counters } from './counters.js';
 import type { Discovery } from './discovery.js';
 import { failOutcome, skipOutcome } from './failure.js';
-import { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './outcome.js';
+import { applyOutcome, HostHold, type HostRelease, type JobOutcome, renewEveryMs } from './outcome.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
 import type { Acks, Records, UrlStates, Validators } from './records.js';
 import { handleResponse } from './response.js';
@@ -45,6 +45,13 @@ export interface PipelineDeps {
   /** A URL's own retry schedule (tries, fewer after timeouts, delays). */
   retry: RetryPolicy;
   leaseMs: number;
+  /**
+   * How often a working job renews its lease and, once it has fetched its page, says it is alive
+   * (default a third of the lease). A job handed over while its first attempt still records waits
+   * for three missed renewals before fetching again: keep this well under the BullMQ lock
+   * (TRAWL_STALLED_MS) so a dead attempt's pages come back about as fast as its jobs.
+   */
+  renewEveryMs?: number;
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
@@ -102,7 +109,7 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     entry: { url: data.u, depth: data.d, hops: data.x, flags: data.f },
   };
   const hold = new HostHold(deps, ticket);
-  const lease = keepLease(deps, ticket);
+  const lease = keepLease(deps, hold);
   let finished = false;
   try {
     const outcome = await decide(deps, job, hold, policy);
@@ -125,11 +132,13 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
  * and the URL be handed to another worker while this one still works on it. Extending never
  * revives a lease that is gone (a stale job's) and never shortens one (the gate's, a retry's).
  */
-function keepLease(deps: PipelineDeps, ticket: GateTicket): { stop(): void } {
+function keepLease(deps: PipelineDeps, hold: HostHold): { stop(): void } {
+  const { ticket } = hold;
   let wasLive = false;
   let lost = false;
   const renew = () => {
-    deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs).then(
+    const heartbeat = hold.fetched ? { token: ticket.token, aliveUntil: hold.aliveUntil() } : undefined;
+    deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs, heartbeat).then(
       (live) => {
         if (live) wasLive = true;
         else if (wasLive && !lost) {
@@ -141,7 +150,7 @@ function keepLease(deps: PipelineDeps, ticket: GateTicket): { stop(): void } {
       (error: unknown) => deps.logger.warn({ err: error, leaseId: ticket.leaseId }, 'could not renew a lease'),
     );
   };
-  const timer = setInterval(renew, Math.max(50, Math.floor(deps.leaseMs / 3)));
+  const timer = setInterval(renew, renewEveryMs(deps));
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }

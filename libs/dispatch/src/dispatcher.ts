@@ -10,6 +10,12 @@ export interface DispatcherDeps {
   policy: Pick<PolicyFollower, 'get'>;
   clock: Clock;
   logger: Logger;
+  /**
+   * Whether the crawl's Redis data is there (`Runtime.intact`), asked at most every 100 ms: a
+   * frontier Redis lost holds no host's due time or fetch token, so nothing is claimed from it
+   * until `trawl frontier rebuild` has restored them (the scheduler stops the loops soon after).
+   */
+  intact?: () => Promise<boolean>;
 }
 
 export interface DispatcherOptions {
@@ -50,6 +56,8 @@ export const jobDataOf = (lease: Lease): FetchJobData => ({
  */
 export class Dispatcher {
   private readonly loops = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  private intactAt = 0;
+  private intactSeen = true;
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -107,6 +115,7 @@ export class Dispatcher {
   /** One dispatch step for a partition; returns how long to sleep before the next. */
   async tick(partition: number): Promise<number> {
     const { frontier, queues, clock } = this.deps;
+    if (!(await this.isIntact())) return this.options.pollMs;
     const resolved = await this.deps.policy.get();
     if (!resolved) return this.options.pollMs;
     let room = this.options.window - (await queues.waiting(partition));
@@ -125,6 +134,16 @@ export class Dispatcher {
     // and still reach their workers before they are due.
     const untilNext = claim.nextDueAt - this.options.leadMs - clock.now();
     return Math.max(Math.floor(this.options.leadMs / 3), Math.min(this.options.pollMs, untilNext));
+  }
+
+  private async isIntact(): Promise<boolean> {
+    const { intact, clock } = this.deps;
+    if (!intact) return true;
+    if (clock.now() - this.intactAt >= 100) {
+      this.intactAt = clock.now();
+      this.intactSeen = await intact();
+    }
+    return this.intactSeen;
   }
 
   private async loop(partition: number, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '@trawl/config';
-import { ErrorCode, TrawlError } from '@trawl/core';
+import { type Clock, ErrorCode, TrawlError } from '@trawl/core';
 import { PRIORITY, type PolicyStore, withSeeds } from '@trawl/crawl';
 import type { Database, RebuildRow } from '@trawl/db';
 import { type Frontier, type RestoreItem, UrlFlag } from '@trawl/frontier';
@@ -22,6 +22,14 @@ export interface RebuildDeps {
   recordSettings: () => Promise<void>;
   /** Whether the namespace's settings are in Redis (an intact crawl needs no rebuild). */
   settingsPresent: () => Promise<boolean>;
+  /**
+   * How long a fetch may hold its host (TRAWL_FETCH_DEADLINE_MS plus the margin): no restored
+   * host is fetched before this long after the rebuild began, so a fetch in flight when Redis
+   * was lost (its host token lost with it) never overlaps a new one, and the politeness delay
+   * since it has passed.
+   */
+  fetchHoldMs: number;
+  clock: Clock;
   logger: Logger;
 }
 
@@ -70,7 +78,9 @@ export const rebuildKey = (namespace: string): string => `${namespace}:rebuild`;
  *   fetch is recorded while the rebuild runs is then not fetched again. A queued URL that was
  *   fetched before is a re-crawl (the re-crawl sweep's flag and band); re-crawls due but not yet
  *   taken are left to the sweep, which takes them as usual. Settled URLs count in their hosts'
- *   URL budgets again.
+ *   URL budgets again. Redis lost every host's due time and fetch token: no restored host is
+ *   fetched before the rebuild began plus the fetch hold (or the politeness delay), so a fetch in
+ *   flight when Redis was lost never overlaps a new one to its host.
  * - Idempotent: a rebuild is a generation with a cursor in `<ns>:rebuild`; each frontier
  *   partition remembers the last fingerprint it restored for that generation, so a rebuild that
  *   is interrupted and run again, or two run at once, queue every URL once. Rows changed since
@@ -98,6 +108,9 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
   const state = await redis.hgetall(key);
   const generation = state.generation as string;
   const since = new Date(Number(state.since));
+  // Hosts are due no earlier than this (the same for every run of this rebuild).
+  await redis.hsetnx(key, 'notBefore', String(deps.clock.now() + Math.max(deps.fetchHoldMs, deps.config.policy.minDelayMs)));
+  const notBefore = Number(await redis.hget(key, 'notBefore'));
   let cursor: Buffer | null = state.cursor ? Buffer.from(state.cursor, 'hex') : null;
   const batch = Math.max(1, Math.min(1000, options.batch ?? 1000));
   logger.info({ namespace, generation, resumed, from: state.cursor ?? null }, 'rebuilding the frontier and the seen-set from PostgreSQL');
@@ -118,7 +131,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
     // rebuild resumes (it restores queued rows); the other order could leave a restored URL `new`
     // for the repair sweep to push a second time.
     await db.markQueued(items.filter((i) => i.queue).map((i) => i.hash));
-    const [, restored] = await Promise.all([deps.bloom.addIfNew(rows.map((r) => r.hash)), deps.frontier.restore(generation, items)]);
+    const [, restored] = await Promise.all([deps.bloom.addIfNew(rows.map((r) => r.hash)), deps.frontier.restore(generation, items, notBefore)]);
     cursor = (rows[rows.length - 1] as RebuildRow).hash;
     await redis.hset(key, 'cursor', cursor.toString('hex'));
     progress.rows += rows.length;

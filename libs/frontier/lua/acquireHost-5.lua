@@ -26,9 +26,11 @@ if not redis.call('ZSCORE', KEYS[2], id) then
   if redis.call('ZSCORE', KEYS[4], id) then return { 4, 0 } end
   -- A lease the dispatcher issued (`p<n>-<seq>`, the counter already past it) that is no longer
   -- live was acknowledged or expired: a job still carrying it (redelivered after its worker died
-  -- between the ack and BullMQ's completion) is stale, never adopted and fetched again.
+  -- between the ack and BullMQ's completion) is stale, never adopted and fetched again. With no
+  -- counter at all, the partition's Redis data was lost since the lease was issued: stale too
+  -- (its URL is PostgreSQL's to restore), never adopted onto a host whose state is gone.
   local issued = tonumber(string.match(id, '^' .. (string.match(base, '{(p%d+)}:$') or '') .. '%-(%d+)$') or '')
-  if issued and issued <= tonumber(redis.call('GET', base .. 'seq') or '0') then return { 4, 0 } end
+  if issued and issued <= tonumber(redis.call('GET', base .. 'seq') or issued) then return { 4, 0 } end
   -- No lease and no tombstone: a job re-run from the dead-letter queue or added by hand.
   -- Adopt it so that a dead worker running it still gives the URL back.
   redis.call('HSET', KEYS[3], id, host .. '\n' .. ARGV[8] .. '\n' .. ARGV[9])
@@ -36,13 +38,15 @@ if not redis.call('ZSCORE', KEYS[2], id) then
 end
 
 -- This lease's URL was already fetched by another attempt that is still finishing it (storing,
--- recording; see releaseHost's `fetched`): BullMQ handed the job over because its lock lapsed (a
--- Redis restart, a stalled event loop), not because the attempt died. Wait for that attempt's
--- lease: acknowledged, this job is stale; expired (the attempt did die), the URL is back in the
--- frontier flagged Verify and this job is stale too. Never fetch it a second time meanwhile.
-local fetchedBy = redis.call('HGET', base .. 'fetched', id)
-if fetchedBy and fetchedBy ~= token then
-  return { 3, tonumber(redis.call('ZSCORE', KEYS[2], id) or now) + busyRetryMs }
+-- recording; see releaseHost's `fetched`, "<token> <alive until ms>", kept fresh by the attempt's
+-- lease renewals): BullMQ handed the job over because its lock lapsed (a Redis restart, a
+-- stalled event loop), not because the attempt died. Wait while that attempt is alive: it acks
+-- (this job is then stale) or it stops renewing (it died between its fetch and its record, and
+-- the URL is fetched again: at-least-once).
+local mark = redis.call('HGET', base .. 'fetched', id)
+if mark then
+  local by, alive = string.match(mark, '^(.*) (%d+)$')
+  if by ~= token and tonumber(alive or '0') > now then return { 3, tonumber(alive) + busyRetryMs } end
 end
 
 local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')

@@ -14,8 +14,9 @@
            crawl do not stay in Redis forever. It must exceed any wait a lease of the host can
            still be in (back-off, Retry-After, a retry's delay): those leave the host idle too.
            pushUrls and lease expiry PERSIST the hash again when URLs are queued.
-  ARGV[12] 1 = this attempt fetched the lease's URL and goes on to record it: until the lease is
-           acknowledged or expires, no other attempt of the lease passes the gate (acquireHost)
+  ARGV[12] alive-until (ms) when this attempt fetched the lease's URL and goes on to record it,
+           else '': while it keeps renewing that time (renewLease) and until the lease is
+           acknowledged, no other attempt of the lease passes the gate (acquireHost)
   Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
   a fetch did happen).
 ]]
@@ -34,7 +35,7 @@ redis.call('HSET', hostKey, 'due', due)
 if ARGV[8] ~= '' then redis.call('HSET', hostKey, 'streak', ARGV[8], 'backoff', ARGV[9]) end
 -- GT: a release never shortens a lease (the gate or a renewal may already keep it longer).
 if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', 'GT', leaseUntil, id) end
-if ARGV[12] == '1' and redis.call('ZSCORE', KEYS[2], id) then redis.call('HSET', base .. 'fetched', id, token) end
+if (ARGV[12] or '') ~= '' and redis.call('ZSCORE', KEYS[2], id) then redis.call('HSET', base .. 'fetched', id, token .. ' ' .. ARGV[12]) end
 if state[1] == id and keepClaim then return 1 end
 local held = 0
 if state[1] == id then

@@ -363,6 +363,17 @@ describe('crash windows', () => {
     expect((await f.stats()).leased).toBe(1);
   });
 
+  it('a job of a wiped frontier reaching the gate is stale, not adopted onto a host whose due time and token are gone', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1')]);
+    const lease = await claimOne(f);
+    await deleteByPrefix(t.redis, `${f.options.prefix}:`); // Redis lost everything, the job is in a worker
+    expect(await f.acquire(ticket(lease, 'in-memory'))).toEqual({ kind: 'stale' });
+    expect((await f.stats()).leased).toBe(0);
+    // A dead-letter re-run (an id the dispatcher never issued) is still adopted.
+    expect(await f.acquire({ ...ticket(lease, 'rerun'), leaseId: 'r-77' })).toMatchObject({ kind: 'ok' });
+  });
+
   it('a URL whose lease expired comes back flagged Verify (it may have been recorded before its worker died)', async () => {
     const f = makeFrontier({ leaseMs: 10_000 });
     await f.push([item('a', '/1')]);
@@ -501,35 +512,54 @@ describe('restore (trawl frontier rebuild)', () => {
 });
 
 describe('an attempt whose job was handed over while it still works', () => {
-  it('keeps the URL from being fetched again until the lease is acknowledged (BullMQ lock lapsed during a Redis restart)', async () => {
+  it('keeps the URL from being fetched again while it is alive, until the lease is acknowledged (BullMQ lock lapsed during a Redis restart)', async () => {
     const f = makeFrontier({ leaseMs: 10_000 });
     await f.push([item('a', '/1'), item('a', '/2')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
     expect(await f.acquire(ticket(lease, 'first'))).toMatchObject({ kind: 'ok' });
     // The page is fetched; the host is free for its next URL; the attempt stores and records.
-    await f.release(ticket(lease, 'first'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetched: true });
+    await f.release(ticket(lease, 'first'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 3000 });
     clock.advance(200);
     // Its job's lock lapsed: BullMQ hands it to another worker, which must not fetch it again.
-    const second = await f.acquire(ticket(lease, 'second'));
-    expect(second).toEqual({ kind: 'busy', at: clock.now() - 200 + 10_000 + 500 });
+    expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'busy', at: clock.now() - 200 + 3000 + 500 });
     // Meanwhile the host serves its next URL as usual.
     expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
-    // The first attempt records and acks: the handed-over job is stale when it comes back.
+    // The first attempt is alive and renews: still busy after its first alive time.
+    clock.advance(2000);
+    expect(await f.extendLease(0, lease.id, clock.now() + 10_000, { token: 'first', aliveUntil: clock.now() + 3000 })).toBe(true);
+    clock.advance(2000);
+    expect(await f.acquire(ticket(lease, 'second'))).toMatchObject({ kind: 'busy' });
+    // It records and acks: the handed-over job is stale when it comes back.
     await f.ack(0, [lease.id]);
     expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
   });
 
-  it('if the fetching attempt dies instead, its lease expires: the URL comes back flagged Verify and the handed-over job is stale', async () => {
-    const f = makeFrontier({ leaseMs: 10_000 });
+  it('if the fetching attempt dies, its mark lapses with its renewals: the job fetches again (it died between fetch and record)', async () => {
+    const f = makeFrontier({ leaseMs: 60_000 });
     await f.push([item('b', '/1')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
     await f.acquire(ticket(lease, 'first'));
-    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetched: true });
+    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 60_000, fetchedAliveUntil: clock.now() + 3000 });
+    clock.advance(1000);
+    expect(await f.acquire(ticket(lease, 'second'))).toMatchObject({ kind: 'busy' });
+    clock.advance(2500); // no renewal came: the first attempt is dead
+    expect(await f.acquire(ticket(lease, 'second'))).toMatchObject({ kind: 'ok' });
+    // A heartbeat from another token cannot revive the dead one's mark.
+    expect(await f.extendLease(0, lease.id, clock.now() + 60_000, { token: 'someone', aliveUntil: clock.now() + 9000 })).toBe(true);
+    expect(await t.redis.hget(f.keysOf(0).fetched, lease.id)).toMatch(/^first /);
+  });
+
+  it('a lease that expires takes its mark with it', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('c', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease, 'first'));
+    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 60_000 });
     clock.advance(10_001);
     const again = (await f.claim(0, 10)).leases;
-    expect(again.map((l) => [l.url, (l.flags & UrlFlag.Verify) !== 0])).toEqual([['http://b/1', true]]);
+    expect(again.map((l) => [l.url, (l.flags & UrlFlag.Verify) !== 0])).toEqual([['http://c/1', true]]);
     expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
-    // The new lease is not held back by the old attempt's mark.
+    expect(await t.redis.hexists(f.keysOf(0).fetched, lease.id)).toBe(0);
     expect(await f.acquire(ticket(again[0] as Lease, 'third'))).toMatchObject({ kind: 'ok' });
   });
 });

@@ -12,9 +12,10 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'ackLeases-5',
   'requeueLeases-5',
   'restoreUrls-3',
+  'renewLease-2',
 ]);
 const SCRIPT_VERSION = 'frontier2';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'requeueLeases' | 'restoreUrls';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
 
 /** Largest number of URLs sent to one script call; bigger pushes are split. */
 const PUSH_CHUNK = 1000;
@@ -281,14 +282,15 @@ export class Frontier {
    * A fetch from the host has ended: the host may be fetched again from `nextDueAt`. Options:
    * `leaseUntil` keeps the lease alive that long (a retry waits in the queue); `health` records
    * the host's new failure streak and back-off; `keepHost` keeps the host held for this lease
-   * (its job runs again at the due time, e.g. after fetching robots.txt); `fetched` says this
-   * attempt fetched the lease's URL and goes on to record it, so no other attempt of the lease
-   * passes the gate until it is acknowledged or expires.
+   * (its job runs again at the due time, e.g. after fetching robots.txt); `fetchedAliveUntil`
+   * says this attempt fetched the lease's URL and goes on to record it: no other attempt of the
+   * lease passes the gate while it is alive (until then, and as long as its renewals move it on:
+   * `extendLease` with `heartbeat`) and until it is acknowledged.
    */
   async release(
     ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>,
     nextDueAt: number,
-    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean; fetched?: boolean } = {},
+    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean; fetchedAliveUntil?: number } = {},
   ): Promise<boolean> {
     const keys = this.keysOf(ticket.partition);
     const held = await this.scripts.releaseHost(
@@ -305,7 +307,7 @@ export class Frontier {
         options.health ? Math.round(options.health.backoffMs) : '',
         options.keepHost ? 1 : 0,
         Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0)),
-        options.fetched ? 1 : 0,
+        options.fetchedAliveUntil === undefined ? '' : Math.ceil(options.fetchedAliveUntil),
       ],
     );
     return Number(held) === 1;
@@ -314,13 +316,13 @@ export class Frontier {
   /**
    * Keeps a live lease out until at least `until` (a retry waiting in the queue, or slow work
    * after the fetch); never shortens it. A lease that already expired is not revived: its URL is
-   * back in the frontier. Returns whether the lease is live.
+   * back in the frontier. `heartbeat`: the attempt that fetched the URL (see `release`) is alive
+   * until `aliveUntil`. Returns whether the lease is live.
    */
-  async extendLease(partition: number, leaseId: string, until: number): Promise<boolean> {
+  async extendLease(partition: number, leaseId: string, until: number, heartbeat?: { token: string; aliveUntil: number }): Promise<boolean> {
     const keys = this.keysOf(partition);
-    const replies = (await this.redis.pipeline().zadd(keys.leases, 'XX', 'GT', Math.ceil(until), leaseId).zscore(keys.leases, leaseId).exec()) ?? [];
-    for (const [error] of replies) if (error) throw error;
-    return replies[1]?.[1] !== null && replies[1]?.[1] !== undefined;
+    const live = await this.scripts.renewLease([keys.leases, keys.fetched], [leaseId, Math.ceil(until), heartbeat?.token ?? '', Math.ceil(heartbeat?.aliveUntil ?? 0)]);
+    return Number(live) === 1;
   }
 
   /**
@@ -366,9 +368,9 @@ export class Frontier {
    * come in ascending fingerprint order across calls of one rebuild (`generation`); each
    * partition remembers the last fingerprint it restored, so running a rebuild again, or two at
    * once, never queues a URL twice. Queued URLs carry the Verify flag: one recorded while the
-   * rebuild ran is not fetched again.
+   * rebuild ran is not fetched again. No restored host is due before `notBefore`.
    */
-  async restore(generation: string, items: readonly RestoreItem[]): Promise<{ queued: number; counted: number; skipped: number }> {
+  async restore(generation: string, items: readonly RestoreItem[], notBefore = 0): Promise<{ queued: number; counted: number; skipped: number }> {
     if (!/^\S+$/.test(generation)) throw new Error(`invalid rebuild generation: ${JSON.stringify(generation)}`);
     const byPartition = new Map<number, RestoreItem[]>();
     for (const item of items) {
@@ -384,7 +386,7 @@ export class Frontier {
       [...byPartition].map(async ([partition, list]) => {
         const keys = this.keysOf(partition);
         for (let i = 0; i < list.length; i += PUSH_CHUNK) {
-          const args: (string | number)[] = [keys.base, now, generation];
+          const args: (string | number)[] = [keys.base, now, generation, Math.ceil(notBefore)];
           for (const item of list.slice(i, i + PUSH_CHUNK)) {
             const entry = encodeEntry({ ...item, flags: item.flags | UrlFlag.Verify }, item.host);
             args.push(item.hash.toString('hex'), item.queue ? 'q' : 'c', item.host, this.bandOf(item.priority), entry);

@@ -58,6 +58,8 @@ export interface ChaosResult {
   lost: string[];
   notRecorded: string[];
   politenessViolations: number;
+  /** A few of them, for the failure message. */
+  politenessSample: string[];
   /** robots.txt requests (one per host, and again for every host after Redis lost its cache). */
   robotsFetches: number;
   wallMs: number;
@@ -263,6 +265,7 @@ async function judge(web: TestWeb, expected: Set<string>, options: ChaosOptions,
     lost: [...new Set([...missing, ...notRecorded])],
     notRecorded,
     politenessViolations: analysis.concurrency.violations.length + analysis.intervals.violations.length,
+    politenessSample: [...analysis.concurrency.violations, ...analysis.intervals.violations].slice(0, 5).map((v) => JSON.stringify(v)),
     robotsFetches,
   };
 }
