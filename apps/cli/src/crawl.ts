@@ -124,6 +124,8 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     const stats = await frontier.stats();
     const doneThisRun = stats.done - doneBase;
     if (stats.queued === 0 && stats.leased === 0) {
+      // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
+      if (!(await runtime.intact()).ok) continue;
       // A crash may have left URLs inserted but never queued; queue them before calling it done.
       const repaired = await repair.repair(0);
       if (repaired === 0) {

@@ -84,7 +84,8 @@ describe('chaos: a crawl under faults loses nothing and fetches each page once',
 describe('a scheduler on a namespace whose Redis data is gone', () => {
   it('says exactly what to run, dispatches nothing, and starts once trawl frontier rebuild has run', async () => {
     const namespace = uniqueNamespace('wiped');
-    const env = { REDIS_URL: redis.url, DATABASE_URL: postgres.url, TRAWL_NAMESPACE: namespace, TRAWL_SCHEDULER_LEASE_MS: '900', TRAWL_LOG_LEVEL: 'warn' };
+    // A short fetch deadline: restored hosts are due the fetch hold (deadline + 5 s) after the rebuild.
+    const env = { REDIS_URL: redis.url, DATABASE_URL: postgres.url, TRAWL_NAMESPACE: namespace, TRAWL_SCHEDULER_LEASE_MS: '900', TRAWL_FETCH_DEADLINE_MS: '1000', TRAWL_LOG_LEVEL: 'warn' };
     // PostgreSQL remembers a crawl (two queued URLs); Redis knows nothing of it.
     const db = new Database({ url: postgres.url, schema: namespace });
     await db.migrate();
@@ -103,7 +104,7 @@ describe('a scheduler on a namespace whose Redis data is gone', () => {
       await waitFor(async () => (await ownership.owner(0)) !== null, 10_000, 'the scheduler to dispatch again');
       // Both URLs were dispatched as fetch jobs (no worker runs here to take them).
       const queues = new FetchQueues(client, { namespace, partitions: 1, attempts: 1 });
-      await waitFor(async () => (await queues.counts()).waiting === 2, 10_000, 'the two URLs to be dispatched');
+      await waitFor(async () => (await queues.counts()).waiting === 2, 20_000, 'the two URLs to be dispatched');
       await queues.close();
     } finally {
       scheduler.child.kill('SIGTERM');
@@ -111,7 +112,7 @@ describe('a scheduler on a namespace whose Redis data is gone', () => {
       await db.dropSchema();
       await db.close();
     }
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('a lease that does not outlast the fetch deadline', () => {

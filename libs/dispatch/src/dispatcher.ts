@@ -11,9 +11,10 @@ export interface DispatcherDeps {
   clock: Clock;
   logger: Logger;
   /**
-   * Whether the crawl's Redis data is there (`Runtime.intact`), asked at most every 100 ms: a
-   * frontier Redis lost holds no host's due time or fetch token, so nothing is claimed from it
-   * until `trawl frontier rebuild` has restored them (the scheduler stops the loops soon after).
+   * Whether the crawl's Redis data is there (`Runtime.intact`), asked right before each claim: a
+   * frontier Redis lost holds no host's due time or fetch token (URLs an in-flight job discovers
+   * are pushed into it all the same), so nothing is claimed from it until `trawl frontier
+   * rebuild` has restored them (the scheduler stops the loops soon after).
    */
   intact?: () => Promise<boolean>;
 }
@@ -56,8 +57,6 @@ export const jobDataOf = (lease: Lease): FetchJobData => ({
  */
 export class Dispatcher {
   private readonly loops = new Map<number, { controller: AbortController; done: Promise<void> }>();
-  private intactAt = 0;
-  private intactSeen = true;
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -115,7 +114,6 @@ export class Dispatcher {
   /** One dispatch step for a partition; returns how long to sleep before the next. */
   async tick(partition: number): Promise<number> {
     const { frontier, queues, clock } = this.deps;
-    if (!(await this.isIntact())) return this.options.pollMs;
     const resolved = await this.deps.policy.get();
     if (!resolved) return this.options.pollMs;
     let room = this.options.window - (await queues.waiting(partition));
@@ -124,6 +122,7 @@ export class Dispatcher {
       const stats = await frontier.stats();
       room = Math.min(room, maxPages - (stats.done - resolved.policy.pagesBaseline) - stats.leased);
     }
+    if (this.deps.intact && !(await this.deps.intact())) return this.options.pollMs;
     const claim = await frontier.claim(partition, Math.max(0, room), { leadMs: this.options.leadMs });
     if (claim.expired > 0) this.deps.logger.warn({ partition, expired: claim.expired }, 'returned expired leases to the frontier');
     if (claim.leases.length > 0) await queues.addLeased(partition, claim.leases.map(jobDataOf));
@@ -134,16 +133,6 @@ export class Dispatcher {
     // and still reach their workers before they are due.
     const untilNext = claim.nextDueAt - this.options.leadMs - clock.now();
     return Math.max(Math.floor(this.options.leadMs / 3), Math.min(this.options.pollMs, untilNext));
-  }
-
-  private async isIntact(): Promise<boolean> {
-    const { intact, clock } = this.deps;
-    if (!intact) return true;
-    if (clock.now() - this.intactAt >= 100) {
-      this.intactAt = clock.now();
-      this.intactSeen = await intact();
-    }
-    return this.intactSeen;
   }
 
   private async loop(partition: number, signal: AbortSignal): Promise<void> {

@@ -167,13 +167,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         break;
       }
       case 'wipe-redis': {
-        note(`FLUSHALL (${pagesFetched()} pages fetched)`);
+        note(`FLUSHALL at ${Date.now()} (${pagesFetched()} pages fetched)`);
         options.redis.cli('FLUSHALL');
         const rebuild = trawl(['frontier', 'rebuild'], env);
         const { code } = await rebuild.exited;
         if (code !== 0) throw new Error(`trawl frontier rebuild exited ${code}: ${rebuild.stderr()}`);
         const report = JSON.parse(rebuild.stdout()) as { rows: number; queued: number };
-        note(`trawl frontier rebuild: ${report.rows} rows, ${report.queued} URLs queued again`);
+        note(`trawl frontier rebuild: ${report.rows} rows, ${report.queued} URLs queued again (done at ${Date.now()})`);
         break;
       }
       case 'disk-full': {
