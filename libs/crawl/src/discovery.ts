@@ -157,7 +157,9 @@ export class Discovery {
   async repair(olderThanMs: number, limit = 5000): Promise<number> {
     const rows = await this.deps.db.unqueued(olderThanMs, limit);
     if (rows.length === 0) return 0;
-    const queued = await this.pushAndMark(rows.map((r) => ({ url: r.url, hash: r.hash, host: r.host, depth: r.depth, hops: 0, flags: 0, priority: PRIORITY.link })));
+    // Flagged Verify: a row left `new` may have been pushed after all (the crash fell between the
+    // push and its confirmation), and of two copies in the frontier only the first is fetched.
+    const queued = await this.pushAndMark(rows.map((r) => ({ url: r.url, hash: r.hash, host: r.host, depth: r.depth, hops: 0, flags: UrlFlag.Verify, priority: PRIORITY.link })));
     this.deps.counters.add('repaired', queued.length);
     this.deps.logger.warn({ repaired: queued.length, refused: rows.length - queued.length }, 'pushed URLs left unqueued by a crash');
     return rows.length;

@@ -8,7 +8,10 @@
   ARGV[3] per-host budget: URLs ever queued for one host; 0 = unlimited
   ARGV[4] per-path cap on query variants: URLs ever queued with one path and different
           queries (a calendar, a faceted search); 0 = unlimited. Counted in <base>v:<host>.
-  ARGV[5..] quadruples: host, band (integer, higher is served first), entry, variant key ('' = none)
+  ARGV[5] call id (unique per call): a call run twice — the client resends a command whose reply
+          was lost when the connection dropped (a Redis restart) — pushes once; the second run
+          returns the first one's verdicts (kept a minute in <base>push:<call id>)
+  ARGV[6..] quadruples: host, band (integer, higher is served first), entry, variant key ('' = none)
   Returns { pushed, refusedOverBudget, refusedOverVariants, verdicts }
     verdicts: one character per URL, in order: '.' queued, 'b' refused (the host's budget is
     spent), 'v' refused (its path has had its share of query variants) — so the caller can
@@ -20,9 +23,17 @@ local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
 local maxVariants = tonumber(ARGV[4])
+local callKey = base .. 'push:' .. ARGV[5]
+local done = redis.call('GET', callKey)
+if done then
+  local _, pushedBefore = string.gsub(done, '%.', '')
+  local _, budgetBefore = string.gsub(done, 'b', '')
+  local _, variantsBefore = string.gsub(done, 'v', '')
+  return { pushedBefore, budgetBefore, variantsBefore, done }
+end
 local pushed, refused, refusedVariants = 0, 0, 0
 local verdicts = {}
-for i = 5, #ARGV, 4 do
+for i = 6, #ARGV, 4 do
   local host, band, entry, variant = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local hostKey = base .. 'h:' .. host
   local overVariants = false
@@ -54,4 +65,5 @@ for i = 5, #ARGV, 4 do
   end
 end
 if pushed > 0 then redis.call('HINCRBY', KEYS[2], 'queued', pushed) end
+redis.call('SET', callKey, table.concat(verdicts), 'PX', 60000)
 return { pushed, refused, refusedVariants, table.concat(verdicts) }

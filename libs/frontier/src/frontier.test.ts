@@ -1,7 +1,8 @@
 import { ManualClock } from '@trawl/core';
 import { testRedis, type TestRedis } from '@trawl/redis/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { deleteByPrefix } from '@trawl/redis';
+import { fileURLToPath } from 'node:url';
+import { deleteByPrefix, loadScript } from '@trawl/redis';
 import { decodeEntry, encodeEntry, UrlFlag } from './entry.js';
 import { Frontier, type FrontierOptions, type Lease, type PushItem } from './frontier.js';
 
@@ -561,5 +562,22 @@ describe('an attempt whose job was handed over while it still works', () => {
     expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
     expect(await t.redis.hexists(f.keysOf(0).fetched, lease.id)).toBe(0);
     expect(await f.acquire(ticket(again[0] as Lease, 'third'))).toMatchObject({ kind: 'ok' });
+  });
+});
+
+describe('a push the client sends twice', () => {
+  it('(its reply lost when the connection dropped, ioredis resends it on reconnect) queues each URL once', async () => {
+    const f = makeFrontier({ maxUrlsPerHost: 2 });
+    const keys = f.keysOf(0);
+    // The script exactly as the frontier runs it, called twice with the same arguments.
+    const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-2');
+    const args = [keys.base, clock.now(), 2, 0, 'call-1', 'a', 2, '0 0 0 /1', '', 'a', 2, '0 0 0 /2', '', 'a', 2, '0 0 0 /3', ''];
+    const script = lua;
+    const first = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
+    const again = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
+    expect(first).toEqual([2, 1, 0, '..b']);
+    expect(again).toEqual(first);
+    expect(await f.stats()).toMatchObject({ queued: 2 });
+    expect(await f.hostState('a')).toMatchObject({ queued: 2, total: 2 });
   });
 });

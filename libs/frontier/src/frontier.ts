@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type Redis, type ScriptCaller } from '@trawl/redis';
 import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
@@ -194,7 +195,8 @@ export class Frontier {
       const keys = this.keysOf(partition);
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
         const chunk = list.slice(i, i + PUSH_CHUNK);
-        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants];
+        // A call id per call: pushUrls runs once even if the client resends it after a reconnect.
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants, randomUUID()];
         for (const { item } of chunk) {
           args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), item.variantKey ?? '');
         }
