@@ -201,6 +201,7 @@ export async function frontierRebuildCommand(ctx: CliContext, flags: Record<stri
         policyStore: runtime.policyStore,
         config: cfg,
         recordSettings: () => runtime.settings.record(),
+        markLive: () => runtime.frontier.markLive(),
         settingsPresent: () => settingsRecorded(runtime.redis, cfg.namespace),
         fetchHoldMs: cfg.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
         clock: runtime.clock,

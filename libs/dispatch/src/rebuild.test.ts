@@ -46,6 +46,7 @@ beforeAll(async () => {
     policyStore: new PolicyStore(t.redis, namespace),
     config,
     recordSettings: async () => void (settingsRecorded += 1),
+    markLive: () => frontier.markLive(),
     settingsPresent: async () => settingsRecorded > 0,
     fetchHoldMs: 65_000,
     clock,

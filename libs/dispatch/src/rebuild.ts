@@ -20,6 +20,8 @@ export interface RebuildDeps {
   config: Readonly<Config>;
   /** Writes the namespace settings: the last step, which lets schedulers dispatch again. */
   recordSettings: () => Promise<void>;
+  /** Marks the frontier's partitions live again (claims resume): just before the settings. */
+  markLive: () => Promise<void>;
   /** Whether the namespace's settings are in Redis (an intact crawl needs no rebuild). */
   settingsPresent: () => Promise<boolean>;
   /**
@@ -147,6 +149,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
   const published = await publishConfigPolicy(deps.policyStore, deps.config, { pagesBaseline: 0, logger });
   await deps.policyStore.update((stored) => withSeeds(stored ?? published, [...seeds]));
   await warnAboutPausedHosts(deps);
+  await deps.markLive();
   await deps.recordSettings();
   await redis.del(key);
   const report: RebuildReport = { namespace, generation, resumed, ...progress, seeds: seeds.size, leftToCrawl, durationMs: Date.now() - started };

@@ -15,6 +15,7 @@
   ARGV[7] max leases to expire in this call
   ARGV[8] lead (ms): hosts due within this much of now are claimed already, so the job is at
           its worker when the host comes due (the gate still holds it until then)
+  ARGV[9] 1 = claim only while the partition is marked live (<base>live; see below)
   Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
   (dueMs: when the host may be fetched, so a job handed out ahead of time can wait for it)
 ]]
@@ -31,6 +32,11 @@ for _, id in ipairs(expired) do requeueLease(base, keys, id, now) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
 
 local out = { -1, #expired }
+-- A partition whose Redis data was lost (FLUSHALL, a restart without persistence) lost its hosts'
+-- due times and fetch tokens with it: nothing is claimed from it — atomically, whatever a
+-- dispatcher believed a moment ago — until `trawl frontier rebuild` has restored it and set the
+-- mark again (processes set it at start on an intact crawl).
+if ARGV[9] == '1' and redis.call('EXISTS', base .. 'live') == 0 then return out end
 if max > 0 then
   -- Lease ids are `<prefix>-<seq>`. A new (or wiped and rebuilt) partition starts its counter at
   -- ten times the clock, not at 1, so ids never repeat one an earlier generation handed out: a

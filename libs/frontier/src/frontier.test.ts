@@ -364,6 +364,22 @@ describe('crash windows', () => {
     expect((await f.stats()).leased).toBe(1);
   });
 
+  it('nothing is claimed from a partition whose data was lost, even URLs pushed after the loss, until it is marked live again', async () => {
+    const f = makeFrontier({ requireLiveMark: true });
+    await f.push([item('a', '/1')]);
+    expect((await f.claim(0, 10)).leases).toEqual([]); // never marked
+    await f.markLive();
+    const [lease] = (await f.claim(0, 10)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await deleteByPrefix(t.redis, `${f.options.prefix}:`); // Redis lost everything
+    // A job in flight discovers b's URLs and pushes them into the empty frontier: b's due time
+    // (and a's) went with Redis, so none may be handed out before the rebuild.
+    await f.push([item('b', '/1'), item('a', '/2')]);
+    expect((await f.claim(0, 10)).leases).toEqual([]);
+    await f.markLive(); // the rebuild's last frontier step
+    expect((await f.claim(0, 10)).leases.map((l) => l.url).sort()).toEqual(['http://a/2', 'http://b/1']);
+  });
+
   it('a job of a wiped frontier reaching the gate is stale, not adopted onto a host whose due time and token are gone', async () => {
     const f = makeFrontier();
     await f.push([item('a', '/1')]);

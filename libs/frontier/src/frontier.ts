@@ -40,6 +40,12 @@ export interface FrontierOptions {
    * long (0: never). Longer than any wait a lease of the host may still be in.
    */
   idleHostTtlMs?: number;
+  /**
+   * Claim only from partitions marked live (`markLive`): a partition whose Redis data was lost
+   * loses the mark with it, and nothing is claimed from it until a rebuild sets it again. The
+   * runtime sets this; a frontier built by hand (tests) claims regardless.
+   */
+  requireLiveMark?: boolean;
   clock: Clock;
 }
 
@@ -236,6 +242,7 @@ export class Frontier {
         `p${partition}`,
         options.expireLimit ?? 200,
         Math.max(0, Math.floor(options.leadMs ?? 0)),
+        this.options.requireLiveMark ? 1 : 0,
       ],
     )) as (string | number)[];
     const leases: Lease[] = [];
@@ -246,6 +253,11 @@ export class Frontier {
     }
     const nextDue = Number(raw[0]);
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
+  }
+
+  /** Marks every partition live (the crawl's data is intact): see `requireLiveMark`. */
+  async markLive(): Promise<void> {
+    await Promise.all(this.keys.map((keys) => this.redis.set(keys.live, '1')));
   }
 
   /** The host gate: may this attempt fetch from the host now? */

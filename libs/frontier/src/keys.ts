@@ -19,6 +19,8 @@ export interface FrontierKeys {
   restored: string;
   /** HASH lease id -> the attempt (token) that fetched its URL and is recording it. */
   fetched: string;
+  /** STRING: the partition's data is intact (set at start and by a rebuild; gone with a wipe). */
+  live: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -33,6 +35,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     seq: `${base}seq`,
     restored: `${base}restored`,
     fetched: `${base}fetched`,
+    live: `${base}live`,
   };
 }
 

@@ -95,8 +95,11 @@ export class Runtime {
         busyRetryMs: 250,
         maxUrlsPerHost: config.policy.maxUrlsPerHost,
         idleHostTtlMs: config.dispatch.idleHostTtlMs,
+        requireLiveMark: true,
         clock,
       });
+      // An intact crawl's partitions are live (a crawl created before the mark existed gets it now).
+      if (!settings.wiped) await frontier.markLive();
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
       const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
@@ -156,6 +159,7 @@ export class Runtime {
     if (await settingsRecorded(this.redis, this.config.namespace)) return { ok: true };
     if (!(await this.db.hasUrls())) {
       await this.settings.record();
+      await this.frontier.markLive();
       return { ok: true };
     }
     return { ok: false, message: wipedMessage(this.config.namespace) };
@@ -167,6 +171,7 @@ export class Runtime {
     await this.db.dropSchema();
     await this.db.migrate();
     await this.settings.record();
+    await this.frontier.markLive();
   }
 
   async close(): Promise<void> {
