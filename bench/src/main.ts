@@ -1,3 +1,4 @@
+import { chaosBench } from './chaos.js';
 import { compareBench } from './compare.js';
 import { crawlBench } from './crawl.js';
 import { hostileBench } from './hostile.js';
@@ -11,6 +12,7 @@ const benches: Record<string, () => Promise<void>> = {
   profile: () => profileBench(),
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad'),
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
+  chaos: () => chaosBench(),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
-import { type Config, ConfigError, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
-import { schedulerStatus, workerStatus } from '@trawl/dispatch';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
+import { rebuildFrontier, schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
+import { findServers, redactUrl, restorePauses, Runtime, serveProcessMetrics, settingsRecorded } from '@trawl/runtime';
 import { runDashboardProcess } from '@trawl/dashboard';
 import { runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
@@ -196,6 +196,51 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
     const paused = await runtime.frontier.paused();
     const { partitions: _p, ...frontierTotals } = frontier;
     ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, paused, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+  } finally {
+    await runtime.close();
+    await services.stop();
+  }
+}
+
+/**
+ * `trawl frontier rebuild`: restore a crawl whose Redis data was lost from PostgreSQL (the
+ * frontier, the seen-set, the policy, the namespace settings). Progress on stderr, the report as
+ * JSON on stdout.
+ */
+export async function frontierRebuildCommand(ctx: CliContext, flags: Record<string, unknown>): Promise<void> {
+  const cfg = config(ctx, crawlOverrides(flags));
+  const log = logger(cfg, 'rebuild', true, ctx);
+  const { runtime, services } = await open(cfg, log, 'rebuild', false);
+  let lastLine = 0;
+  try {
+    const report = await rebuildFrontier(
+      {
+        redis: runtime.redis,
+        namespace: cfg.namespace,
+        db: runtime.db,
+        frontier: runtime.frontier,
+        bloom: runtime.seen.bloom,
+        policyStore: runtime.policyStore,
+        config: cfg,
+        recordSettings: () => runtime.settings.record(),
+        markLive: () => runtime.frontier.markLive(),
+        restorePauses: () => restorePauses(runtime),
+        settingsPresent: () => settingsRecorded(runtime.redis, cfg.namespace),
+        fetchHoldMs: cfg.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
+        clock: runtime.clock,
+        logger: log,
+      },
+      {
+        batch: typeof flags.batch === 'string' ? Number(flags.batch) : undefined,
+        force: flags.force === true,
+        onProgress: (p) => {
+          if (Date.now() - lastLine < 1000) return;
+          lastLine = Date.now();
+          ctx.stderr.write(`rebuild: ${p.rows} rows read, ${p.queued} URLs queued, ${p.counted} settled, ${p.alreadyRestored} restored before\n`);
+        },
+      },
+    );
+    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();

@@ -1,4 +1,5 @@
-import { sleep } from '@trawl/core';
+import { ErrorCode, sleep } from '@trawl/core';
+import type { Logger } from '@trawl/telemetry';
 import { type CounterValues, policyFromConfig } from '@trawl/crawl';
 import { addSeeds } from '@trawl/dispatch';
 import type { Runtime } from '@trawl/runtime';
@@ -62,6 +63,8 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const { config, frontier, clock } = runtime;
   const logger = runtime.logger.child({ component: 'crawl' });
   if (options.fresh) await runtime.wipe();
+  // Redis lost this crawl (PostgreSQL still has it): queue nothing until it has been rebuilt.
+  await waitUntilIntact(runtime, options.signal, logger);
 
   const startCounters = await runtime.counters.read();
   const startStats = await frontier.stats();
@@ -97,12 +100,31 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const maxPages = seeds.policy.maxPages;
 
   let finishedAt = 0;
+  // URLs done count from the frontier's acks; a rebuilt frontier counts from zero again.
+  let doneBase = startStats.done;
+  let doneBeforeWipe: number | null = null;
   while (!stop.signal.aborted) {
     await sleep(Math.min(100, everyMs), stop.signal);
     if (stop.signal.aborted) break;
+    const intact = await runtime.intact();
+    if (!intact.ok) {
+      // An empty frontier now means lost, not finished: wait for the rebuild (the scheduler
+      // service has stopped dispatching and logged what to run).
+      if (doneBeforeWipe === null) {
+        doneBeforeWipe = Math.max(0, (await frontier.stats()).done - doneBase);
+        logger.error({ code: ErrorCode.NamespaceWiped }, intact.message);
+      }
+      continue;
+    }
+    if (doneBeforeWipe !== null) {
+      doneBase = (await frontier.stats()).done - doneBeforeWipe;
+      doneBeforeWipe = null;
+    }
     const stats = await frontier.stats();
-    const doneThisRun = stats.done - startStats.done;
+    const doneThisRun = stats.done - doneBase;
     if (stats.queued === 0 && stats.leased === 0) {
+      // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
+      if (!(await runtime.intact()).ok) continue;
       // A crash may have left URLs inserted but never queued; queue them before calling it done.
       const repaired = await repair.repair(0);
       if (repaired === 0) {
@@ -150,7 +172,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const end = await runtime.counters.read();
   const delta = Object.fromEntries(Object.entries(end).map(([k, v]) => [k, v - startCounters[k as keyof CounterValues]])) as CounterValues;
   const stats = await frontier.stats();
-  const done = stats.done - startStats.done;
+  const done = stats.done - doneBase;
   return {
     namespace: config.namespace,
     seeds: { given: seeds.given, queued: seeds.queued, known: seeds.known, invalid: seeds.invalid },
@@ -168,4 +190,19 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     left: { queued: stats.queued, inFlight: stats.leased },
     counters: delta,
   };
+}
+
+/**
+ * Waits while Redis has lost the crawl's data (`Runtime.intact`), saying once what to run; returns
+ * at once when it is there, or when `signal` aborts.
+ */
+async function waitUntilIntact(runtime: Runtime, signal: AbortSignal | undefined, logger: Logger): Promise<void> {
+  let told = false;
+  for (;;) {
+    const intact = await runtime.intact();
+    if (intact.ok || signal?.aborted) return;
+    if (!told) logger.error({ code: ErrorCode.NamespaceWiped }, intact.message);
+    told = true;
+    await sleep(1000, signal);
+  }
 }

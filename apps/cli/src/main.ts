@@ -3,7 +3,21 @@ import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
 import { exportPagesCommand, exportWarcCommand } from './export.js';
-import { type CliContext, configCommand, crawlCommand, dashboardCommand, demoCommand, dlqCommand, reportFreshnessCommand, schedulerCommand, seedCommand, statusCommand, testwebCommand, workerCommand } from './commands.js';
+import {
+  type CliContext,
+  configCommand,
+  crawlCommand,
+  dashboardCommand,
+  demoCommand,
+  dlqCommand,
+  frontierRebuildCommand,
+  reportFreshnessCommand,
+  schedulerCommand,
+  seedCommand,
+  statusCommand,
+  testwebCommand,
+  workerCommand,
+} from './commands.js';
 
 const signals: ((signal: string) => void)[] = [];
 let signalled = 0;
@@ -121,6 +135,18 @@ dlq
   .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
   .action(async (ids: string[], flags) => {
     await dlqCommand(ctx, 'retry', ids, flags);
+  });
+
+const frontierCommand = program.command('frontier').description('the frontier in Redis');
+frontierCommand
+  .command('rebuild')
+  .description('restore a crawl whose Redis data was lost (frontier, seen-set, policy, settings) from PostgreSQL; safe while workers run')
+  .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)')
+  .option('--partitions <n>', 'frontier partitions (TRAWL_PARTITIONS): as the crawl was created with', wholeNumber)
+  .option('--batch <n>', 'rows read per step (at most 1000)', wholeNumber, '1000')
+  .option('--force', 'rebuild although the namespace\'s settings are in Redis (Redis restored from an old backup)')
+  .action(async (flags) => {
+    await frontierRebuildCommand(ctx, flags);
   });
 
 const report = program.command('report').description('reports from PostgreSQL');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { ErrorCode } from '@trawl/core';
 import { policyFromConfig } from '@trawl/crawl';
 import { Freshness } from '@trawl/db';
 import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, sitemapSweep } from '@trawl/dispatch';
@@ -30,11 +31,35 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
   await restorePauses(runtime);
   const discovery = runtime.discovery();
   const dispatcher = new Dispatcher(
-    { frontier: runtime.frontier, queues: runtime.queues, policy: runtime.policy, clock: runtime.clock, logger: logger.child({ component: 'dispatcher' }) },
+    {
+      frontier: runtime.frontier,
+      queues: runtime.queues,
+      policy: runtime.policy,
+      clock: runtime.clock,
+      logger: logger.child({ component: 'dispatcher' }),
+      intact: async () => (await runtime.intact()).ok,
+    },
     { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs },
   );
+  const sweepsQueue = new SweepsQueue(runtime.redis, config.namespace);
   const scheduler = new Scheduler(
-    { redis: runtime.redis, namespace: config.namespace, partitions: config.partitions, dispatcher, discovery, clock: runtime.clock, logger: logger.child({ component: 'scheduler' }) },
+    {
+      redis: runtime.redis,
+      namespace: config.namespace,
+      partitions: config.partitions,
+      dispatcher,
+      discovery,
+      clock: runtime.clock,
+      logger: logger.child({ component: 'scheduler' }),
+      // Redis lost the crawl: dispatch nothing until `trawl frontier rebuild` has restored it,
+      // then publish this process's policy and sweeps again (they were lost with it).
+      guard: () => runtime.intact(),
+      onRestored: async () => {
+        await restorePauses(runtime);
+        await publishConfigPolicy(runtime.policyStore, config, { pagesBaseline: (await runtime.frontier.stats()).done, logger: logger.child({ component: 'policy' }) });
+        await scheduleSweeps(sweepsQueue, config);
+      },
+    },
     {
       memberId: options.memberId ?? memberIdFor('scheduler'),
       leaseMs: config.scheduler.leaseMs,
@@ -46,6 +71,8 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     runtime.blockingRedis(),
     config.namespace,
     async (data) => {
+      const intact = await runtime.intact();
+      if (!intact.ok) throw new Error(`${ErrorCode.NamespaceWiped}: ${intact.message}`);
       const report = await addSeeds({ policyStore: runtime.policyStore, discovery, basePolicy: () => policyFromConfig(config, []) }, data);
       await runtime.counters.flush();
       logger.info({ given: report.given, enqueued: report.enqueued, already_seen: report.already_seen }, 'seeds added');
@@ -53,7 +80,6 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     },
     (error) => logger.error({ err: error }, 'seeds queue error'),
   );
-  const sweepsQueue = new SweepsQueue(runtime.redis, config.namespace);
   const sweeps = new SweepsWorker(runtime.blockingRedis(), config.namespace, (name) => runSweep(runtime, name), (error) => logger.error({ err: error }, 'sweeps queue error'));
   await scheduleSweeps(sweepsQueue, config);
   await scheduler.start();
@@ -94,6 +120,8 @@ const KEEP_VISITS_MS = 30 * 86_400_000;
 async function runSweep(runtime: Runtime, name: SweepName): Promise<Record<string, unknown>> {
   const { config } = runtime;
   const logger = runtime.logger.child({ component: 'sweep', sweep: name });
+  // Nothing is pushed into a frontier Redis lost: the rebuild restores it from PostgreSQL.
+  if (!(await runtime.intact()).ok) return { skipped: 'the namespace is waiting for trawl frontier rebuild' };
   const policy = await runtime.policy.get();
   switch (name) {
     case 'recrawl':

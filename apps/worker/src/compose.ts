@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TrawlError } from '@trawl/core';
 import { WorkerMembership } from '@trawl/dispatch';
-import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, Validators } from '@trawl/crawl';
+import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, UrlStates, Validators } from '@trawl/crawl';
 import type { Config } from '@trawl/config';
 import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
@@ -42,6 +42,7 @@ export function createCrawlWorker(
       validators: new Validators(runtime.db),
       duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
       archive,
+      urlStates: new UrlStates(runtime.db),
       acks: new Acks(runtime.frontier),
       policy: runtime.policy,
       counters: runtime.counters,
@@ -49,6 +50,9 @@ export function createCrawlWorker(
       logger: runtime.logger.child({ component: 'worker' }),
       retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
+      // Twice per BullMQ lock: a job handed over while its first attempt still records waits for
+      // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
+      renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
       gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
       recordSitemaps: (origin, urls) => recordSitemaps(sitemaps, config, origin, urls),
       sitemaps: config.sitemaps.enabled

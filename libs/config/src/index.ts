@@ -4,6 +4,7 @@ export {
   type Config,
   type ConfigInput,
   configSchema,
+  FETCH_HOLD_MARGIN_MS,
   type CrawlPolicyConfig,
   type DashboardConfig,
   type MetricsConfig,

@@ -97,6 +97,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { TRAWL_WARC_PREFIX: 'a/b' } })).toThrow(/TRAWL_WARC_PREFIX/);
   });
 
+  it('refuses a lease that does not outlast the fetch deadline plus the hold margin, naming both settings', () => {
+    expect(() => loadConfig({ env: { TRAWL_LEASE_MS: '65000' } })).toThrow(
+      /TRAWL_LEASE_MS \(worker\.leaseMs\): must be longer than TRAWL_FETCH_DEADLINE_MS \(60000 ms\) plus 5000 ms.*— got "65000"/,
+    );
+    expect(() => loadConfig({ env: { TRAWL_LEASE_MS: '8000', TRAWL_FETCH_DEADLINE_MS: '3000' } })).toThrow(/TRAWL_FETCH_DEADLINE_MS \(3000 ms\)/);
+    expect(loadConfig({ env: { TRAWL_LEASE_MS: '8001', TRAWL_FETCH_DEADLINE_MS: '3000' } }).worker.leaseMs).toBe(8001);
+  });
+
+  it('refuses an idle-host TTL shorter than the longest wait a URL can be in', () => {
+    expect(() => loadConfig({ env: { TRAWL_IDLE_HOST_TTL_MS: '600000' } })).toThrow(/TRAWL_IDLE_HOST_TTL_MS \(dispatch\.idleHostTtlMs\): must be 0 or at least 3900000 ms/);
+    expect(loadConfig({ env: { TRAWL_IDLE_HOST_TTL_MS: '0' } }).dispatch.idleHostTtlMs).toBe(0);
+    expect(loadConfig().dispatch.idleHostTtlMs).toBe(86_400_000);
+  });
+
   it('reports an unreadable config file', () => {
     expect(() => loadConfig({ env: { TRAWL_CONFIG_FILE: '/nonexistent/trawl.json' } })).toThrow(/TRAWL_CONFIG_FILE/);
   });

@@ -15,6 +15,12 @@ const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: { 
 };
 
 /**
+ * How long past TRAWL_FETCH_DEADLINE_MS a fetch attempt holds its host's token (a dead worker's
+ * host stays closed that long), and the least TRAWL_LEASE_MS must exceed the deadline by.
+ */
+export const FETCH_HOLD_MARGIN_MS = 5000;
+
+/**
  * Every setting, declared once: schema, default, environment variable, and documentation. The
  * README's configuration table is generated from this (npm run docs:config) and a test keeps
  * the two in step.
@@ -151,6 +157,11 @@ export const configSchema = z.object({
     window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
     bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
+    idleHostTtlMs: set(
+      int(0).default(86_400_000),
+      'TRAWL_IDLE_HOST_TTL_MS',
+      'A host with nothing queued and no URL out has its Redis state (due time, back-off, URL and query-variant counts) expire after this long, so the hosts of a broad crawl do not stay in Redis forever; its budgets then count afresh. 0: never. At least the longest wait a URL can be in (TRAWL_BACKOFF_MAX_MS, TRAWL_MAX_RETRY_AFTER_MS, TRAWL_RETRY_MAX_MS, TRAWL_MAX_DELAY_MS) plus TRAWL_LEASE_MS.',
+    ),
   }),
 
   recrawl: z.object({
@@ -179,6 +190,14 @@ export const configSchema = z.object({
   scheduler: z.object({
     leaseMs: set(int(500, 600_000).default(10_000), 'TRAWL_SCHEDULER_LEASE_MS', 'A scheduler owns each of its frontier partitions for this long and renews every third of it; when it dies, another scheduler takes its partitions within about this long.'),
     repairEveryMs: set(int(100).default(30_000), 'TRAWL_REPAIR_EVERY_MS', 'How often the scheduler owning partition 0 pushes URLs a crash left recorded but never queued (older than twice `TRAWL_LEASE_MS`).'),
+  }),
+
+  db: z.object({
+    retryMs: set(
+      int(0).default(120_000),
+      'TRAWL_DB_RETRY_MS',
+      'How long a statement is retried while PostgreSQL is unreachable or restarting (connection refused or lost, shutting down, starting up; serialization failures and deadlocks too), with back-off up to 2 s, before its error reaches the caller. A fetched page waits for its record instead of being fetched again. 0: no retries.',
+    ),
   }),
 
   seen: z.object({
@@ -230,6 +249,25 @@ export const configSchema = z.object({
     }
   } else if (urls.length > 1) {
     ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'several URLs name the seed nodes of a Redis Cluster: set TRAWL_REDIS_CLUSTER=true, or give one server' });
+  }
+  // A lease must outlast the fetch it covers: one that runs out while the fetch may still be
+  // going hands the URL to another worker (fetched twice), and a job waiting for a dead attempt's
+  // host token (held up to the deadline plus the margin) would find its own lease gone.
+  const leastLeaseMs = config.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS;
+  if (config.worker.leaseMs <= leastLeaseMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['worker', 'leaseMs'],
+      message: `must be longer than TRAWL_FETCH_DEADLINE_MS (${config.fetch.deadlineMs} ms) plus ${FETCH_HOLD_MARGIN_MS} ms, i.e. more than ${leastLeaseMs} ms: a lease that can run out during its fetch lets the URL be fetched twice (raise TRAWL_LEASE_MS or lower TRAWL_FETCH_DEADLINE_MS)`,
+    });
+  }
+  const longestWaitMs = Math.max(config.politeness.backoffMaxMs, config.politeness.maxRetryAfterMs, config.worker.retryMaxMs, config.politeness.maxDelayMs) + config.worker.leaseMs;
+  if (config.dispatch.idleHostTtlMs !== 0 && config.dispatch.idleHostTtlMs < longestWaitMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['dispatch', 'idleHostTtlMs'],
+      message: `must be 0 or at least ${longestWaitMs} ms (the longest of TRAWL_BACKOFF_MAX_MS, TRAWL_MAX_RETRY_AFTER_MS, TRAWL_RETRY_MAX_MS and TRAWL_MAX_DELAY_MS, plus TRAWL_LEASE_MS): a host must not forget its back-off while a URL of it still waits`,
+    });
   }
 });
 

@@ -37,6 +37,12 @@ export const ErrorCode = {
   CrawlDelayTooLong: 'ERR_CRAWL_DELAY_TOO_LONG',
   SsrfBlocked: 'ERR_SSRF_BLOCKED',
   Trap: 'ERR_TRAP',
+  /** The frontier refused a discovered URL: its host has had TRAWL_MAX_URLS_PER_HOST URLs queued. */
+  HostBudget: 'ERR_HOST_BUDGET',
+  /** The frontier refused a discovered URL: its path has had TRAWL_MAX_QUERY_VARIANTS query variants queued. */
+  QueryVariants: 'ERR_QUERY_VARIANTS',
+  /** Redis lost the crawl's data (its namespace settings are gone) while PostgreSQL still has its URLs. */
+  NamespaceWiped: 'ERR_NAMESPACE_WIPED',
   Parse: 'ERR_PARSE',
   Store: 'ERR_STORE',
   /** The content store's bucket does not exist (fatal: the operator must create it or fix the name). */

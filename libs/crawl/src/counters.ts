@@ -46,6 +46,10 @@ export const COUNTERS = [
   'duplicatesNear',
   /** Bodies fetched but not kept (near-duplicates under TRAWL_NEAR_DUP_STORE_BODY=false). */
   'bodiesNotStored',
+  /** Jobs that found their URL recorded already (a redelivered job, a URL back from an expired lease or a rebuild) and did not fetch it again. */
+  'alreadyRecorded',
+  /** Jobs whose lease expired while they were still working (their URL went back to the frontier). */
+  'leasesLost',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

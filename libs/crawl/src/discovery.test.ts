@@ -148,3 +148,27 @@ describe('Discovery', () => {
     await discovery.drain();
   });
 });
+
+describe('Discovery: what the frontier refuses', () => {
+  it('records URLs over the host budget or the query-variant cap as skipped with the reason, and counts only what was queued', async () => {
+    const discovery = new Discovery({ ...deps, limits: () => ({ maxUrlsPerHost: 3, maxQueryVariants: 2 }) });
+    const candidates = candidatesFromLinks(
+      links('g.example/cal?d=1', 'g.example/cal?d=2', 'g.example/cal?d=3', 'g.example/a', 'g.example/b', 'g.example/c'),
+      page('g.example'),
+      policyFor(),
+      deps.counters,
+      Date.now(),
+    );
+    const before = (await deps.frontier.stats()).queued;
+    expect(await discovery.add(candidates)).toEqual({ queued: 3, known: 3 });
+    expect((await deps.frontier.stats()).queued - before).toBe(3);
+    const rows = await rowsOf('g.example');
+    const states = Object.fromEntries(Object.entries(rows).map(([path, r]) => [path, r.state]));
+    expect(Object.values(states).filter((s) => s === 'queued')).toHaveLength(3);
+    expect(rows['/cal?d=3']).toEqual({ state: 'skipped', reason: expect.stringMatching(new RegExp(`^${ErrorCode.QueryVariants}: .*TRAWL_MAX_QUERY_VARIANTS`)) });
+    const overBudget = Object.entries(rows).filter(([, r]) => r.reason?.startsWith(ErrorCode.HostBudget));
+    expect(overBudget.length).toBe(2);
+    for (const [, r] of overBudget) expect(r).toEqual({ state: 'skipped', reason: expect.stringContaining('TRAWL_MAX_URLS_PER_HOST') });
+    await discovery.drain();
+  });
+});

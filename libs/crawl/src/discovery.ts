@@ -1,6 +1,6 @@
 import { Batcher, ErrorCode } from '@trawl/core';
 import type { Database } from '@trawl/db';
-import { type Frontier, type PushItem, UrlFlag } from '@trawl/frontier';
+import { type Frontier, type PushItem, type RefusalReason, UrlFlag } from '@trawl/frontier';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
 import { fingerprint, hostOf, ignoredExtension, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
@@ -17,6 +17,12 @@ export interface Candidate extends PushItem {
 }
 
 export const PRIORITY = { seed: 1, link: 0.5 } as const;
+
+/** `urls.skip_reason` of a URL the frontier refused. */
+export const REFUSAL_REASONS: Record<RefusalReason, string> = {
+  'host-budget': `${ErrorCode.HostBudget}: its host has had its share of URLs (TRAWL_MAX_URLS_PER_HOST)`,
+  'query-variants': `${ErrorCode.QueryVariants}: its path has had its share of query variants (TRAWL_MAX_QUERY_VARIANTS)`,
+};
 
 export interface LinkSource {
   url: string;
@@ -165,11 +171,33 @@ export class Discovery {
   async repair(olderThanMs: number, limit = 5000): Promise<number> {
     const rows = await this.deps.db.unqueued(olderThanMs, limit);
     if (rows.length === 0) return 0;
-    await this.deps.frontier.push(rows.map((r) => ({ url: r.url, host: r.host, depth: r.depth, hops: 0, flags: 0, priority: PRIORITY.link })));
-    await this.deps.db.markQueued(rows.map((r) => r.hash));
-    this.deps.counters.add('repaired', rows.length);
-    this.deps.logger.warn({ repaired: rows.length }, 'pushed URLs left unqueued by a crash');
+    // Flagged Verify: a row left `new` may have been pushed after all (the crash fell between the
+    // push and its confirmation), and of two copies in the frontier only the first is fetched.
+    const queued = await this.pushAndMark(rows.map((r) => ({ url: r.url, hash: r.hash, host: r.host, depth: r.depth, hops: 0, flags: UrlFlag.Verify, priority: PRIORITY.link })));
+    this.deps.counters.add('repaired', queued.length);
+    this.deps.logger.warn({ repaired: queued.length, refused: rows.length - queued.length }, 'pushed URLs left unqueued by a crash');
     return rows.length;
+  }
+
+  /**
+   * Pushes URLs to the frontier under the policy's limits and records the outcome: what it took
+   * is `queued`, what it refused (host budget, query variants) `skipped` with why. Returns those
+   * it took.
+   */
+  private async pushAndMark<T extends PushItem & { hash: Buffer }>(items: readonly T[]): Promise<T[]> {
+    const { frontier, db, counters } = this.deps;
+    if (items.length === 0) return [];
+    const { pushed, refused, refusedVariants, refusals } = await frontier.push(items, this.deps.limits());
+    counters.add('urlsPushed', pushed);
+    counters.add('overBudget', refused);
+    counters.add('overQueryVariants', refusedVariants);
+    const refusedAt = new Set(refusals.map((r) => r.index));
+    const queued = items.filter((_, i) => !refusedAt.has(i));
+    await Promise.all([
+      db.markQueued(queued.map((c) => c.hash)),
+      db.markRefused(refusals.map((r) => ({ hash: (items[r.index] as T).hash, reason: REFUSAL_REASONS[r.reason] }))),
+    ]);
+    return queued;
   }
 
   private async withRetries<T>(step: () => Promise<T>): Promise<T> {
@@ -197,7 +225,7 @@ export class Discovery {
   }
 
   private async run(items: Candidate[]): Promise<boolean[]> {
-    const { seen, db, frontier, counters } = this.deps;
+    const { seen, db, counters } = this.deps;
     // One candidate per fingerprint; the shallowest depth wins.
     const byHash = new Map<string, Candidate>();
     for (const item of items) {
@@ -218,15 +246,10 @@ export class Discovery {
     seen.markKnown(unseen.map((c) => c.hash));
     const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));
     const toPush = unseen.filter((c, i) => insertedKeys.has(c.hash.toString('latin1')) && skipped[i] === null);
-    if (toPush.length > 0) {
-      const { pushed, refused, refusedVariants } = await frontier.push(toPush, this.deps.limits());
-      counters.add('urlsPushed', pushed);
-      counters.add('overBudget', refused);
-      counters.add('overQueryVariants', refusedVariants);
-      await db.markQueued(toPush.map((c) => c.hash));
-    }
-    counters.add('urlsNew', toPush.length);
-    const pushedKeys = new Set(toPush.map((c) => c.hash.toString('latin1')));
+    // What the frontier refuses is skipped for good, with why; only what it takes counts as queued.
+    const queued = await this.pushAndMark(toPush);
+    counters.add('urlsNew', queued.length);
+    const pushedKeys = new Set(queued.map((c) => c.hash.toString('latin1')));
     return items.map((item) => pushedKeys.has(item.hash.toString('latin1')) && byHash.get(item.hash.toString('latin1')) === item);
   }
 }

@@ -14,7 +14,7 @@ export {
   withSeeds,
 } from './policy.js';
 export { type PipelineDeps, processFetchJob } from './process.js';
-export { Acks, type FetchRecord, Records, Validators } from './records.js';
+export { Acks, type FetchRecord, Records, UrlStates, Validators } from './records.js';
 export { classifyStatus, errorAction, type StatusClass } from './retry.js';
 export { CrawlWorker, type CrawlWorkerDeps, type CrawlWorkerOptions, createDiscovery, type DiscoveryParts } from './worker.js';
 export { type ArchivedPage, CrawlArchive } from './archive.js';

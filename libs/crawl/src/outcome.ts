@@ -12,6 +12,11 @@ export interface HostRelease {
   /** Keep holding the host for this lease: its job runs again at `dueAt` (after fetching robots.txt). */
   keepHost?: boolean;
   /**
+   * This attempt fetched the page and goes on to record it: no other attempt of the lease (the
+   * job handed over because its lock lapsed) may fetch it again meanwhile.
+   */
+  fetched?: boolean;
+  /**
    * The job never fetched (robots.txt already forbids its URL): hand back the claim on the host
    * that dispatch gave its lease, leaving the due time alone.
    */
@@ -24,7 +29,9 @@ export interface HostRelease {
  *   1. release the host (exactly once, and only by the job that holds it) — so the next URL of
  *      the host is not held up by this job's storing and parsing;
  *   2. keep the lease alive while a retry waits in the queue;
- *   3. discover the URLs found and write the record (in parallel);
+ *   3. discover the URLs found, then write the record — in that order, so a page recorded is a
+ *      page whose links are in the frontier: a job that finds its URL recorded already (its
+ *      earlier attempt died before the ack) can skip the fetch without losing those links;
  *   4. acknowledge the lease — only once the record is written, so a crash in between repeats
  *      the work instead of losing the URL.
  */
@@ -48,11 +55,18 @@ export interface JobOutcome {
 export class HostHold {
   private held = false;
   private released = false;
+  /** The release said this attempt fetched the page and goes on to record it. */
+  fetched = false;
 
   constructor(
-    private readonly deps: Pick<PipelineDeps, 'frontier'>,
+    private readonly deps: Pick<PipelineDeps, 'frontier' | 'clock' | 'leaseMs' | 'renewEveryMs'>,
     readonly ticket: GateTicket,
   ) {}
+
+  /** Until when this attempt counts as alive after a heartbeat now (three renewals' worth). */
+  aliveUntil(): number {
+    return this.deps.clock.now() + 3 * renewEveryMs(this.deps);
+  }
 
   /** The gate gave this job the host. */
   acquired(): void {
@@ -72,9 +86,20 @@ export class HostHold {
     }
     if (!this.holding) return false;
     this.released = true;
-    await this.deps.frontier.release(this.ticket, release.dueAt, { health: release.health, keepHost: release.keepHost, leaseUntil });
+    this.fetched = release.fetched === true;
+    await this.deps.frontier.release(this.ticket, release.dueAt, {
+      health: release.health,
+      keepHost: release.keepHost,
+      leaseUntil,
+      fetchedAliveUntil: this.fetched ? this.aliveUntil() : undefined,
+    });
     return true;
   }
+}
+
+/** How often a working job renews its lease: a third of the lease, and at least twice per BullMQ lock. */
+export function renewEveryMs(deps: Pick<PipelineDeps, 'leaseMs' | 'renewEveryMs'>): number {
+  return Math.max(50, deps.renewEveryMs ?? Math.floor(deps.leaseMs / 3));
 }
 
 /** Carries out an outcome (see `JobOutcome` for the order) and returns the queue's action. */
@@ -83,10 +108,8 @@ export async function applyOutcome(deps: PipelineDeps, hold: HostHold, outcome: 
   let leaseExtended = false;
   if (outcome.release) leaseExtended = await hold.release(outcome.release, outcome.leaseUntil);
   if (outcome.leaseUntil !== undefined && !leaseExtended) await deps.frontier.extendLease(ticket.partition, ticket.leaseId, outcome.leaseUntil);
-  const [, refused] = await Promise.all([
-    outcome.discover && outcome.discover.length > 0 ? deps.discovery.add(outcome.discover) : null,
-    outcome.record ? deps.records.add(outcome.record) : null,
-  ]);
+  if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover);
+  const refused = outcome.record ? await deps.records.add(outcome.record) : null;
   if (refused && outcome.record) {
     // PostgreSQL refused this record (the rest of its batch was written): the URL is settled as
     // failed with the reason, and the job dead-lettered with it — never fetched again and again.

@@ -1,7 +1,7 @@
 import { loadConfig } from '@trawl/config';
 import { ErrorCode, ManualClock, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import type { GateDecision } from '@trawl/frontier';
+import { type GateDecision, UrlFlag } from '@trawl/frontier';
 import type { FetchJobContext, FetchJobData } from '@trawl/queue';
 import type { RobotsEntry } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
@@ -32,7 +32,9 @@ type Event =
   | { kind: 'store' }
   | { kind: 'discover'; urls: string[] }
   | { kind: 'record'; record: FetchRecord }
-  | { kind: 'ack'; leaseId: string };
+  | { kind: 'ack'; leaseId: string }
+  | { kind: 'state' }
+  | { kind: 'clear' };
 
 interface Fakes {
   events: Event[];
@@ -44,6 +46,8 @@ interface Fakes {
   store: () => Promise<void>;
   record: (record: FetchRecord) => Promise<string | void>;
   policy: ResolvedPolicy | null;
+  /** What PostgreSQL says about the job's URL (urls.state). */
+  urlState: string | null;
 }
 
 let f: Fakes;
@@ -99,6 +103,7 @@ function deps(): PipelineDeps {
         events.push({ kind: 'extend', until });
         return true;
       },
+      clearFetched: async () => void events.push({ kind: 'clear' }),
     },
     fetcher: {
       fetch: async (url) => {
@@ -133,11 +138,17 @@ function deps(): PipelineDeps {
     retry: { attempts: 4, timeoutAttempts: 2, baseMs: 5000, maxMs: 60_000 },
     leaseMs: 300_000,
     gateWaitMs: 100,
+    urlStates: {
+      state: async () => {
+        events.push({ kind: 'state' });
+        return f.urlState as never;
+      },
+    },
   };
 }
 
-function job(attempt = 1, maxAttempts = 3, data: Partial<FetchJobData> = {}): FetchJobContext {
-  return { id: 'p0-1', data: { u: URL_, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 2, l: 'p0-1', ...data }, token: 'tok', attempt, maxAttempts, signal: undefined };
+function job(attempt = 1, maxAttempts = 3, data: Partial<FetchJobData> = {}, redelivered = false): FetchJobContext {
+  return { id: 'p0-1', data: { u: URL_, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 2, l: 'p0-1', ...data }, token: 'tok', attempt, maxAttempts, signal: undefined, redelivered };
 }
 
 const of = <K extends Event['kind']>(kind: K) => f.events.filter((e): e is Extract<Event, { kind: K }> => e.kind === kind);
@@ -155,6 +166,7 @@ beforeEach(() => {
     store: async () => undefined,
     record: async () => undefined,
     policy: resolvePolicy(policyFromConfig(config, [URL_])),
+    urlState: 'queued',
   };
 });
 
@@ -243,9 +255,12 @@ describe('processFetchJob: every exit path releases once, records before it acks
   it('a 200 page: releases the host (due = response end + delay) before storing, then discovers, records and acks', async () => {
     const result = await processFetchJob(deps(), job());
     expect(result).toMatchObject({ outcome: 'done', summary: { status: 200, links: 2 } });
-    expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: undefined, streak: 0 }]);
+    // The lease runs a full TRAWL_LEASE_MS from the end of the fetch.
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: T0 + 300_000, streak: 0 }]);
     // Stored: the body, and the page's text beside it.
     expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
+    expect(of('state')).toHaveLength(0); // a first delivery does not ask PostgreSQL
+    expect(of('clear')).toHaveLength(0); // recorded: the lease's fetched mark stays until the ack
     expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
     expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
   });
@@ -311,6 +326,8 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('extend')).toHaveLength(1);
     expect(of('extend')[0]?.until).toBeGreaterThan(T0 + 300_000);
     expect(of('ack')).toHaveLength(0);
+    // The fetch is not recorded: the retry may fetch again at once.
+    expect(of('clear')).toHaveLength(1);
   });
 
   it('storing fails on the last attempt: recorded failed and acked, so the URL is not fetched again and again', async () => {
@@ -339,6 +356,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
     await expect(processFetchJob(deps(), job())).rejects.toMatchObject({ code: ErrorCode.Store, action: 'fatal' });
     expect(of('release')).toHaveLength(1);
     expect(of('ack')).toHaveLength(0);
+    expect(of('clear')).toHaveLength(1);
   });
 
   it('the record cannot be written: the error reaches the queue (it retries), the lease is never acked', async () => {
@@ -367,5 +385,79 @@ describe('processFetchJob: every exit path releases once, records before it acks
     // A plain error counts as transient: retried, with the host released once.
     expect(await processFetchJob(deps(), job(1, 3))).toMatchObject({ outcome: 'retry' });
     expect(of('release')).toHaveLength(1);
+  });
+});
+
+/**
+ * Jobs that may repeat finished work: the crash windows between a fetch, its record and its ack,
+ * and a job outliving its lease.
+ */
+describe('processFetchJob: repeated work and slow jobs', () => {
+  it('a job redelivered after its worker died between the record and the ack: recorded already, so acked without fetching', async () => {
+    f.urlState = 'done';
+    const result = await processFetchJob(deps(), job(1, 3, {}, true));
+    expect(result).toEqual({ outcome: 'done', summary: { alreadyRecorded: 'done' } });
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('acquire')).toHaveLength(0);
+    // The host claim dispatch gave the lease is handed back, its due time untouched.
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: 0, keepHost: false, leaseUntil: undefined, streak: undefined }]);
+    expect(order()).toEqual(['release', 'ack']);
+  });
+
+  it('a URL back from an expired lease (flagged Verify) that its dead worker had recorded is not fetched again', async () => {
+    f.urlState = 'done';
+    expect(await processFetchJob(deps(), job(1, 3, { f: UrlFlag.Verify }))).toMatchObject({ outcome: 'done', summary: { alreadyRecorded: 'done' } });
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('ack')).toHaveLength(1);
+  });
+
+  it('a redelivered job whose URL was not recorded (the worker died between fetch and record) fetches it again', async () => {
+    f.urlState = 'queued';
+    expect(await processFetchJob(deps(), job(1, 3, { f: UrlFlag.Verify }, true))).toMatchObject({ outcome: 'done', summary: { status: 200 } });
+    expect(of('state')).toHaveLength(1);
+    expect(of('fetch')).toHaveLength(1);
+    expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
+  });
+
+  it('a dead-lettered URL re-run (state failed) is fetched', async () => {
+    f.urlState = 'failed';
+    expect(await processFetchJob(deps(), job(1, 3, {}, true))).toMatchObject({ outcome: 'done', summary: { status: 200 } });
+    expect(of('fetch')).toHaveLength(1);
+  });
+
+  it('writes the record only once the page\'s links are in the frontier (so "recorded" implies "discovered")', async () => {
+    let discovered = false;
+    const d = deps();
+    d.discovery = {
+      add: async (candidates) => {
+        await new Promise((r) => setTimeout(r, 50));
+        discovered = true;
+        return { queued: candidates.length, known: 0 };
+      },
+    };
+    f.record = async () => {
+      expect(discovered).toBe(true);
+    };
+    expect(await processFetchJob(d, job())).toMatchObject({ outcome: 'done', summary: { links: 2 } });
+    expect(of('record')).toHaveLength(1);
+  });
+
+  it('renews its lease every third of TRAWL_LEASE_MS while slow work after the fetch goes on, and stops when done', async () => {
+    const d = { ...deps(), leaseMs: 150 };
+    // Storing takes 400 ms of real time (the renewal timer is real); the clock moves with it.
+    f.store = () => new Promise((resolve) => setTimeout(resolve, 400));
+    const ticking = setInterval(() => f.clock.advance(10), 10);
+    try {
+      expect(await processFetchJob(d, job())).toMatchObject({ outcome: 'done' });
+    } finally {
+      clearInterval(ticking);
+    }
+    const extends_ = of('extend');
+    expect(extends_.length).toBeGreaterThanOrEqual(5);
+    expect(extends_.map((e) => e.until)).toEqual([...extends_.map((e) => e.until)].sort((a, b) => a - b));
+    expect((extends_.at(-1) as { until: number }).until).toBeGreaterThan(T0 + 300);
+    const after = extends_.length;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(of('extend')).toHaveLength(after);
   });
 });

@@ -23,9 +23,9 @@ import type { Counters } from './counters.js';
 import type { Discovery } from './discovery.js';
 import type { Duplicates } from './duplicates.js';
 import { failOutcome, skipOutcome } from './failure.js';
-import { applyOutcome, HostHold, type HostRelease, type JobOutcome } from './outcome.js';
+import { applyOutcome, HostHold, type HostRelease, type JobOutcome, renewEveryMs } from './outcome.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
-import type { Acks, Records, Validators } from './records.js';
+import type { Acks, Records, UrlStates, Validators } from './records.js';
 import { handleResponse } from './response.js';
 import { classifyStatus } from './retry.js';
 import { cachedRobotsVerdict, type RobotsDeps, robotsStep } from './robots-step.js';
@@ -33,7 +33,7 @@ import { handleSitemap, type SitemapDeps, sitemapFailure } from './sitemap-step.
 import { HTML_TYPES } from './stages.js';
 
 export interface PipelineDeps {
-  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease'>;
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched'>;
   fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
   store: ContentStore;
   robots: Pick<RobotsCache, 'get' | 'set'>;
@@ -47,6 +47,13 @@ export interface PipelineDeps {
   /** A URL's own retry schedule (tries, fewer after timeouts, delays). */
   retry: RetryPolicy;
   leaseMs: number;
+  /**
+   * How often a working job renews its lease and, once it has fetched its page, says it is alive
+   * (default a third of the lease). A job handed over while its first attempt still records waits
+   * for three missed renewals before fetching again: keep this well under the BullMQ lock
+   * (TRAWL_STALLED_MS) so a dead attempt's pages come back about as fast as its jobs.
+   */
+  renewEveryMs?: number;
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
@@ -58,6 +65,11 @@ export interface PipelineDeps {
   duplicates?: Pick<Duplicates, 'classify'>;
   /** WARC records written while crawling (TRAWL_WARC_WRITE; absent: none). */
   archive?: Pick<CrawlArchive, 'page' | 'notModified'>;
+  /**
+   * Whether a URL is recorded already, for jobs that may repeat finished work (absent: never
+   * asked, every job fetches).
+   */
+  urlStates?: Pick<UrlStates, 'state'>;
 }
 
 function robotsDepsOf(deps: PipelineDeps): RobotsDeps {
@@ -103,19 +115,74 @@ export async function processFetchJob(deps: PipelineDeps, job: FetchJobContext):
     entry: { url: data.u, depth: data.d, maxDepth: data.m ?? null, hops: data.x, flags: data.f },
   };
   const hold = new HostHold(deps, ticket);
+  const lease = keepLease(deps, hold);
+  let finished = false;
   try {
     const outcome = await decide(deps, job, hold, policy);
-    return await applyOutcome(deps, hold, outcome);
+    const result = await applyOutcome(deps, hold, outcome);
+    finished = result.outcome === 'done' || result.outcome === 'dead';
+    return result;
   } finally {
+    // This attempt fetched the page but will not record it (it is retried, or an error or a
+    // fatal fault stops it): its next attempt may fetch at once.
+    if (hold.fetched && !finished) await deps.frontier.clearFetched(ticket.partition, ticket.leaseId).catch(() => undefined);
+    lease.stop();
     // An exception escaped (the queue will retry the job): never leave the host held.
     if (hold.holding) await hold.release({ dueAt: deps.clock.now() + policy.politeness.minDelayMs }).catch(() => undefined);
   }
+}
+
+/**
+ * Renews the job's lease every third of TRAWL_LEASE_MS for as long as the job runs, so slow work
+ * (a slow content store, PostgreSQL restarting while the record waits) never lets the lease expire
+ * and the URL be handed to another worker while this one still works on it. Extending never
+ * revives a lease that is gone (a stale job's) and never shortens one (the gate's, a retry's).
+ */
+function keepLease(deps: PipelineDeps, hold: HostHold): { stop(): void } {
+  const { ticket } = hold;
+  let wasLive = false;
+  let lost = false;
+  const renew = () => {
+    const heartbeat = hold.fetched ? { token: ticket.token, aliveUntil: hold.aliveUntil() } : undefined;
+    deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs, heartbeat).then(
+      (live) => {
+        if (live) wasLive = true;
+        else if (wasLive && !lost) {
+          lost = true;
+          deps.counters.add('leasesLost');
+          deps.logger.warn({ leaseId: ticket.leaseId, host: ticket.host }, 'lease expired while its job was still working: its URL is back in the frontier');
+        }
+      },
+      (error: unknown) => deps.logger.warn({ err: error, leaseId: ticket.leaseId }, 'could not renew a lease'),
+    );
+  };
+  const timer = setInterval(renew, renewEveryMs(deps));
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/**
+ * A job that may repeat finished work — redelivered after its worker died, or carrying a URL that
+ * came back from an unacknowledged lease or a rebuild (UrlFlag.Verify) — first asks PostgreSQL:
+ * a URL recorded since it was queued (queueing sets `urls.state` to new/queued; a record sets
+ * done/skipped) was fetched by the earlier attempt, which died after its record and before its
+ * ack. Its lease is acknowledged now and nothing is fetched. Null: fetch as usual.
+ */
+async function alreadyRecorded(deps: PipelineDeps, job: FetchJobContext): Promise<JobOutcome | null> {
+  if (!deps.urlStates || ((job.data.f & UrlFlag.Verify) === 0 && !job.redelivered)) return null;
+  const state = await deps.urlStates.state(fingerprint(job.data.u));
+  if (state !== 'done' && state !== 'skipped') return null;
+  deps.counters.add('alreadyRecorded');
+  // Never fetched here: hand back the host claim dispatch gave the lease, if it holds it.
+  return { release: { dueAt: 0, claimOnly: true }, ack: true, result: { outcome: 'done', summary: { alreadyRecorded: state } } };
 }
 
 /** Everything up to the outcome: gate, robots.txt, fetch, and what the response means. */
 async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, policy: ResolvedPolicy): Promise<JobOutcome> {
   const { counters } = deps;
   const { data } = job;
+  const repeated = await alreadyRecorded(deps, job);
+  if (repeated) return repeated;
   // robots.txt already known to forbid this URL: settle it without waiting for the host's turn
   // (nothing is requested; the host's claim, if this lease has it, is handed back).
   const forbidden = await cachedRobotsVerdict(robotsDepsOf(deps), policy, data.u);
@@ -144,8 +211,9 @@ async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, 
   const sitemap = (job.data.f & UrlFlag.Sitemap) !== 0;
   const fetched = await fetchUnderGate(deps, job, policy, gate.health);
   if (fetched.kind === 'outcome') return sitemap ? sitemapFailure(deps, job, fetched.outcome) : fetched.outcome;
-  // The host is free for its next URL before this one is stored and parsed.
-  await hold.release(fetched.release);
+  // The host is free for its next URL before this one is stored and parsed; the lease runs a full
+  // TRAWL_LEASE_MS from here (and is renewed while the job works).
+  await hold.release({ ...fetched.release, fetched: true }, deps.clock.now() + deps.leaseMs);
   counters.add('fetched');
   counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
   try {

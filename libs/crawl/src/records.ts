@@ -1,5 +1,5 @@
 import { Batcher } from '@trawl/core';
-import { type Database, Freshness, pageValidators, type PageRecord } from '@trawl/db';
+import { type Database, Freshness, pageValidators, type PageRecord, type UrlState } from '@trawl/db';
 import type { Frontier } from '@trawl/frontier';
 import { observationOf, planRecrawl, type RecrawlOptions } from '@trawl/recrawl';
 
@@ -92,6 +92,33 @@ export class Validators {
     if (v.etag) headers['if-none-match'] = v.etag;
     if (v.lastModified) headers['if-modified-since'] = v.lastModified;
     return Object.keys(headers).length > 0 ? headers : undefined;
+  }
+
+  drain(): Promise<void> {
+    return this.batcher.drain();
+  }
+}
+
+/**
+ * What PostgreSQL says about URLs a job may be repeating (`urls.state`), looked up in batches
+ * across jobs: a job whose URL is recorded since it was queued does not fetch it again.
+ */
+export class UrlStates {
+  private readonly batcher: Batcher<Buffer, UrlState | null>;
+
+  constructor(db: Pick<Database, 'urlStates'>, options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 500, maxWaitMs: 5 }) {
+    this.batcher = new Batcher({
+      maxItems: options.maxBatch,
+      maxWaitMs: options.maxWaitMs,
+      run: async (hashes) => {
+        const found = await db.urlStates(hashes);
+        return hashes.map((h) => found.get(h.toString('latin1')) ?? null);
+      },
+    });
+  }
+
+  state(hash: Buffer): Promise<UrlState | null> {
+    return this.batcher.addOne(hash);
   }
 
   drain(): Promise<void> {

@@ -18,6 +18,21 @@ export interface DiscoveredUrl {
   skipReason?: string | null;
 }
 
+/** A `urls` row as `trawl frontier rebuild` reads it. */
+export interface RebuildRow {
+  hash: Buffer;
+  url: string;
+  host: string;
+  depth: number;
+  state: UrlState;
+  /** Given as a seed (depth 0, found on no page). */
+  seed: boolean;
+  /** Has a page record: fetched before, so queued again it is a re-crawl. */
+  fetched: boolean;
+  /** Changed since the rebuild began (queued into the new frontier by the live crawl). */
+  changedSince: boolean;
+}
+
 export interface PageHistory {
   contentHash: string | null;
   changeFrequencyS: number | null;
@@ -102,6 +117,13 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Set application_name to tell processes apart in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * How long a statement is retried while PostgreSQL is unreachable or restarting (see
+   * `isTransientDbError`); 0: never. Default 0.
+   */
+  retryMs?: number;
+  /** Told about each retry (for a log line), with the error and how long the statement has waited. */
+  onRetry?: (error: unknown, waitedMs: number) => void;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -210,6 +232,7 @@ export class Database {
     });
     // A dropped idle connection must not crash the process; the pool replaces it.
     this.pool.on('error', () => undefined);
+    if ((options.retryMs ?? 0) > 0) retryTransientQueries(this.pool, options.retryMs ?? 0, options.onRetry);
     this.t = { urls: `"${options.schema}".urls`, pages: `"${options.schema}".crawled_pages`, sitemaps: `"${options.schema}".sitemaps` };
   }
 
@@ -289,6 +312,60 @@ export class Database {
        UPDATE ${this.t.urls} u SET state = 'queued', updated_at = now() FROM k WHERE u.url_hash = k.url_hash AND u.state = 'new'`,
       [hashes],
     );
+  }
+
+  /**
+   * Discovery offered these URLs to the frontier and it refused them (the host's URL budget is
+   * spent, the path has had its share of query variants): they are skipped for good, with why.
+   */
+  async markRefused(rows: readonly { hash: Buffer; reason: string }[]): Promise<void> {
+    if (rows.length === 0) return;
+    const sorted = inKeyOrder(lastPerKey(rows));
+    // Rows are locked in key order (see inKeyOrder) before they are updated.
+    await this.pool.query(
+      `WITH x AS (SELECT * FROM unnest($1::bytea[], $2::text[]) AS x(h, r)),
+       k AS (SELECT u.url_hash, x.r FROM ${this.t.urls} u JOIN x ON x.h = u.url_hash WHERE u.state = 'new' ORDER BY u.url_hash FOR UPDATE OF u)
+       UPDATE ${this.t.urls} u SET state = 'skipped', skip_reason = k.r, updated_at = now() FROM k WHERE u.url_hash = k.url_hash AND u.state = 'new'`,
+      [sorted.map((r) => r.hash), sorted.map((r) => storableText(r.reason))],
+    );
+  }
+
+  /**
+   * One page of `urls` in fingerprint order after `after` (keyset pagination: no offset, no
+   * snapshot held between pages), with what `trawl frontier rebuild` needs of each: its state,
+   * whether it is a seed, whether it was fetched before (a re-crawl), and whether it changed
+   * since `since` (rows queued while the rebuild runs went into the new frontier already).
+   */
+  async urlsForRebuild(after: Buffer | null, since: Date, limit: number): Promise<RebuildRow[]> {
+    const { rows } = await this.pool.query<{ url_hash: Buffer; url: string; host: string; depth: number; state: UrlState; seed: boolean; fetched: boolean; changed: boolean }>(
+      `SELECT u.url_hash, u.url, u.host, u.depth, u.state, (u.depth = 0 AND u.discovered_from IS NULL) AS seed,
+              (p.url_hash IS NOT NULL) AS fetched, (u.updated_at >= $2) AS changed
+       FROM ${this.t.urls} u LEFT JOIN ${this.t.pages} p ON p.url_hash = u.url_hash
+       WHERE u.url_hash > $1 ORDER BY u.url_hash LIMIT $3`,
+      [after ?? Buffer.alloc(0), since, limit],
+    );
+    return rows.map((r) => ({ hash: r.url_hash, url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed }));
+  }
+
+  /** The database server's clock (what `updated_at` is written with). */
+  async now(): Promise<Date> {
+    const { rows } = await this.pool.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+    return (rows[0] as { now: Date }).now;
+  }
+
+  /** Whether the crawl knows any URL at all. */
+  async hasUrls(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${this.t.urls}) AS any`);
+    return rows[0]?.any === true;
+  }
+
+  /** The state of these URLs in `urls`, by latin1 fingerprint (absent: unknown URL). */
+  async urlStates(hashes: readonly Buffer[]): Promise<Map<string, UrlState>> {
+    const out = new Map<string, UrlState>();
+    if (hashes.length === 0) return out;
+    const { rows } = await this.pool.query<{ url_hash: Buffer; state: UrlState }>(`SELECT url_hash, state FROM ${this.t.urls} WHERE url_hash = ANY($1::bytea[])`, [hashes]);
+    for (const r of rows) out.set(r.url_hash.toString('latin1'), r.state);
+    return out;
   }
 
   /** URLs inserted but never confirmed queued, older than `olderThanMs` (crash leftovers). */
@@ -523,6 +600,49 @@ export class Database {
     }
     return { urls, pages, byStatus };
   }
+}
+
+/**
+ * Errors about the attempt, not the statement: the connection was refused or lost, the server is
+ * shutting down, starting up or out of connections (SQLSTATE classes 08 and 57P0x, 53300), or the
+ * transaction lost a race (40001 serialization failure, 40P01 deadlock). Running the statement
+ * again later can succeed. Data errors (22, 23) and bugs (42…) cannot.
+ */
+export function isTransientDbError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (/^(08...|57P0[1-3]|53300|40001|40P01)$/.test(code)) return true;
+    if (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND'].includes(code)) return true;
+  }
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(message);
+}
+
+/**
+ * Makes `pool.query` run a statement again while PostgreSQL is unreachable or restarting, with
+ * back-off from 100 ms doubling to 2 s, for up to `retryMs`; then the last error is thrown.
+ * Every statement trawl sends through the pool is an idempotent write or a read, and each runs on
+ * its own (autocommit), so running one again is safe: at worst a statement that did commit
+ * before its connection died reports nothing inserted the second time, and the crawl's repair
+ * sweep pushes the URLs it left `new`. Callback-style calls and checked-out clients (the
+ * migrations' transaction) are left alone.
+ */
+function retryTransientQueries(pool: pg.Pool, retryMs: number, onRetry?: (error: unknown, waitedMs: number) => void): void {
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  const retrying = async (...args: unknown[]): Promise<unknown> => {
+    const started = Date.now();
+    for (let delay = 100; ; delay = Math.min(2000, delay * 2)) {
+      try {
+        return await query(...args);
+      } catch (error) {
+        const waited = Date.now() - started;
+        if (!isTransientDbError(error) || waited + delay > retryMs) throw error;
+        onRetry?.(error, waited);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  };
+  pool.query = ((...args: unknown[]) => (typeof args[args.length - 1] === 'function' ? query(...args) : retrying(...args))) as typeof pool.query;
 }
 
 /** True when a PostgreSQL server accepts a connection at `url` within `timeoutMs`. */

@@ -5,11 +5,18 @@ import type { Logger } from '@trawl/telemetry';
 import type { PolicyFollower } from '@trawl/crawl';
 
 export interface DispatcherDeps {
-  frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions'>;
-  queues: Pick<FetchQueues, 'waiting' | 'addLeased'>;
+  frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions' | 'leasesExpiringBy' | 'requeue' | 'options'>;
+  queues: Pick<FetchQueues, 'waiting' | 'addLeased' | 'jobsExist'>;
   policy: Pick<PolicyFollower, 'get'>;
   clock: Clock;
   logger: Logger;
+  /**
+   * Whether the crawl's Redis data is there (`Runtime.intact`), asked right before each claim: a
+   * frontier Redis lost holds no host's due time or fetch token (URLs an in-flight job discovers
+   * are pushed into it all the same), so nothing is claimed from it until `trawl frontier
+   * rebuild` has restored them (the scheduler stops the loops soon after).
+   */
+  intact?: () => Promise<boolean>;
 }
 
 export interface DispatcherOptions {
@@ -19,7 +26,15 @@ export interface DispatcherOptions {
   pollMs: number;
   /** Claim hosts this long before they come due (their jobs wait at the gate). */
   leadMs: number;
+  /**
+   * A lease claimed at least this long ago whose fetch job does not exist was orphaned by a
+   * dispatcher that died (or failed) between the claim and adding the jobs (default 2000).
+   */
+  orphanAgeMs?: number;
 }
+
+/** Lease ids the dispatcher issues: `p<partition>-<sequence>`, also the fetch job's id. */
+const DISPATCHED_LEASE = /^p\d+-\d+$/;
 
 export const jobDataOf = (lease: Lease): FetchJobData => ({
   u: lease.url,
@@ -60,6 +75,26 @@ export class Dispatcher {
     this.loops.set(partition, { controller, done: this.loop(partition, controller.signal) });
   }
 
+  /**
+   * Gives back, at once, leases of the partition that have no fetch job: a dispatcher that died
+   * between claiming URLs and adding their jobs (or whose add failed) leaves leases that nobody
+   * will run, which would otherwise hold their URLs (and hosts) for a whole TRAWL_LEASE_MS. Only
+   * leases claimed at least `orphanAgeMs` ago are looked at, so a live dispatcher's claim in
+   * flight is left alone; should an old dispatcher add the job after all, the gate finds the
+   * lease tombstoned and drops the job. Returns how many were requeued.
+   */
+  async reclaimOrphans(partition: number): Promise<number> {
+    const { frontier, queues, clock } = this.deps;
+    const ageMs = this.options.orphanAgeMs ?? 2000;
+    const candidates = (await frontier.leasesExpiringBy(partition, clock.now() + frontier.options.leaseMs - ageMs)).filter((id) => DISPATCHED_LEASE.test(id));
+    if (candidates.length === 0) return 0;
+    const exists = await queues.jobsExist(partition, candidates);
+    const orphans = candidates.filter((_, i) => !exists[i]);
+    const requeued = await frontier.requeue(partition, orphans);
+    if (requeued > 0) this.deps.logger.warn({ partition, requeued }, 'gave back leases whose fetch jobs were never added (a dispatcher died between claim and add)');
+    return requeued;
+  }
+
   async stopPartition(partition: number): Promise<void> {
     const loop = this.loops.get(partition);
     if (!loop) return;
@@ -88,6 +123,7 @@ export class Dispatcher {
       const stats = await frontier.stats();
       room = Math.min(room, maxPages - (stats.done - resolved.policy.pagesBaseline) - stats.leased);
     }
+    if (this.deps.intact && !(await this.deps.intact())) return this.options.pollMs;
     const claim = await frontier.claim(partition, Math.max(0, room), { leadMs: this.options.leadMs });
     if (claim.expired > 0) this.deps.logger.warn({ partition, expired: claim.expired }, 'returned expired leases to the frontier');
     if (claim.leases.length > 0) await queues.addLeased(partition, claim.leases.map(jobDataOf));
@@ -101,13 +137,19 @@ export class Dispatcher {
   }
 
   private async loop(partition: number, signal: AbortSignal): Promise<void> {
+    // A partition taken over (or this process restarted) may hold its predecessor's orphans; a
+    // failed step may have claimed leases whose jobs were never added.
+    let reclaim = true;
     while (!signal.aborted) {
       let wait = this.options.pollMs;
       try {
+        if (reclaim) await this.reclaimOrphans(partition);
+        reclaim = false;
         wait = await this.tick(partition);
       } catch (error) {
         this.deps.logger.error({ err: error, partition }, 'dispatch step failed');
         wait = Math.max(wait, 1000);
+        reclaim = true;
       }
       await sleep(wait, signal);
     }

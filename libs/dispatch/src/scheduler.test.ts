@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Dispatcher } from './dispatcher.js';
 import { preferredOwners } from './membership.js';
 import { PartitionOwnership } from './ownership.js';
-import { Scheduler, schedulerStatus } from './scheduler.js';
+import { Scheduler, type SchedulerDeps, schedulerStatus } from './scheduler.js';
 
 /**
  * Partition ownership among schedulers, against a real Redis: every partition is dispatched by
@@ -27,7 +27,7 @@ function fakeDispatcher(): Dispatcher & { runningSet: Set<number> } {
   } as unknown as Dispatcher & { runningSet: Set<number> };
 }
 
-function scheduler(namespace: string, member: string, partitions: number, leaseMs: number, repairs: number[] = []) {
+function scheduler(namespace: string, member: string, partitions: number, leaseMs: number, repairs: number[] = [], extra: Partial<SchedulerDeps> = {}) {
   const dispatcher = fakeDispatcher();
   const s = new Scheduler(
     {
@@ -38,6 +38,7 @@ function scheduler(namespace: string, member: string, partitions: number, leaseM
       discovery: { repair: async () => (repairs.push(Date.now()), 0) },
       clock: systemClock,
       logger: silentLogger,
+      ...extra,
     },
     { memberId: member, leaseMs, repairEveryMs: 50, repairOlderThanMs: 1000 },
   );
@@ -127,5 +128,32 @@ describe('Scheduler', () => {
     expect(owner0.length).toBeGreaterThan(0);
     // The other one may have owned partition 0 for its first round only.
     expect(other.length).toBeLessThanOrEqual(1);
+  });
+
+  it('dispatches nothing while Redis has lost the crawl, says what to run once, and resumes after the rebuild', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    let intact = true;
+    const errors: string[] = [];
+    let restored = 0;
+    const logger = { ...silentLogger, error: (_o: unknown, message?: string) => void errors.push(String(message)), child: () => logger } as unknown as typeof silentLogger;
+    const a = scheduler(ns, 'a', 2, 300, [], {
+      logger,
+      guard: async () => (intact ? { ok: true } : { ok: false, message: 'run trawl frontier rebuild --namespace x' }),
+      onRestored: async () => void (restored += 1),
+    });
+    await a.s.start();
+    await until(() => a.s.partitions.length === 2, 3000, 'a to own both partitions');
+    intact = false;
+    await until(() => a.s.partitions.length === 0, 3000, 'dispatch to stop');
+    expect(a.dispatcher.runningSet.size).toBe(0);
+    expect(a.s.waitingForRebuild).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(a.s.partitions).toEqual([]);
+    expect(errors).toEqual(['run trawl frontier rebuild --namespace x']);
+    intact = true;
+    await until(() => a.s.partitions.length === 2, 3000, 'dispatch to resume');
+    expect(restored).toBe(1);
+    expect([...a.dispatcher.runningSet].sort()).toEqual([0, 1]);
+    await a.s.stop();
   });
 });

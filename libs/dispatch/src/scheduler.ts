@@ -1,4 +1,4 @@
-import type { Clock } from '@trawl/core';
+import { type Clock, ErrorCode } from '@trawl/core';
 import type { Discovery } from '@trawl/crawl';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
@@ -14,6 +14,13 @@ export interface SchedulerDeps {
   discovery: Pick<Discovery, 'repair'>;
   clock: Clock;
   logger: Logger;
+  /**
+   * Whether the crawl's Redis data is there (`Runtime.intact`). While it is not (Redis lost it),
+   * nothing is dispatched or repaired, and the message — what to run — is logged once.
+   */
+  guard?: () => Promise<{ ok: true } | { ok: false; message: string }>;
+  /** Called once the data is back (after `trawl frontier rebuild`), before dispatching resumes. */
+  onRestored?: () => Promise<void>;
 }
 
 export interface SchedulerOptions {
@@ -43,6 +50,8 @@ export class Scheduler {
   private readonly freeSince = new Map<number, number>();
   private readonly rounds: Rounds;
   private lastRepair = 0;
+  /** The namespace's Redis data was lost: waiting for a rebuild. */
+  private wiped = false;
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -76,11 +85,37 @@ export class Scheduler {
     this.deps.logger.info({ member: this.memberId }, 'scheduler stopped; partitions handed over');
   }
 
+  /** Waiting for `trawl frontier rebuild` (Redis lost the crawl's data). */
+  get waitingForRebuild(): boolean {
+    return this.wiped;
+  }
 
+  /**
+   * False while Redis has lost the crawl (every partition's dispatch stopped, the message logged
+   * once); true otherwise — after a rebuild, `onRestored` runs first and partitions are taken
+   * again as usual.
+   */
+  private async checkIntact(): Promise<boolean> {
+    const state = this.deps.guard ? await this.deps.guard() : ({ ok: true } as const);
+    if (!state.ok) {
+      if (!this.wiped) this.deps.logger.error({ code: ErrorCode.NamespaceWiped }, state.message);
+      this.wiped = true;
+      for (const p of [...this.owned.keys()]) await this.deps.dispatcher.stopPartition(p);
+      this.owned.clear();
+      return false;
+    }
+    if (this.wiped) {
+      this.wiped = false;
+      this.deps.logger.warn('the crawl\'s Redis data is back (rebuilt): dispatching again');
+      await this.deps.onRestored?.();
+    }
+    return true;
+  }
 
   /** One round: heartbeat, keep or hand over owned partitions, take free ones, maintenance. */
   async tick(): Promise<void> {
     const { dispatcher, logger, clock } = this.deps;
+    if (!(await this.checkIntact())) return;
     const now = clock.now();
     const live = await this.membership.heartbeat();
     const preferred = preferredOwners(live, this.deps.partitions);

@@ -1,5 +1,5 @@
 --[[
-  acquireHost (v1): the host gate, run by a worker immediately before a fetch. Whatever way a job
+  acquireHost (v2): the host gate, run by a worker immediately before a fetch. Whatever way a job
   arrived (dispatch, retry, dead-letter re-run, manual job), the fetch happens only if this lease
   holds the host, no other attempt is fetching from it, and the host's due time has passed.
 
@@ -13,7 +13,7 @@
               politeness model, written back by releaseHost
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host; run again at atMs
-    4 STALE   this lease expired and its URL went back to the queue; drop the job
+    4 STALE   this lease expired (its URL went back to the queue) or was acknowledged; drop the job
     5 PAUSED  an operator paused this host (or the whole crawl: member '*' of <base>paused):
               the URL went back to the front of its queue (as an expired lease would, with a
               tombstone), where it waits for the resume; drop the job
@@ -28,6 +28,13 @@ local hostKey = base .. 'h:' .. host
 
 if not redis.call('ZSCORE', KEYS[2], id) then
   if redis.call('ZSCORE', KEYS[4], id) then return { 4, 0 } end
+  -- A lease the dispatcher issued (`p<n>-<seq>`, the counter already past it) that is no longer
+  -- live was acknowledged or expired: a job still carrying it (redelivered after its worker died
+  -- between the ack and BullMQ's completion) is stale, never adopted and fetched again. With no
+  -- counter at all, the partition's Redis data was lost since the lease was issued: stale too
+  -- (its URL is PostgreSQL's to restore), never adopted onto a host whose state is gone.
+  local issued = tonumber(string.match(id, '^' .. (string.match(base, '{(p%d+)}:$') or '') .. '%-(%d+)$') or '')
+  if issued and issued <= tonumber(redis.call('GET', base .. 'seq') or issued) then return { 4, 0 } end
   -- No lease and no tombstone: a job re-run from the dead-letter queue or added by hand.
   -- Adopt it so that a dead worker running it still gives the URL back.
   redis.call('HSET', KEYS[3], id, host .. '\n' .. ARGV[8] .. '\n' .. ARGV[9])
@@ -40,6 +47,18 @@ local pausedKey = base .. 'paused'
 if redis.call('SISMEMBER', pausedKey, host) == 1 or redis.call('SISMEMBER', pausedKey, '*') == 1 then
   requeueLease(base, { ready = KEYS[1], leases = KEYS[2], leaseData = KEYS[3], tombstones = KEYS[4], stats = KEYS[5] }, id, now)
   return { 5, 0 }
+end
+
+-- This lease's URL was already fetched by another attempt that is still finishing it (storing,
+-- recording; see releaseHost's `fetched`, "<token> <alive until ms>", kept fresh by the attempt's
+-- lease renewals): BullMQ handed the job over because its lock lapsed (a Redis restart, a
+-- stalled event loop), not because the attempt died. Wait while that attempt is alive: it acks
+-- (this job is then stale) or it stops renewing (it died between its fetch and its record, and
+-- the URL is fetched again: at-least-once).
+local mark = redis.call('HGET', base .. 'fetched', id)
+if mark then
+  local by, alive = string.match(mark, '^(.*) (%d+)$')
+  if by ~= token and tonumber(alive or '0') > now then return { 3, tonumber(alive) + busyRetryMs } end
 end
 
 local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')

@@ -1,5 +1,5 @@
 --[[
-  claimReady (v1): the dispatcher's step. First returns the URLs of expired leases (dead
+  claimReady (v2): the dispatcher's step. First returns the URLs of expired leases (dead
   workers) to the front of their queues, then leases the next URL of each host that is due,
   highest band first, up to a limit. A leased host leaves the ready heap until it is released,
   so no second URL of it is dispatched while one is out.
@@ -15,6 +15,7 @@
   ARGV[7] max leases to expire in this call
   ARGV[8] lead (ms): hosts due within this much of now are claimed already, so the job is at
           its worker when the host comes due (the gate still holds it until then)
+  ARGV[9] 1 = claim only while the partition is marked live (<base>live; see below)
   Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
   (dueMs: when the host may be fetched, so a job handed out ahead of time can wait for it)
   nextDueMs is -2 (PAUSED) when an operator paused the whole crawl: nothing is claimed.
@@ -34,6 +35,11 @@ for _, id in ipairs(expired) do requeueLease(base, keys, id, now) end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - 86400000)
 
 local out = { -1, #expired }
+-- A partition whose Redis data was lost (FLUSHALL, a restart without persistence) lost its hosts'
+-- due times and fetch tokens with it: nothing is claimed from it — atomically, whatever a
+-- dispatcher believed a moment ago — until `trawl frontier rebuild` has restored it and set the
+-- mark again (processes set it at start on an intact crawl).
+if ARGV[9] == '1' and redis.call('EXISTS', base .. 'live') == 0 then return out end
 -- Operator pause: a paused crawl claims nothing; a paused host is skipped (see the header).
 local pausedKey = base .. 'paused'
 if redis.call('SISMEMBER', pausedKey, '*') == 1 then
@@ -41,6 +47,11 @@ if redis.call('SISMEMBER', pausedKey, '*') == 1 then
   return out
 end
 if max > 0 then
+  -- Lease ids are `<prefix>-<seq>`. A new (or wiped and rebuilt) partition starts its counter at
+  -- ten times the clock, not at 1, so ids never repeat one an earlier generation handed out: a
+  -- job of that generation still running could otherwise ack or release a new lease of the
+  -- same id. (Ids stay below 1e14, exact in Lua's numbers, until the year 2286.)
+  if redis.call('EXISTS', KEYS[6]) == 0 then redis.call('SET', KEYS[6], now * 10) end
   local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, max)
   local claimed = 0
   for h = 1, #hosts, 2 do

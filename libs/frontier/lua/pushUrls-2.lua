@@ -1,5 +1,5 @@
 --[[
-  pushUrls (v1): appends discovered URLs to their hosts' back queues (one partition).
+  pushUrls (v2): appends discovered URLs to their hosts' back queues (one partition).
 
   KEYS[1] ready   ZSET host -> due time (ms); hosts with queued URLs that no lease holds
   KEYS[2] stats   HASH partition counters (queued, done)
@@ -8,8 +8,14 @@
   ARGV[3] per-host budget: URLs ever queued for one host; 0 = unlimited
   ARGV[4] per-path cap on query variants: URLs ever queued with one path and different
           queries (a calendar, a faceted search); 0 = unlimited. Counted in <base>v:<host>.
-  ARGV[5..] quadruples: host, band (integer, higher is served first), entry, variant key ('' = none)
-  Returns { pushed, refusedOverBudget, refusedOverVariants }
+  ARGV[5] call id (unique per call): a call run twice — the client resends a command whose reply
+          was lost when the connection dropped (a Redis restart) — pushes once; the second run
+          returns the first one's verdicts (kept a minute in <base>push:<call id>)
+  ARGV[6..] quadruples: host, band (integer, higher is served first), entry, variant key ('' = none)
+  Returns { pushed, refusedOverBudget, refusedOverVariants, verdicts }
+    verdicts: one character per URL, in order: '.' queued, 'b' refused (the host's budget is
+    spent), 'v' refused (its path has had its share of query variants) — so the caller can
+    record each refused URL as skipped with its reason instead of calling it queued.
   The caller has already deduplicated through the seen-set; this script never checks membership.
 ]]
 --- @include "hostReady"
@@ -17,13 +23,23 @@ local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
 local maxVariants = tonumber(ARGV[4])
+local callKey = base .. 'push:' .. ARGV[5]
+local done = redis.call('GET', callKey)
+if done then
+  local _, pushedBefore = string.gsub(done, '%.', '')
+  local _, budgetBefore = string.gsub(done, 'b', '')
+  local _, variantsBefore = string.gsub(done, 'v', '')
+  return { pushedBefore, budgetBefore, variantsBefore, done }
+end
 local pushed, refused, refusedVariants = 0, 0, 0
-for i = 5, #ARGV, 4 do
+local verdicts = {}
+for i = 6, #ARGV, 4 do
   local host, band, entry, variant = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local hostKey = base .. 'h:' .. host
   local overVariants = false
   if maxVariants > 0 and variant ~= '' then
     local variantsKey = base .. 'v:' .. host
+    redis.call('PERSIST', variantsKey)
     if redis.call('HINCRBY', variantsKey, variant, 1) > maxVariants then
       redis.call('HINCRBY', variantsKey, variant, -1)
       overVariants = true
@@ -32,16 +48,22 @@ for i = 5, #ARGV, 4 do
   local total = overVariants and 0 or redis.call('HINCRBY', hostKey, 'total', 1)
   if overVariants then
     refusedVariants = refusedVariants + 1
+    verdicts[#verdicts + 1] = 'v'
   elseif budget > 0 and total > budget then
     redis.call('HINCRBY', hostKey, 'total', -1)
     if maxVariants > 0 and variant ~= '' then redis.call('HINCRBY', base .. 'v:' .. host, variant, -1) end
     refused = refused + 1
+    verdicts[#verdicts + 1] = 'b'
   else
     redis.call('RPUSH', base .. 'q:' .. host .. ':' .. band, entry)
     redis.call('HINCRBY', hostKey, 'n', 1)
+    -- A host with queued URLs never expires (releaseHost lets idle hosts expire).
+    redis.call('PERSIST', hostKey)
     pushed = pushed + 1
+    verdicts[#verdicts + 1] = '.'
     hostReady(base, KEYS[1], host, now)
   end
 end
 if pushed > 0 then redis.call('HINCRBY', KEYS[2], 'queued', pushed) end
-return { pushed, refused, refusedVariants }
+redis.call('SET', callKey, table.concat(verdicts), 'PX', 60000)
+return { pushed, refused, refusedVariants, table.concat(verdicts) }

@@ -1,5 +1,5 @@
 --[[
-  releaseHost (v1): a fetch from the host has ended (response read, or failed). Moves the host's
+  releaseHost (v2): a fetch from the host has ended (response read, or failed). Moves the host's
   due time forward to nextDue (never backward), frees it for the next URL, and optionally keeps
   the lease alive until leaseUntil (a retry waits in the queue that long).
 
@@ -9,6 +9,14 @@
   ARGV[8] streak, ARGV[9] back-off ms: the host's new health ('' = unchanged)
   ARGV[10] 1 = keep holding the host for this lease (its job waits for the due time, e.g. after
            fetching robots.txt); 0 = free it for the next URL
+  ARGV[11] idle TTL (ms, 0 = never): a host left idle — nothing queued, no lease holding it — has
+           its hash and its query-variant counts expire after this long, so the hosts of a broad
+           crawl do not stay in Redis forever. It must exceed any wait a lease of the host can
+           still be in (back-off, Retry-After, a retry's delay): those leave the host idle too.
+           pushUrls and lease expiry PERSIST the hash again when URLs are queued.
+  ARGV[12] alive-until (ms) when this attempt fetched the lease's URL and goes on to record it,
+           else '': while it keeps renewing that time (renewLease) and until the lease is
+           acknowledged, no other attempt of the lease passes the gate (acquireHost)
   Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
   a fetch did happen).
 ]]
@@ -25,11 +33,19 @@ if state[3] == token then redis.call('HDEL', hostKey, 'tok', 'tokUntil') end
 local due = math.max(tonumber(state[2] or '0'), nextDue)
 redis.call('HSET', hostKey, 'due', due)
 if ARGV[8] ~= '' then redis.call('HSET', hostKey, 'streak', ARGV[8], 'backoff', ARGV[9]) end
-if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', leaseUntil, id) end
+-- GT: a release never shortens a lease (the gate or a renewal may already keep it longer).
+if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', 'GT', leaseUntil, id) end
+if (ARGV[12] or '') ~= '' and redis.call('ZSCORE', KEYS[2], id) then redis.call('HSET', base .. 'fetched', id, token .. ' ' .. ARGV[12]) end
 if state[1] == id and keepClaim then return 1 end
+local held = 0
 if state[1] == id then
   redis.call('HDEL', hostKey, 'claim')
   hostReady(base, KEYS[1], host, now)
-  return 1
+  held = 1
 end
-return 0
+local idleTtl = tonumber(ARGV[11] or '0')
+if idleTtl > 0 and redis.call('HEXISTS', hostKey, 'claim') == 0 and tonumber(redis.call('HGET', hostKey, 'n') or '0') <= 0 then
+  redis.call('PEXPIRE', hostKey, idleTtl)
+  redis.call('PEXPIRE', base .. 'v:' .. host, idleTtl)
+end
+return held

@@ -14,6 +14,14 @@ export const UrlFlag = {
   RedirectTarget: 4,
   /** A sitemap (robots.txt `Sitemap:` or /sitemap.xml): parsed for URLs, not for links. */
   Sitemap: 8,
+  /**
+   * The URL may have been fetched and recorded already: it came back from a lease that was never
+   * acknowledged (a worker killed between its record and its ack, an ack lost with Redis), or it
+   * was restored from PostgreSQL by `trawl frontier rebuild`. Its job asks PostgreSQL first and
+   * does not fetch a URL recorded since it was queued. Set by the frontier's Lua (lease expiry
+   * uses the bit's value, 16, directly).
+   */
+  Verify: 16,
 } as const;
 
 /** Entry-only flag: the stored URL is a path on https://<host> (else http://<host>). */

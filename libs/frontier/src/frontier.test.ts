@@ -1,7 +1,9 @@
 import { ManualClock } from '@trawl/core';
 import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { decodeEntry, encodeEntry } from './entry.js';
+import { fileURLToPath } from 'node:url';
+import { deleteByPrefix, loadScript } from '@trawl/redis';
+import { decodeEntry, encodeEntry, UrlFlag } from './entry.js';
 import { Frontier, type FrontierOptions, type Lease, type PushItem } from './frontier.js';
 
 let clock: ManualClock;
@@ -123,7 +125,12 @@ describe('Frontier push and claim', () => {
 
   it('refuses URLs over the per-host budget', async () => {
     const f = makeFrontier({ maxUrlsPerHost: 2 });
-    expect(await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3'), item('b', '/1')])).toEqual({ pushed: 3, refused: 1, refusedVariants: 0 });
+    expect(await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3'), item('b', '/1')])).toEqual({
+      pushed: 3,
+      refused: 1,
+      refusedVariants: 0,
+      refusals: [{ index: 2, reason: 'host-budget' }],
+    });
     expect((await f.stats()).queued).toBe(3);
   });
 
@@ -134,7 +141,7 @@ describe('Frontier push and claim', () => {
       [v('/cal?d=1', 'a/cal'), v('/cal?d=2', 'a/cal'), v('/cal?d=3', 'a/cal'), v('/s?q=1', 'a/s'), v('/plain', null)],
       { maxQueryVariants: 2 },
     );
-    expect(result).toEqual({ pushed: 4, refused: 0, refusedVariants: 1 });
+    expect(result).toEqual({ pushed: 4, refused: 0, refusedVariants: 1, refusals: [{ index: 2, reason: 'query-variants' }] });
     expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 2 })).toMatchObject({ pushed: 0, refusedVariants: 1 });
     expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 0 })).toMatchObject({ pushed: 1 });
   });
@@ -316,5 +323,284 @@ describe('concurrency', () => {
     expect(new Set(fetched).size).toBe(150);
     expect(fetched.length).toBe(150);
     expect(await f.stats()).toMatchObject({ queued: 0, leased: 0, done: 150 });
+  });
+});
+
+/**
+ * The crash windows of the lease protocol, each reproduced against the real scripts: what a job
+ * that outlived its attempt (a killed worker, a lost acknowledgement, a late dispatcher) finds at
+ * the gate, and what comes back to the queue.
+ */
+describe('crash windows', () => {
+  const claimOne = async (f: Frontier): Promise<Lease> => (await f.claim(0, 1)).leases[0] as Lease;
+
+  it('a job redelivered after its lease was acknowledged is stale (killed between the ack and the job\'s completion)', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1')]);
+    const lease = await claimOne(f);
+    expect(await f.acquire(ticket(lease, 'first'))).toMatchObject({ kind: 'ok' });
+    await f.release(ticket(lease, 'first'), clock.now() + 100);
+    expect(await f.ack(0, [lease.id])).toBe(1);
+    // BullMQ's stalled check hands the still-active job to another worker: it must not fetch again.
+    clock.advance(1000);
+    expect(await f.acquire(ticket(lease, 'redelivered'))).toEqual({ kind: 'stale' });
+    expect(await f.stats()).toMatchObject({ queued: 0, leased: 0, done: 1 });
+  });
+
+  it('an adopted lease (a dead-letter re-run) acknowledged and redelivered is stale too, while a fresh re-run is adopted', async () => {
+    const f = makeFrontier();
+    const rerun = { partition: 0, host: 'b', leaseId: 'r-1b2c', token: 't1', band: 2, entry: { url: 'http://b/x', depth: 1, hops: 0, flags: 0 } };
+    expect(await f.acquire(rerun)).toMatchObject({ kind: 'ok' });
+    await f.release(rerun, clock.now());
+    expect(await f.ack(0, [rerun.leaseId])).toBe(1);
+    expect(await f.acquire({ ...rerun, token: 't2' })).toEqual({ kind: 'stale' });
+    expect(await f.acquire({ ...rerun, leaseId: 'r-9e8f', token: 't3' })).toMatchObject({ kind: 'ok' });
+  });
+
+  it('lease ids never repeat across a wiped frontier, so a job of the old generation cannot ack a new lease', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1')]);
+    const before = await claimOne(f);
+    await deleteByPrefix(t.redis, `${f.options.prefix}:`); // Redis lost the frontier
+    clock.advance(5);
+    await f.push([item('a', '/1')]);
+    const after = await claimOne(f);
+    expect(after.id).not.toBe(before.id);
+    // The old job's late ack does not touch the new lease.
+    expect(await f.ack(0, [before.id])).toBe(0);
+    expect((await f.stats()).leased).toBe(1);
+  });
+
+  it('nothing is claimed from a partition whose data was lost, even URLs pushed after the loss, until it is marked live again', async () => {
+    const f = makeFrontier({ requireLiveMark: true });
+    await f.push([item('a', '/1')]);
+    expect((await f.claim(0, 10)).leases).toEqual([]); // never marked
+    await f.markLive();
+    const [lease] = (await f.claim(0, 10)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await deleteByPrefix(t.redis, `${f.options.prefix}:`); // Redis lost everything
+    // A job in flight discovers b's URLs and pushes them into the empty frontier: b's due time
+    // (and a's) went with Redis, so none may be handed out before the rebuild.
+    await f.push([item('b', '/1'), item('a', '/2')]);
+    expect((await f.claim(0, 10)).leases).toEqual([]);
+    await f.markLive(); // the rebuild's last frontier step
+    expect((await f.claim(0, 10)).leases.map((l) => l.url).sort()).toEqual(['http://a/2', 'http://b/1']);
+  });
+
+  it('a job of a wiped frontier reaching the gate is stale, not adopted onto a host whose due time and token are gone', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1')]);
+    const lease = await claimOne(f);
+    await deleteByPrefix(t.redis, `${f.options.prefix}:`); // Redis lost everything, the job is in a worker
+    expect(await f.acquire(ticket(lease, 'in-memory'))).toEqual({ kind: 'stale' });
+    expect((await f.stats()).leased).toBe(0);
+    // A dead-letter re-run (an id the dispatcher never issued) is still adopted.
+    expect(await f.acquire({ ...ticket(lease, 'rerun'), leaseId: 'r-77' })).toMatchObject({ kind: 'ok' });
+  });
+
+  it('a URL whose lease expired comes back flagged Verify (it may have been recorded before its worker died)', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1')]);
+    const lease = await claimOne(f);
+    expect(lease.flags & UrlFlag.Verify).toBe(0);
+    clock.advance(10_001);
+    const again = await claimOne(f);
+    expect(again.url).toBe('http://a/1');
+    expect(again.flags & UrlFlag.Verify).toBe(UrlFlag.Verify);
+  });
+
+  it('a slow job keeps its lease by renewing it; without renewal the URL is handed out twice', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1'), item('b', '/1')]);
+    const [slow, renewed] = (await f.claim(0, 2)).leases as [Lease, Lease];
+    for (const l of [slow, renewed]) {
+      expect(await f.acquire(ticket(l, l.id))).toMatchObject({ kind: 'ok' });
+      await f.release(ticket(l, l.id), clock.now(), { leaseUntil: clock.now() + 10_000 });
+    }
+    // Post-fetch work (storing, PostgreSQL) takes 25 s; one job renews every third of the lease.
+    for (let s = 0; s < 25; s += 1) {
+      clock.advance(1000);
+      if (s % 3 === 2) expect(await f.extendLease(0, renewed.id, clock.now() + 10_000)).toBe(true);
+    }
+    const claim = await f.claim(0, 10);
+    expect(claim.expired).toBe(1);
+    expect(claim.leases.map((l) => l.url)).toEqual(['http://a/1']); // the unrenewed one goes out again
+    expect(await f.extendLease(0, slow.id, clock.now() + 10_000)).toBe(false); // and is not revived
+  });
+
+  it('extending a lease or releasing with a lease time never shortens it', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const lease = await claimOne(f);
+    await f.acquire(ticket(lease));
+    expect(await f.extendLease(0, lease.id, clock.now() + 60_000)).toBe(true);
+    expect(await f.extendLease(0, lease.id, clock.now() + 1000)).toBe(true);
+    await f.release(ticket(lease), clock.now(), { leaseUntil: clock.now() + 2000 });
+    clock.advance(30_000);
+    expect((await f.claim(0, 10)).expired).toBe(0);
+  });
+
+  it('a retry that waits longer than its lease: the URL comes back once, the retry job is stale', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1')]);
+    const lease = await claimOne(f);
+    await f.acquire(ticket(lease, 'try-1'));
+    await f.release(ticket(lease, 'try-1'), clock.now() + 100, { leaseUntil: clock.now() + 5000 + 10_000 });
+    clock.advance(60_000); // every worker was down: the retry comes back late
+    const claim = await f.claim(0, 10);
+    expect(claim.expired).toBe(1);
+    expect(claim.leases.map((l) => l.url)).toEqual(['http://a/1']);
+    expect(await f.acquire(ticket(lease, 'try-2'))).toEqual({ kind: 'stale' });
+  });
+
+  it('a dispatcher that died between claiming and adding the jobs: its leases can be given back at once', async () => {
+    const f = makeFrontier({ leaseMs: 60_000 });
+    await f.push([item('a', '/1'), item('b', '/1')]);
+    const orphans = (await f.claim(0, 10)).leases;
+    clock.advance(2000);
+    expect(await f.leasesExpiringBy(0, clock.now() + 60_000 - 1000)).toEqual(orphans.map((l) => l.id));
+    expect(await f.leasesExpiringBy(0, clock.now() + 60_000 - 3000)).toEqual([]);
+    expect(await f.requeue(0, [...orphans.map((l) => l.id), 'p0-0'])).toBe(2);
+    const again = (await f.claim(0, 10)).leases;
+    expect(again.map((l) => l.url).sort()).toEqual(['http://a/1', 'http://b/1']);
+    expect(again.every((l) => (l.flags & UrlFlag.Verify) !== 0)).toBe(true);
+    // The old dispatcher was only slow and adds a job after all: the gate drops it.
+    expect(await f.acquire(ticket(orphans[0] as Lease, 'late'))).toEqual({ kind: 'stale' });
+  });
+});
+
+describe('idle hosts', () => {
+  it('expire once nothing is queued and no lease holds them, and never while URLs wait', async () => {
+    const f = makeFrontier({ idleHostTtlMs: 300 });
+    await f.push([{ ...item('a', '/x?d=1'), variantKey: 'a/x' }, item('a', '/2'), item('b', '/1')], { maxQueryVariants: 10 });
+    const keys = f.keysOf(0);
+    const [la, lb] = (await f.claim(0, 10)).leases as [Lease, Lease];
+    for (const l of [la, lb]) {
+      await f.acquire(ticket(l));
+      await f.release(ticket(l), clock.now());
+      await f.ack(0, [l.id]);
+    }
+    // b is idle; a still has /2 queued.
+    expect(await t.redis.pttl(`${keys.base}h:b`)).toBeGreaterThan(0);
+    expect(await t.redis.pttl(`${keys.base}h:a`)).toBe(-1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await t.redis.exists(`${keys.base}h:b`)).toBe(0);
+    expect(await t.redis.exists(`${keys.base}h:a`)).toBe(1);
+
+    const [a2] = (await f.claim(0, 10)).leases as [Lease];
+    await f.acquire(ticket(a2));
+    await f.release(ticket(a2), clock.now());
+    expect(await t.redis.pttl(`${keys.base}h:a`)).toBeGreaterThan(0);
+    expect(await t.redis.pttl(`${keys.base}v:a`)).toBeGreaterThan(0);
+    // New URLs for an idle host make it permanent again.
+    await f.push([item('a', '/3')]);
+    expect(await t.redis.pttl(`${keys.base}h:a`)).toBe(-1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/3']);
+  });
+
+  it('a host whose hash expired starts afresh: due now, no back-off', async () => {
+    const f = makeFrontier({ idleHostTtlMs: 200 });
+    await f.push([item('c', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now() + 100, { health: { streak: 2, backoffMs: 50 } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await f.hostState('c')).toMatchObject({ due: 0, streak: 0, backoffMs: 0, queued: 0, total: 0 });
+  });
+});
+
+describe('restore (trawl frontier rebuild)', () => {
+  const restoreItem = (host: string, path: string, hashByte: number, queue = true) => ({
+    ...item(host, path),
+    hash: Buffer.alloc(16, hashByte),
+    queue,
+  });
+
+  it('queues each URL once per rebuild however often it runs, counts settled ones in the host budget, and flags Verify', async () => {
+    const f = makeFrontier({ maxUrlsPerHost: 3 });
+    const items = [restoreItem('a', '/1', 1), restoreItem('a', '/done', 2, false), restoreItem('b', '/1', 3)];
+    expect(await f.restore('g1', items.slice(0, 2))).toEqual({ queued: 1, counted: 1, skipped: 0 });
+    // Interrupted and run again from the start: nothing is queued twice.
+    expect(await f.restore('g1', items)).toEqual({ queued: 1, counted: 0, skipped: 2 });
+    expect((await f.stats()).queued).toBe(2);
+    expect(await f.hostState('a')).toMatchObject({ queued: 1, total: 2 });
+    // The budget counts the restored URLs: a has room for one more.
+    expect(await f.push([item('a', '/new1'), item('a', '/new2')])).toMatchObject({ pushed: 1, refused: 1 });
+    const claimed = (await f.claim(0, 10)).leases;
+    expect(claimed.map((l) => l.url).sort()).toEqual(['http://a/1', 'http://b/1']);
+    expect(claimed.every((l) => (l.flags & UrlFlag.Verify) !== 0)).toBe(true);
+    // Another rebuild generation starts over.
+    expect(await f.restore('g2', [restoreItem('c', '/1', 1)])).toMatchObject({ queued: 1 });
+  });
+});
+
+describe('an attempt whose job was handed over while it still works', () => {
+  it('keeps the URL from being fetched again while it is alive, until the lease is acknowledged (BullMQ lock lapsed during a Redis restart)', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1'), item('a', '/2')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(lease, 'first'))).toMatchObject({ kind: 'ok' });
+    // The page is fetched; the host is free for its next URL; the attempt stores and records.
+    await f.release(ticket(lease, 'first'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 3000 });
+    clock.advance(200);
+    // Its job's lock lapsed: BullMQ hands it to another worker, which must not fetch it again.
+    expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'busy', at: clock.now() - 200 + 3000 + 500 });
+    // Meanwhile the host serves its next URL as usual.
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
+    // The first attempt is alive and renews: still busy after its first alive time.
+    clock.advance(2000);
+    expect(await f.extendLease(0, lease.id, clock.now() + 10_000, { token: 'first', aliveUntil: clock.now() + 3000 })).toBe(true);
+    clock.advance(2000);
+    expect(await f.acquire(ticket(lease, 'second'))).toMatchObject({ kind: 'busy' });
+    // It records and acks: the handed-over job is stale when it comes back.
+    await f.ack(0, [lease.id]);
+    expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
+  });
+
+  it('if the fetching attempt dies, its mark lapses with its renewals: the job fetches again (it died between fetch and record)', async () => {
+    const f = makeFrontier({ leaseMs: 60_000 });
+    await f.push([item('b', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease, 'first'));
+    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 60_000, fetchedAliveUntil: clock.now() + 3000 });
+    clock.advance(1000);
+    expect(await f.acquire(ticket(lease, 'second'))).toMatchObject({ kind: 'busy' });
+    clock.advance(2500); // no renewal came: the first attempt is dead
+    expect(await f.acquire(ticket(lease, 'second'))).toMatchObject({ kind: 'ok' });
+    // A heartbeat from another token cannot revive the dead one's mark.
+    expect(await f.extendLease(0, lease.id, clock.now() + 60_000, { token: 'someone', aliveUntil: clock.now() + 9000 })).toBe(true);
+    expect(await t.redis.hget(f.keysOf(0).fetched, lease.id)).toMatch(/^first /);
+  });
+
+  it('a lease that expires takes its mark with it', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('c', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease, 'first'));
+    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 60_000 });
+    clock.advance(10_001);
+    const again = (await f.claim(0, 10)).leases;
+    expect(again.map((l) => [l.url, (l.flags & UrlFlag.Verify) !== 0])).toEqual([['http://c/1', true]]);
+    expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
+    expect(await t.redis.hexists(f.keysOf(0).fetched, lease.id)).toBe(0);
+    expect(await f.acquire(ticket(again[0] as Lease, 'third'))).toMatchObject({ kind: 'ok' });
+  });
+});
+
+describe('a push the client sends twice', () => {
+  it('(its reply lost when the connection dropped, ioredis resends it on reconnect) queues each URL once', async () => {
+    const f = makeFrontier({ maxUrlsPerHost: 2 });
+    const keys = f.keysOf(0);
+    // The script exactly as the frontier runs it, called twice with the same arguments.
+    const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-2');
+    const args = [keys.base, clock.now(), 2, 0, 'call-1', 'a', 2, '0 0 0 /1', '', 'a', 2, '0 0 0 /2', '', 'a', 2, '0 0 0 /3', ''];
+    const script = lua;
+    const first = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
+    const again = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
+    expect(first).toEqual([2, 1, 0, '..b']);
+    expect(again).toEqual(first);
+    expect(await f.stats()).toMatchObject({ queued: 2 });
+    expect(await f.hostState('a')).toMatchObject({ queued: 2, total: 2 });
   });
 });

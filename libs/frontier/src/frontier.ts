@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
-import { decodeEntry, encodeEntry, type FrontierUrl } from './entry.js';
+import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
 import { HashRing } from './ring.js';
 
@@ -9,11 +10,14 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
-  'ackLeases-3',
+  'ackLeases-5',
   'resumeHosts-2',
+  'requeueLeases-5',
+  'restoreUrls-3',
+  'renewLease-2',
 ]);
-const SCRIPT_VERSION = 'frontier1';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'resumeHosts';
+const SCRIPT_VERSION = 'frontier3';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'resumeHosts' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
@@ -35,6 +39,17 @@ export interface FrontierOptions {
   busyRetryMs: number;
   /** URLs ever queued per host; 0 for no limit. */
   maxUrlsPerHost: number;
+  /**
+   * A host left idle (nothing queued, no lease holding it) has its Redis state expire after this
+   * long (0: never). Longer than any wait a lease of the host may still be in.
+   */
+  idleHostTtlMs?: number;
+  /**
+   * Claim only from partitions marked live (`markLive`): a partition whose Redis data was lost
+   * loses the mark with it, and nothing is claimed from it until a rebuild sets it again. The
+   * runtime sets this; a frontier built by hand (tests) claims regardless.
+   */
+  requireLiveMark?: boolean;
   clock: Clock;
 }
 
@@ -53,12 +68,26 @@ export interface PushLimits {
   maxQueryVariants?: number;
 }
 
+export type RefusalReason = 'host-budget' | 'query-variants';
+
 export interface PushResult {
   pushed: number;
   /** Refused: the host's budget is spent. */
   refused: number;
   /** Refused: the path has had its share of query variants. */
   refusedVariants: number;
+  /** Each refused item, by its position in the pushed array, and why. */
+  refusals: { index: number; reason: RefusalReason }[];
+}
+
+/** One URL `trawl frontier rebuild` restores from PostgreSQL (see `Frontier.restore`). */
+export interface RestoreItem extends FrontierUrl {
+  host: string;
+  /** The URL's fingerprint (its `urls.url_hash`): restores go in ascending fingerprint order. */
+  hash: Buffer;
+  priority: number;
+  /** true: queue it; false: only count it in its host's budget (it was queued once, and is settled). */
+  queue: boolean;
 }
 
 export interface Lease extends FrontierUrl {
@@ -166,34 +195,42 @@ export class Frontier {
   async push(items: readonly PushItem[], limits: PushLimits = {}): Promise<PushResult> {
     const maxUrlsPerHost = limits.maxUrlsPerHost ?? this.options.maxUrlsPerHost;
     const maxQueryVariants = limits.maxQueryVariants ?? 0;
-    const byPartition = new Map<number, PushItem[]>();
-    for (const item of items) {
+    const byPartition = new Map<number, { item: PushItem; index: number }[]>();
+    items.forEach((item, index) => {
       const partition = this.partitionOf(item.host);
       let list = byPartition.get(partition);
       if (!list) byPartition.set(partition, (list = []));
-      list.push(item);
-    }
+      list.push({ item, index });
+    });
     const now = this.options.clock.now();
-    const calls: Promise<unknown>[] = [];
+    const calls: Promise<void>[] = [];
+    const result: PushResult = { pushed: 0, refused: 0, refusedVariants: 0, refusals: [] };
     for (const [partition, list] of byPartition) {
       const keys = this.keysOf(partition);
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
-        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants];
-        for (const item of list.slice(i, i + PUSH_CHUNK)) {
+        const chunk = list.slice(i, i + PUSH_CHUNK);
+        // A call id per call: pushUrls runs once even if the client resends it after a reconnect.
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants, randomUUID()];
+        for (const { item } of chunk) {
           args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), item.variantKey ?? '');
         }
-        calls.push(this.scripts.pushUrls([keys.ready, keys.stats], args));
+        calls.push(
+          this.scripts.pushUrls([keys.ready, keys.stats], args).then((reply) => {
+            const [pushed, refused, refusedVariants, verdicts] = reply as [number, number, number, string];
+            result.pushed += Number(pushed);
+            result.refused += Number(refused);
+            result.refusedVariants += Number(refusedVariants);
+            for (let j = 0; j < chunk.length; j += 1) {
+              const verdict = verdicts[j];
+              if (verdict === 'b' || verdict === 'v') result.refusals.push({ index: (chunk[j] as { index: number }).index, reason: verdict === 'b' ? 'host-budget' : 'query-variants' });
+            }
+          }),
+        );
       }
     }
-    const results = (await Promise.all(calls)) as [number, number, number][];
-    return results.reduce(
-      (sum, [pushed, refused, refusedVariants]) => ({
-        pushed: sum.pushed + pushed,
-        refused: sum.refused + refused,
-        refusedVariants: sum.refusedVariants + refusedVariants,
-      }),
-      { pushed: 0, refused: 0, refusedVariants: 0 },
-    );
+    await Promise.all(calls);
+    result.refusals.sort((a, b) => a.index - b.index);
+    return result;
   }
 
   /**
@@ -213,6 +250,7 @@ export class Frontier {
         `p${partition}`,
         options.expireLimit ?? 200,
         Math.max(0, Math.floor(options.leadMs ?? 0)),
+        this.options.requireLiveMark ? 1 : 0,
       ],
     )) as (string | number)[];
     const leases: Lease[] = [];
@@ -224,6 +262,11 @@ export class Frontier {
     const nextDue = Number(raw[0]);
     if (nextDue === -2) return { leases, nextDueAt: null, expired: Number(raw[1]), paused: true };
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
+  }
+
+  /** Marks every partition live (the crawl's data is intact): see `requireLiveMark`. */
+  async markLive(): Promise<void> {
+    await Promise.all(this.keys.map((keys) => this.redis.set(keys.live, '1')));
   }
 
   /** The host gate: may this attempt fetch from the host now? */
@@ -264,12 +307,15 @@ export class Frontier {
    * A fetch from the host has ended: the host may be fetched again from `nextDueAt`. Options:
    * `leaseUntil` keeps the lease alive that long (a retry waits in the queue); `health` records
    * the host's new failure streak and back-off; `keepHost` keeps the host held for this lease
-   * (its job runs again at the due time, e.g. after fetching robots.txt).
+   * (its job runs again at the due time, e.g. after fetching robots.txt); `fetchedAliveUntil`
+   * says this attempt fetched the lease's URL and goes on to record it: no other attempt of the
+   * lease passes the gate while it is alive (until then, and as long as its renewals move it on:
+   * `extendLease` with `heartbeat`) and until it is acknowledged.
    */
   async release(
     ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>,
     nextDueAt: number,
-    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean } = {},
+    options: { leaseUntil?: number; health?: HostHealthState; keepHost?: boolean; fetchedAliveUntil?: number } = {},
   ): Promise<boolean> {
     const keys = this.keysOf(ticket.partition);
     const held = await this.scripts.releaseHost(
@@ -285,25 +331,99 @@ export class Frontier {
         options.health ? options.health.streak : '',
         options.health ? Math.round(options.health.backoffMs) : '',
         options.keepHost ? 1 : 0,
+        Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0)),
+        options.fetchedAliveUntil === undefined ? '' : Math.ceil(options.fetchedAliveUntil),
       ],
     );
     return Number(held) === 1;
   }
 
   /**
-   * Keeps a live lease out until `until` (a retry waiting in the queue, or slow work after the
-   * fetch). A lease that already expired is not revived: its URL is back in the frontier.
+   * Keeps a live lease out until at least `until` (a retry waiting in the queue, or slow work
+   * after the fetch); never shortens it. A lease that already expired is not revived: its URL is
+   * back in the frontier. `heartbeat`: the attempt that fetched the URL (see `release`) is alive
+   * until `aliveUntil`. Returns whether the lease is live.
    */
-  async extendLease(partition: number, leaseId: string, until: number): Promise<boolean> {
+  async extendLease(partition: number, leaseId: string, until: number, heartbeat?: { token: string; aliveUntil: number }): Promise<boolean> {
     const keys = this.keysOf(partition);
-    return (await this.redis.zadd(keys.leases, 'XX', 'CH', Math.ceil(until), leaseId)) === 1;
+    const live = await this.scripts.renewLease([keys.leases, keys.fetched], [leaseId, Math.ceil(until), heartbeat?.token ?? '', Math.ceil(heartbeat?.aliveUntil ?? 0)]);
+    return Number(live) === 1;
+  }
+
+  /**
+   * The attempt that fetched this lease's URL (`release(..., { fetched: true })`) will not record
+   * it after all (it failed and the job is retried, or the process stops on a fatal fault): let
+   * the lease's next attempt through the gate at once instead of after the lease.
+   */
+  async clearFetched(partition: number, leaseId: string): Promise<void> {
+    await this.redis.hdel(this.keysOf(partition).fetched, leaseId);
   }
 
   /** The URLs of these leases are finished. Returns how many leases were still live. */
   async ack(partition: number, leaseIds: readonly string[]): Promise<number> {
     if (leaseIds.length === 0) return 0;
     const keys = this.keysOf(partition);
-    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats], [...leaseIds]));
+    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched], [this.options.clock.now(), ...leaseIds]));
+  }
+
+  /**
+   * Live leases of a partition that expire no later than `maxExpiry` (i.e. were claimed or last
+   * extended at least `leaseMs − (maxExpiry − now)` ago), oldest first.
+   */
+  async leasesExpiringBy(partition: number, maxExpiry: number, limit = 1000): Promise<string[]> {
+    const keys = this.keysOf(partition);
+    return this.redis.zrangebyscore(keys.leases, '-inf', Math.floor(maxExpiry), 'LIMIT', 0, limit);
+  }
+
+  /**
+   * Returns live leases' URLs to the front of their queues now (flagged Verify), leaving
+   * tombstones: for leases whose fetch job does not exist (a dispatcher died between claiming
+   * and adding the jobs). Returns how many were requeued.
+   */
+  async requeue(partition: number, leaseIds: readonly string[]): Promise<number> {
+    if (leaseIds.length === 0) return 0;
+    const keys = this.keysOf(partition);
+    return Number(
+      await this.scripts.requeueLeases([keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats], [keys.base, this.options.clock.now(), ...leaseIds]),
+    );
+  }
+
+  /**
+   * `trawl frontier rebuild`: puts URLs back from PostgreSQL after Redis lost them. Items must
+   * come in ascending fingerprint order across calls of one rebuild (`generation`); each
+   * partition remembers the last fingerprint it restored, so running a rebuild again, or two at
+   * once, never queues a URL twice. Queued URLs carry the Verify flag: one recorded while the
+   * rebuild ran is not fetched again. No restored host is due before `notBefore`.
+   */
+  async restore(generation: string, items: readonly RestoreItem[], notBefore = 0): Promise<{ queued: number; counted: number; skipped: number }> {
+    if (!/^\S+$/.test(generation)) throw new Error(`invalid rebuild generation: ${JSON.stringify(generation)}`);
+    const byPartition = new Map<number, RestoreItem[]>();
+    for (const item of items) {
+      const partition = this.partitionOf(item.host);
+      let list = byPartition.get(partition);
+      if (!list) byPartition.set(partition, (list = []));
+      list.push(item);
+    }
+    const now = this.options.clock.now();
+    const total = { queued: 0, counted: 0, skipped: 0 };
+    // Chunks of one partition run one after another: the partition's mark moves in order.
+    await Promise.all(
+      [...byPartition].map(async ([partition, list]) => {
+        const keys = this.keysOf(partition);
+        for (let i = 0; i < list.length; i += PUSH_CHUNK) {
+          const args: (string | number)[] = [keys.base, now, generation, Math.ceil(notBefore)];
+          for (const item of list.slice(i, i + PUSH_CHUNK)) {
+            const entry = encodeEntry({ ...item, flags: item.flags | UrlFlag.Verify }, item.host);
+            args.push(item.hash.toString('hex'), item.queue ? 'q' : 'c', item.host, this.bandOf(item.priority), entry);
+          }
+          const [queued, counted, skipped] = (await this.scripts.restoreUrls([keys.ready, keys.stats, keys.restored], args)) as [number, number, number];
+          total.queued += Number(queued);
+          total.counted += Number(counted);
+          total.skipped += Number(skipped);
+        }
+      }),
+    );
+    return total;
   }
 
   async stats(): Promise<FrontierStats> {

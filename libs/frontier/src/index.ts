@@ -9,6 +9,8 @@ export {
   type HostHealthState,
   type PushLimits,
   type PushResult,
+  type RefusalReason,
+  type RestoreItem,
   type Lease,
   type PartitionStats,
   type PushItem,

@@ -4,6 +4,8 @@
  * inside the scripts from `base`:
  *   <base>h:<host>          HASH  due, claim, tok, tokUntil, n (queued), total (ever queued)
  *   <base>q:<host>:<band>   LIST  back queue entries of one priority band
+ *   <base>v:<host>          HASH  URLs ever queued per query-variant key (TRAWL_MAX_QUERY_VARIANTS)
+ * A host's `h:` and `v:` keys expire once it is idle (`idleHostTtlMs`).
  */
 export interface FrontierKeys {
   base: string;
@@ -15,6 +17,12 @@ export interface FrontierKeys {
   seq: string;
   /** SET of hosts an operator paused; the member `*` pauses the whole partition. */
   paused: string;
+  /** `trawl frontier rebuild`'s mark: the last fingerprint restored into this partition. */
+  restored: string;
+  /** HASH lease id -> the attempt (token) that fetched its URL and is recording it. */
+  fetched: string;
+  /** STRING: the partition's data is intact (set at start and by a rebuild; gone with a wipe). */
+  live: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -28,6 +36,9 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     stats: `${base}stats`,
     seq: `${base}seq`,
     paused: `${base}paused`,
+    restored: `${base}restored`,
+    fetched: `${base}fetched`,
+    live: `${base}live`,
   };
 }
 

@@ -50,6 +50,11 @@ export interface FetchJobContext {
   attempt: number;
   maxAttempts: number;
   signal: AbortSignal | undefined;
+  /**
+   * BullMQ handed this job over after its worker stopped renewing the lock (killed, hung): an
+   * earlier run may have fetched and recorded it already.
+   */
+  redelivered?: boolean;
 }
 
 export const fetchQueueName = (partition: number): string => `fetch-p${partition}`;

@@ -88,6 +88,13 @@ export class FetchQueues {
     );
   }
 
+  /** Whether each of these jobs exists in the partition's queue (in any state). */
+  async jobsExist(partition: number, ids: readonly string[]): Promise<boolean[]> {
+    const queue = this.queue(partition);
+    const jobs = await Promise.all(ids.map((id) => queue.getJob(id)));
+    return jobs.map((job) => job !== undefined && job !== null);
+  }
+
   /** Jobs waiting to be picked up (not active, not delayed): the dispatcher's backpressure signal. */
   async waiting(partition: number): Promise<number> {
     return this.queue(partition).getWaitingCount();
@@ -192,6 +199,7 @@ export class FetchWorker {
           attempt: job.attemptsMade + 1,
           maxAttempts: job.opts.attempts ?? 1,
           signal,
+          redelivered: (job.stalledCounter ?? 0) > 0,
         });
         switch (result.outcome) {
           case 'done':

@@ -18,7 +18,9 @@ export interface RedisConnectOptions {
   name?: string;
   /**
    * Blocking consumers (BullMQ workers) need `maxRetriesPerRequest: null`; everything else keeps
-   * ioredis' bounded retries so a dead server surfaces as an error instead of a hang.
+   * bounded retries so a dead server surfaces as an error instead of a hang — bounded in time, so
+   * a Redis restart (a few seconds) is ridden out: commands wait for the reconnection (every
+   * 100 ms, backing off to 1 s) for about 15 s before they fail.
    */
   blocking?: boolean;
   /** Coalesce commands issued in the same tick into one pipeline (default true). */
@@ -81,12 +83,16 @@ export function parseClusterUrls(value: string): ClusterSeeds {
  * nodes. `lazyConnect` is off: the first command waits for the connection.
  */
 export function createRedis(url: string, options: RedisConnectOptions = {}): RedisClient {
-  const maxRetriesPerRequest = options.blocking ? null : 3;
+  // Bounded in time, not in tries: commands wait for a reconnection (every 100 ms, backing off to
+  // 1 s) for about 15 s, so a Redis restart is ridden out, and then fail.
+  const maxRetriesPerRequest = options.blocking ? null : 20;
+  const retryStrategy = (times: number) => Math.min(times * 100, 1000);
   if (options.cluster) {
     const seeds = parseClusterUrls(url);
     const clusterOptions: ClusterOptions = {
       enableAutoPipelining: options.autoPipelining ?? true,
       enableReadyCheck: true,
+      clusterRetryStrategy: retryStrategy,
       redisOptions: {
         connectionName: options.name,
         maxRetriesPerRequest,
@@ -101,6 +107,7 @@ export function createRedis(url: string, options: RedisConnectOptions = {}): Red
     connectionName: options.name,
     enableAutoPipelining: options.autoPipelining ?? true,
     maxRetriesPerRequest,
+    retryStrategy,
     enableReadyCheck: true,
   };
   return new StandaloneRedis(url, redisOptions);

@@ -17,6 +17,12 @@ export interface NamespaceSettings {
   seenBackend: SeenBackend;
   /** True when this process recorded them (a new namespace). */
   created: boolean;
+  /**
+   * True when nothing was recorded but PostgreSQL holds the crawl's URLs: Redis lost its data.
+   * Nothing was recorded then either; `trawl frontier rebuild` records the settings when it has
+   * restored the frontier (see `wipedMessage`).
+   */
+  wiped: boolean;
   /** Writes them again (after `trawl crawl --fresh` wiped the namespace). */
   record(): Promise<void>;
 }
@@ -24,6 +30,20 @@ export interface NamespaceSettings {
 const FIELDS = { partitions: 'partitions', bands: 'bands', seen: 'seen' } as const;
 
 export const settingsKey = (namespace: string): string => `${namespace}:settings`;
+
+/**
+ * Whether the namespace's settings are recorded: its `partitions` field, which only this module
+ * writes (the seen-set's factory writes the `seen` field on its own, so the key alone says
+ * nothing after a wipe). Absent while PostgreSQL knows URLs: Redis lost the crawl.
+ */
+export async function settingsRecorded(redis: Redis, namespace: string): Promise<boolean> {
+  return (await redis.hexists(settingsKey(namespace), FIELDS.partitions)) === 1;
+}
+
+/** What to tell an operator when Redis lost a crawl's data: exactly what to run. */
+export const wipedMessage = (namespace: string): string =>
+  `Redis has lost the data of the crawl in namespace "${namespace}" (its recorded settings in ${settingsKey(namespace)} are gone) while PostgreSQL still holds its URLs. ` +
+  `Run \`trawl frontier rebuild --namespace ${namespace}\` (with this crawl's REDIS_URL and DATABASE_URL) to restore the frontier and the seen-set from PostgreSQL; nothing is dispatched until it has finished.`;
 
 /**
  * Reads the namespace's recorded settings, recording this process's on first use, and checks
@@ -34,6 +54,8 @@ export async function checkNamespaceSettings(
   redis: Redis,
   config: Readonly<Config>,
   resolveSeen: (choice: Config['seen']['backend']) => Promise<SeenBackend>,
+  /** Whether PostgreSQL holds URLs of this crawl (a namespace with none is simply new). */
+  hasUrls: () => Promise<boolean> = async () => false,
 ): Promise<NamespaceSettings> {
   const key = settingsKey(config.namespace);
   const recorded = await redis.hgetall(key);
@@ -45,9 +67,14 @@ export async function checkNamespaceSettings(
     await pipeline.exec();
   };
   let created = false;
-  if (Object.keys(recorded).length === 0) {
-    await record();
-    created = true;
+  let wiped = false;
+  if (recorded[FIELDS.partitions] === undefined) {
+    // Settings gone but URLs known: Redis lost the crawl, which only a rebuild brings back.
+    if (await hasUrls()) wiped = true;
+    else {
+      await record();
+      created = true;
+    }
   }
   // Read back: when two processes create a namespace at once, the first write of each field wins.
   const current = await redis.hgetall(key);
@@ -67,6 +94,7 @@ export async function checkNamespaceSettings(
     bands: config.dispatch.bands,
     seenBackend: (current[FIELDS.seen] as SeenBackend | undefined) ?? seenBackend,
     created,
+    wiped,
     record,
   };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError } from '@trawl/config';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/crawl';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
@@ -11,7 +11,7 @@ import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { type ContentStore, createContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
-import { checkNamespaceSettings, type NamespaceSettings } from './namespace-settings.js';
+import { checkNamespaceSettings, type NamespaceSettings, settingsRecorded, wipedMessage } from './namespace-settings.js';
 
 export interface RuntimeOptions {
   config: Readonly<Config>;
@@ -61,22 +61,45 @@ export class Runtime {
     const name = `trawl:${config.namespace}:${options.role}:${process.pid}`;
     const redis = createRedis(options.redisUrl, { name, cluster: config.redisCluster });
     redis.on('error', (error) => logger.error({ err: error }, 'redis connection error'));
-    const db = new Database({ url: options.databaseUrl, schema: config.namespace, applicationName: name });
+    let lastRetryLog = 0;
+    const db = new Database({
+      url: options.databaseUrl,
+      schema: config.namespace,
+      applicationName: name,
+      retryMs: config.db.retryMs,
+      onRetry: (error, waitedMs) => {
+        // One line every few seconds while PostgreSQL is away, not one per waiting statement.
+        if (Date.now() - lastRetryLog < 5000) return;
+        lastRetryLog = Date.now();
+        logger.warn({ err: error, waitedMs }, 'PostgreSQL unavailable: statements wait and retry (TRAWL_DB_RETRY_MS)');
+      },
+    });
     try {
       const clock = options.clock ?? (await redisClock(redis, logger));
       await db.migrate();
       const bloomOptions = { prefix: config.namespace, capacity: config.seen.capacity, errorRate: config.seen.errorRate, shards: config.seen.shards };
-      const settings = await checkNamespaceSettings(redis, config, async (backend) => ((await createBloomFilter(redis, bloomOptions, backend)).backend === 'redisbloom' ? 'redisbloom' : 'lua'));
+      const settings = await checkNamespaceSettings(
+        redis,
+        config,
+        async (backend) => ((await createBloomFilter(redis, bloomOptions, backend)).backend === 'redisbloom' ? 'redisbloom' : 'lua'),
+        () => db.hasUrls(),
+      );
+      // Said once here for every process but the rebuild itself (schedulers and `trawl crawl` say it again as they wait).
+      if (settings.wiped && options.role !== 'rebuild') logger.error({ namespace: config.namespace }, wipedMessage(config.namespace));
       const frontier = new Frontier(redis, {
         prefix: config.namespace,
         partitions: config.partitions,
         bands: config.dispatch.bands,
         leaseMs: config.worker.leaseMs,
-        fetchHoldMs: config.fetch.deadlineMs + 5000,
+        fetchHoldMs: config.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
         busyRetryMs: 250,
         maxUrlsPerHost: config.policy.maxUrlsPerHost,
+        idleHostTtlMs: config.dispatch.idleHostTtlMs,
+        requireLiveMark: true,
         clock,
       });
+      // An intact crawl's partitions are live (a crawl created before the mark existed gets it now).
+      if (!settings.wiped) await frontier.markLive();
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
       const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
@@ -126,12 +149,29 @@ export class Runtime {
     });
   }
 
+  /**
+   * Whether the crawl's Redis data is there: its settings are recorded (or the namespace is new and
+   * gets its settings now). Not intact: Redis lost the crawl while PostgreSQL holds its URLs, and
+   * nothing may be dispatched until `trawl frontier rebuild` restores it — the message says so.
+   * One HEXISTS per call (a PostgreSQL query only while the key is missing).
+   */
+  async intact(): Promise<{ ok: true } | { ok: false; message: string }> {
+    if (await settingsRecorded(this.redis, this.config.namespace)) return { ok: true };
+    if (!(await this.db.hasUrls())) {
+      await this.settings.record();
+      await this.frontier.markLive();
+      return { ok: true };
+    }
+    return { ok: false, message: wipedMessage(this.config.namespace) };
+  }
+
   /** Removes everything the namespace holds (Redis keys and the PostgreSQL schema), then recreates the schema. */
   async wipe(): Promise<void> {
     await deleteByPrefix(this.redis, `${this.config.namespace}:`);
     await this.db.dropSchema();
     await this.db.migrate();
     await this.settings.record();
+    await this.frontier.markLive();
   }
 
   async close(): Promise<void> {

@@ -113,3 +113,6 @@ export function hostileCrawlEnv(
     TRAWL_LOG_LEVEL: 'warn',
   };
 }
+
+export { chaosEnv, CHAOS_HEADERS, type ChaosFault, type ChaosOptions, type ChaosResult, chaosRow, type DoubleFetch, runChaos } from './chaos.js';
+export { freePort, PrivatePostgres, PrivateRedis, SmallDisk } from './servers.js';

@@ -1,0 +1,279 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Database } from '@trawl/db';
+import { analyzeLog, type RequestLogEntry, requestKey, TestWeb } from '@trawl/testweb';
+import { type Proc, REPO, trawl, uniqueNamespace } from './index.js';
+import { type PrivatePostgres, type PrivateRedis, SmallDisk } from './servers.js';
+
+/**
+ * Fault injection against a whole crawl, as operators run it: `trawl crawl` and a few
+ * `trawl worker` processes share one crawl of the synthetic web, on a private Redis and a private
+ * PostgreSQL, while a fault strikes — workers SIGKILLed, Redis restarted or wiped, PostgreSQL
+ * restarted, the content disk full. The verdict comes from both sides: the synthetic web's request
+ * log (what was fetched, how often, politely?) and PostgreSQL (what was recorded as done).
+ *
+ * Every process sends its own User-Agent (`trawl-chaos/<process>`), so each request in the log
+ * says which process made it: a page fetched twice is explained only when its earlier fetch came
+ * from a process that then died (SIGKILL, a fatal fault) before it could record the page.
+ */
+export type ChaosFault = 'none' | 'kill-workers' | 'restart-redis' | 'restart-postgres' | 'wipe-redis' | 'disk-full';
+
+export interface ChaosOptions {
+  fault: ChaosFault;
+  redis: PrivateRedis;
+  postgres: PrivatePostgres;
+  hosts: number;
+  pages: number;
+  /** TRAWL_MIN_DELAY_MS: the politeness delay that makes the crawl take a while. */
+  delayMs: number;
+  /** `trawl worker` processes beside `trawl crawl`. */
+  workers: number;
+  /** The fault strikes once this fraction of the pages has been fetched. */
+  at?: number;
+  /** kill-workers: SIGKILL a random worker this often (then start a new one). */
+  killEveryMs?: number;
+  /** Give up after this long. */
+  timeoutMs: number;
+  /** disk-full: the content disk's size before and after the fix. */
+  diskBytes?: { small: number; fixed: number };
+  seed?: number;
+  log?: (line: string) => void;
+}
+
+export interface DoubleFetch {
+  url: string;
+  fetches: { at: number; by: string }[];
+  /** Why the page was fetched again, when a process died between its fetch and its record; else null. */
+  explained: string | null;
+}
+
+export interface ChaosResult {
+  fault: ChaosFault;
+  expected: number;
+  /** Distinct expected pages the web served (2xx) at least once. */
+  fetched: number;
+  /** Pages fetched more than once, each with its fetches and the explanation. */
+  fetchedTwice: DoubleFetch[];
+  /** Expected pages never fetched, or not recorded `done` in PostgreSQL. */
+  lost: string[];
+  notRecorded: string[];
+  politenessViolations: number;
+  /** A few of them, for the failure message. */
+  politenessSample: string[];
+  /** robots.txt requests (one per host, and again for every host after Redis lost its cache). */
+  robotsFetches: number;
+  wallMs: number;
+  /** What happened when, relative to the start (kills, restarts, the rebuild, the fatal exit). */
+  events: string[];
+  /** Processes that died by our hand, with when (ms since the start). */
+  deaths: { by: string; at: number; how: string }[];
+}
+
+const DEFAULT_DISK = { small: 96 * 1024, fixed: 64 * 1024 * 1024 };
+
+/** Settings that let a crawl recover from a fault in seconds (see docs/operations.md). */
+export function chaosEnv(namespace: string, options: Pick<ChaosOptions, 'redis' | 'postgres' | 'delayMs'>, contentDir: string): Record<string, string> {
+  return {
+    REDIS_URL: options.redis.url,
+    DATABASE_URL: options.postgres.url,
+    TRAWL_NAMESPACE: namespace,
+    TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
+    TRAWL_SCOPE: 'any',
+    TRAWL_MIN_DELAY_MS: String(options.delayMs),
+    TRAWL_ADAPTIVE_DELAY_FACTOR: '0',
+    TRAWL_CONCURRENCY: '16',
+    TRAWL_CONTENT_DIR: contentDir,
+    // A dead worker's jobs come back within seconds: short job locks, fetch deadlines and leases.
+    TRAWL_STALLED_MS: '2000',
+    TRAWL_FETCH_DEADLINE_MS: '2000',
+    TRAWL_FIRST_BYTE_TIMEOUT_MS: '2000',
+    TRAWL_IDLE_TIMEOUT_MS: '2000',
+    TRAWL_LEASE_MS: '8000',
+    TRAWL_SCHEDULER_LEASE_MS: '1500',
+    TRAWL_RETRY_BASE_MS: '300',
+    TRAWL_DRAIN_TIMEOUT_MS: '5000',
+    TRAWL_LOG_LEVEL: 'warn',
+  };
+}
+
+/** Runs one crawl under one fault and judges it. */
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const log = options.log ?? (() => undefined);
+  const web = await TestWeb.start({ hosts: options.hosts, pagesPerHost: options.pages, linksPerPage: 3, crossHostLinks: 1, latencyMs: { min: 1, max: 10 }, seed: options.seed ?? 5 });
+  const namespace = uniqueNamespace(`chaos_${options.fault.replace(/-/g, '_')}`);
+  const contentDir = join(REPO, '.trawl', 'test-content', namespace);
+  mkdirSync(contentDir, { recursive: true });
+  const disk = options.fault === 'disk-full' ? SmallDisk.mount(contentDir, (options.diskBytes ?? DEFAULT_DISK).small) : null;
+  const env = chaosEnv(namespace, options, contentDir);
+  const seeds = web.rootUrls();
+  const expected = web.groundTruth(seeds, 'any');
+  const started = Date.now();
+  const events: string[] = [];
+  const deaths: ChaosResult['deaths'] = [];
+  const note = (line: string) => {
+    const entry = `${((Date.now() - started) / 1000).toFixed(1)} s ${line}`;
+    events.push(entry);
+    log(`[chaos ${options.fault}] ${entry}`);
+  };
+
+  let generation = 0;
+  const spawnWorker = (slot: number): { proc: Proc; ua: string } => {
+    const ua = `trawl-chaos/w${slot}.${(generation += 1)}`;
+    return { proc: trawl(['worker'], { ...env, TRAWL_USER_AGENT: ua }), ua };
+  };
+  const workers = Array.from({ length: options.workers }, (_, i) => spawnWorker(i));
+  let crawlRun = 0;
+  const spawnCrawl = (): { proc: Proc; ua: string } => {
+    const ua = `trawl-chaos/crawl.${(crawlRun += 1)}`;
+    return { proc: trawl(['crawl', ...seeds, '--json'], { ...env, TRAWL_USER_AGENT: ua }), ua };
+  };
+  let crawl = spawnCrawl();
+  const pagesFetched = () => new Set(web.log.filter((e) => e.status >= 200 && e.status < 300 && e.pageKey !== null && e.pageKey !== '/robots.txt').map((e) => `${e.host}${e.pageKey}`)).size;
+  const waitForShare = async (share: number) => {
+    while (pagesFetched() < expected.size * share && crawl.proc.child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  const deadline = started + options.timeoutMs;
+  const alive = (p: Proc) => p.child.exitCode === null && p.child.signalCode === null;
+  try {
+    await waitForShare(options.at ?? 0.3);
+    switch (options.fault) {
+      case 'none':
+        break;
+      case 'kill-workers': {
+        const every = options.killEveryMs ?? 3000;
+        while (alive(crawl.proc) && Date.now() < deadline) {
+          const slot = Math.floor(Math.random() * workers.length);
+          const victim = workers[slot] as { proc: Proc; ua: string };
+          victim.proc.child.kill('SIGKILL');
+          deaths.push({ by: victim.ua, at: Date.now(), how: 'SIGKILL' });
+          note(`SIGKILL ${victim.ua} (${pagesFetched()} pages fetched)`);
+          await victim.proc.exited;
+          workers[slot] = spawnWorker(slot);
+          await Promise.race([crawl.proc.exited, new Promise((r) => setTimeout(r, every))]);
+        }
+        break;
+      }
+      case 'restart-redis': {
+        note(`restarting Redis (${pagesFetched()} pages fetched)`);
+        await options.redis.restart(500);
+        note('Redis is back (AOF reloaded)');
+        break;
+      }
+      case 'restart-postgres': {
+        note(`restarting PostgreSQL (${pagesFetched()} pages fetched)`);
+        await options.postgres.restart(1000);
+        note('PostgreSQL is back');
+        break;
+      }
+      case 'wipe-redis': {
+        note(`FLUSHALL at ${Date.now()} (${pagesFetched()} pages fetched)`);
+        options.redis.cli('FLUSHALL');
+        const rebuild = trawl(['frontier', 'rebuild'], env);
+        const { code } = await rebuild.exited;
+        if (code !== 0) throw new Error(`trawl frontier rebuild exited ${code}: ${rebuild.stderr()}`);
+        const report = JSON.parse(rebuild.stdout()) as { rows: number; queued: number };
+        note(`trawl frontier rebuild: ${report.rows} rows, ${report.queued} URLs queued again (done at ${Date.now()})`);
+        break;
+      }
+      case 'disk-full': {
+        // The content disk fills: every process stops with the fault's message, exit 1.
+        const { code } = await crawl.proc.exited;
+        const stderr = crawl.proc.stderr();
+        note(`trawl crawl exited ${code} (${pagesFetched()} pages fetched): ${stderr.trim().split('\n').pop() ?? ''}`);
+        if (code !== 1 || !/ENOSPC|no space left/i.test(stderr)) throw new Error(`expected trawl crawl to stop with exit 1 naming the full disk, got ${code}: ${stderr}`);
+        deaths.push({ by: crawl.ua, at: Date.now(), how: 'disk full' });
+        // A worker that met the fault stops by itself (exit 1, the message); one that had no job
+        // left to meet it is stopped by the operator (SIGTERM: it drains and exits).
+        for (const w of workers) {
+          await Promise.race([w.proc.exited, new Promise((r) => setTimeout(r, 3000))]);
+          if (alive(w.proc)) w.proc.child.kill('SIGTERM');
+          const { code: workerCode } = await w.proc.exited;
+          if (workerCode === 1 && !/ENOSPC|no space left/i.test(w.proc.stderr())) throw new Error(`worker ${w.ua} exited 1 without naming the full disk: ${w.proc.stderr()}`);
+          if (workerCode !== 0 && workerCode !== 1) throw new Error(`worker ${w.ua} exited ${workerCode}: ${w.proc.stderr()}`);
+          note(`${w.ua} exited ${workerCode}`);
+          deaths.push({ by: w.ua, at: Date.now(), how: workerCode === 1 ? 'disk full' : 'stopped after the disk filled' });
+        }
+        // The operator's fix: more disk. Then the same commands again resume the crawl.
+        disk?.grow((options.diskBytes ?? DEFAULT_DISK).fixed);
+        note('disk grown; running trawl crawl and the workers again');
+        for (let i = 0; i < workers.length; i += 1) workers[i] = spawnWorker(i);
+        crawl = spawnCrawl();
+        break;
+      }
+    }
+    const remaining = Math.max(1000, deadline - Date.now());
+    const finished = await Promise.race([crawl.proc.exited, new Promise<null>((r) => setTimeout(() => r(null), remaining))]);
+    if (finished === null) throw new Error(`the crawl did not finish within ${options.timeoutMs} ms (${pagesFetched()}/${expected.size} pages); stderr: ${crawl.proc.stderr().slice(-2000)}`);
+    if (finished.code !== 0) throw new Error(`trawl crawl exited ${finished.code}: ${crawl.proc.stderr().slice(-2000)}`);
+    const summary = JSON.parse(crawl.proc.stdout()) as { finished: string };
+    if (summary.finished !== 'complete') throw new Error(`trawl crawl finished ${summary.finished}`);
+    const wallMs = Date.now() - started;
+    note(`trawl crawl finished: ${summary.finished}`);
+    await web.idle();
+    return { fault: options.fault, ...(await judge(web, expected, options, namespace, deaths)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
+  } finally {
+    for (const p of [crawl.proc, ...workers.map((w) => w.proc)]) if (alive(p)) p.child.kill('SIGTERM');
+    await Promise.all([crawl.proc, ...workers.map((w) => w.proc)].map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 15_000))])));
+    for (const p of [crawl.proc, ...workers.map((w) => w.proc)]) if (alive(p)) p.child.kill('SIGKILL');
+    await web.stop();
+    disk?.unmount();
+    rmSync(contentDir, { recursive: true, force: true });
+  }
+}
+
+/** The verdict: the web's log for fetches, PostgreSQL for records. */
+async function judge(web: TestWeb, expected: Set<string>, options: ChaosOptions, namespace: string, deaths: { by: string; at: number; how: string }[]) {
+  // robots.txt is a cache, not a page: fetched again when Redis loses it (the wipe), by design.
+  const analysis = analyzeLog(web.log, { minIntervalMs: options.delayMs, expected, ignorePaths: ['/robots.txt'] });
+  const robotsFetches = web.log.filter((e) => e.pageKey === '/robots.txt').length;
+  const entriesOf = new Map<string, RequestLogEntry[]>();
+  for (const e of web.log) {
+    if (e.pageKey === null || e.status < 200 || e.status >= 300) continue;
+    const key = `http://${e.host}${e.pageKey}`;
+    entriesOf.set(key, [...(entriesOf.get(key) ?? []), e]);
+  }
+  const fetchedTwice: DoubleFetch[] = analysis.duplicates.pages.map((d) => {
+    const url = `http://${d.host}${d.pageKey}`;
+    const fetches = (entriesOf.get(url) ?? []).map((e) => ({ at: e.start, by: e.userAgent ?? '?' }));
+    // Explained: an earlier fetch's process died after it, before recording it could have
+    // happened safely (within a few seconds: the record follows the fetch by milliseconds).
+    const earlier = fetches.slice(0, -1);
+    const death = earlier.map((f) => deaths.find((x) => x.by === f.by && x.at >= f.at && x.at - f.at < 10_000)).find((x) => x !== undefined);
+    return { url, fetches, explained: death ? `${death.by} fetched it, then died (${death.how}) ${death.at - (earlier.find((f) => f.by === death.by)?.at ?? death.at)} ms later, before its record` : null };
+  });
+  const db = new Database({ url: options.postgres.url, schema: namespace, poolSize: 1 });
+  let done: Set<string>;
+  try {
+    const { rows } = await db.pool.query<{ url: string }>(`SELECT url FROM "${namespace}".urls WHERE state = 'done'`);
+    done = new Set(
+      rows.map((r) => {
+        const u = new URL(r.url);
+        return `${u.origin}${requestKey(u.pathname + u.search) ?? u.pathname}`;
+      }),
+    );
+    await db.dropSchema();
+  } finally {
+    await db.close();
+  }
+  const missing = analysis.coverage?.missing ?? [];
+  const notRecorded = [...expected].filter((url) => !done.has(url));
+  return {
+    expected: expected.size,
+    fetched: expected.size - missing.length,
+    fetchedTwice,
+    lost: [...new Set([...missing, ...notRecorded])],
+    notRecorded,
+    politenessViolations: analysis.concurrency.violations.length + analysis.intervals.violations.length,
+    politenessSample: [...analysis.concurrency.violations, ...analysis.intervals.violations].slice(0, 5).map((v) => JSON.stringify(v)),
+    robotsFetches,
+  };
+}
+
+/** One Markdown table row per case: pages expected, fetched, fetched twice (explained), lost, wall time. */
+export function chaosRow(r: ChaosResult): (string | number)[] {
+  const explained = r.fetchedTwice.filter((d) => d.explained !== null).length;
+  return [r.fault, r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, `${(r.wallMs / 1000).toFixed(1)} s`];
+}
+
+export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time'];

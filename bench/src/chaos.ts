@@ -1,0 +1,86 @@
+import { CHAOS_HEADERS, type ChaosFault, type ChaosResult, chaosRow, PrivatePostgres, PrivateRedis, runChaos } from '@trawl/cli/testing';
+import { machine, table, writeSection } from './report.js';
+
+/**
+ * The chaos table at a size the test suite cannot afford: `trawl crawl` and two `trawl worker`s
+ * crawl a 100 × 30 synthetic web (3,000 pages, 300 ms politeness delay) on a private Redis (AOF,
+ * everysec) and a private PostgreSQL, once without a fault and once per fault. Each run is judged
+ * from the web's request log and from PostgreSQL, like `apps/cli/test/chaos.e2e.test.ts` (which
+ * runs the same cases on 30 × 15).
+ */
+export async function chaosBench(): Promise<void> {
+  const hosts = Number(process.env.BENCH_CHAOS_HOSTS ?? 100);
+  const pages = Number(process.env.BENCH_CHAOS_PAGES ?? 30);
+  const delayMs = 300;
+  const [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
+  const results: ChaosResult[] = [];
+  const cases: [ChaosFault, Partial<Parameters<typeof runChaos>[0]>][] = [
+    ['none', {}],
+    ['kill-workers', { killEveryMs: 3000, at: 0.1 }],
+    ['restart-redis', {}],
+    ['restart-postgres', {}],
+    ['wipe-redis', {}],
+    ['disk-full', { diskBytes: { small: 1024 * 1024, fixed: 256 * 1024 * 1024 }, at: 0.02 }],
+  ];
+  try {
+    for (const [fault, extra] of cases) {
+      const result = await runChaos({ fault, redis, postgres, hosts, pages, delayMs, workers: 2, timeoutMs: 600_000, log: (line) => console.log(line), ...extra });
+      results.push(result);
+      console.log(`| ${chaosRow(result).join(' | ')} |`);
+    }
+  } finally {
+    await Promise.all([redis.stop(), postgres.stop()]);
+  }
+
+  const explanations = results
+    .filter((r) => r.fetchedTwice.length > 0)
+    .map((r) => {
+      const byProcess = new Map<string, number>();
+      for (const d of r.fetchedTwice) {
+        const who = d.explained?.split(' ')[0] ?? 'unexplained';
+        byProcess.set(who, (byProcess.get(who) ?? 0) + 1);
+      }
+      const deaths = r.deaths.map((d) => `${d.by} (${d.how}, ${(d.at / 1000).toFixed(1)} s)`).join(', ');
+      return `- **${r.fault}**: ${r.fetchedTwice.length} pages fetched twice, each first fetched by a process that then died before recording it — ${[...byProcess].map(([who, n]) => `${n} by ${who}`).join(', ')}. Deaths: ${deaths}.`;
+    })
+    .join('\n');
+  const events = results.map((r) => `- **${r.fault}**: ${r.events.join('; ')}`).join('\n');
+
+  const md = `## Chaos: complete, once, and nothing lost under faults
+
+Command: \`npm run bench -- chaos\` (as root: the disk-full case mounts a small tmpfs). ${machine()}
+
+\`trawl crawl\` and two \`trawl worker\` processes crawl a ${hosts} × ${pages} synthetic web
+(${hosts * pages} pages, links to 3 pages of the host and 1 other host each, 1–10 ms latency,
+\`TRAWL_MIN_DELAY_MS=${delayMs}\`) on a private Redis (\`--appendonly yes --appendfsync everysec\`) and a
+private PostgreSQL 15 cluster, with the settings that make recovery take seconds
+(\`TRAWL_STALLED_MS=2000\`, \`TRAWL_FETCH_DEADLINE_MS=2000\`, \`TRAWL_LEASE_MS=8000\`,
+\`TRAWL_SCHEDULER_LEASE_MS=1500\`; see docs/operations.md). The fault strikes once part of the
+pages are fetched. "Fetched" and "fetched twice" come from the web's request log (robots.txt
+aside: after a Redis wipe it is fetched again by design), "lost" is every page not fetched or not
+recorded \`done\` in PostgreSQL. Every process sends its own User-Agent, so each page fetched twice
+is traced to the process that fetched it first.
+
+- kill-workers: a random \`trawl worker\` is SIGKILLed every 3 s and started again, from 10 % of the pages on.
+- restart-redis: \`redis-server\` stopped (SIGTERM: it fsyncs its AOF), down 0.5 s, started again.
+- restart-postgres: fast shutdown, down 1 s, started again.
+- wipe-redis: \`FLUSHALL\`, then \`trawl frontier rebuild\` while the crawl's processes keep running.
+- disk-full: the content directory is a 1 MB tmpfs; every process stops with \`ERR_STORE: … ENOSPC\`
+  (exit 1); the disk is grown and the same commands run again.
+
+${table(CHAOS_HEADERS, results.map(chaosRow))}
+
+Pages fetched twice, and why:
+${explanations || '- none'}
+
+For comparison, the same cases with the same harness on the code before the lease protocol was
+tightened (commit 171a598; 30 × 15 pages, run once, no \`trawl frontier rebuild\` then): SIGKILLed
+workers 12 pages fetched twice (1 not traceable to a death), a PostgreSQL restart 120 (every job
+whose record met the restart failed and fetched its page again), a Redis restart 0, the full disk
+13; nothing lost.
+
+What happened when:
+${events}`;
+  writeSection('chaos', md);
+  console.log(md);
+}

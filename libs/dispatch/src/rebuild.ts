@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import type { Config } from '@trawl/config';
+import { type Clock, ErrorCode, TrawlError } from '@trawl/core';
+import { PRIORITY, type PolicyStore, withSeeds } from '@trawl/crawl';
+import type { Database, RebuildRow } from '@trawl/db';
+import { type Frontier, type RestoreItem, UrlFlag } from '@trawl/frontier';
+import type { Redis } from '@trawl/redis';
+import type { Logger } from '@trawl/telemetry';
+import { publishConfigPolicy } from './publish.js';
+import { RECRAWL_PRIORITY_FLOOR } from './recrawl.js';
+
+export interface RebuildDeps {
+  redis: Redis;
+  namespace: string;
+  db: Pick<Database, 'urlsForRebuild' | 'markQueued' | 'now' | 'pool' | 'options'>;
+  frontier: Pick<Frontier, 'restore'>;
+  /** The seen-set's Bloom filter (the exact half is `urls` itself). */
+  bloom: { addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> };
+  policyStore: Pick<PolicyStore, 'load' | 'update'>;
+  config: Readonly<Config>;
+  /** Writes the namespace settings: the last step, which lets schedulers dispatch again. */
+  recordSettings: () => Promise<void>;
+  /** Marks the frontier's partitions live again (claims resume): just before the settings. */
+  markLive: () => Promise<void>;
+  /** Puts operator pauses back from their durable copy in PostgreSQL; returns how many. */
+  restorePauses: () => Promise<number>;
+  /** Whether the namespace's settings are in Redis (an intact crawl needs no rebuild). */
+  settingsPresent: () => Promise<boolean>;
+  /**
+   * How long a fetch may hold its host (TRAWL_FETCH_DEADLINE_MS plus the margin): no restored
+   * host is fetched before this long after the rebuild began, so a fetch in flight when Redis
+   * was lost (its host token lost with it) never overlaps a new one, and the politeness delay
+   * since it has passed.
+   */
+  fetchHoldMs: number;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface RebuildProgress {
+  /** `urls` rows read so far. */
+  rows: number;
+  /** URLs put back into the frontier. */
+  queued: number;
+  /** Settled URLs counted in their hosts' budgets. */
+  counted: number;
+  /** Rows another (or an earlier, interrupted) run of this rebuild had restored already. */
+  alreadyRestored: number;
+  /** Rows added to the seen-set's Bloom filter. */
+  seen: number;
+}
+
+export interface RebuildReport extends RebuildProgress {
+  namespace: string;
+  generation: string;
+  /** True when this run picked up an interrupted rebuild. */
+  resumed: boolean;
+  seeds: number;
+  /** Rows queued or changed by the live crawl while the rebuild ran (left to it). */
+  leftToCrawl: number;
+  durationMs: number;
+}
+
+export interface RebuildOptions {
+  /** Rows per page of the scan (and per frontier call). */
+  batch?: number;
+  /** Rebuild even though the namespace's settings are in Redis (a Redis restored from an old backup). */
+  force?: boolean;
+  onProgress?: (progress: RebuildProgress) => void;
+}
+
+/** `<ns>:rebuild`: the rebuild in progress (generation, start time, cursor), so an interrupted one resumes. */
+export const rebuildKey = (namespace: string): string => `${namespace}:rebuild`;
+
+/**
+ * `trawl frontier rebuild`: restores a crawl whose Redis data was lost from PostgreSQL, which
+ * knows every URL and its state.
+ *
+ * - Reads `urls` in fingerprint order, one keyset page at a time (never an offset, never one long
+ *   transaction), adding every fingerprint to the seen-set's Bloom filter and putting back into
+ *   the frontier every URL not settled (`new`, `queued`), flagged Verify: one whose in-flight
+ *   fetch is recorded while the rebuild runs is then not fetched again. A queued URL that was
+ *   fetched before is a re-crawl (the re-crawl sweep's flag and band); re-crawls due but not yet
+ *   taken are left to the sweep, which takes them as usual. Settled URLs count in their hosts'
+ *   URL budgets again. Redis lost every host's due time and fetch token: no restored host is
+ *   fetched before the rebuild began plus the fetch hold (or the politeness delay), so a fetch in
+ *   flight when Redis was lost never overlaps a new one to its host.
+ * - Idempotent: a rebuild is a generation with a cursor in `<ns>:rebuild`; each frontier
+ *   partition remembers the last fingerprint it restored for that generation, so a rebuild that
+ *   is interrupted and run again, or two run at once, queue every URL once. Rows changed since
+ *   the rebuild began were queued into the new frontier by the live crawl and are left alone, so
+ *   workers (and their in-flight jobs) may run meanwhile.
+ * - Then it publishes the crawl policy again (this process's configuration, its scope widened to
+ *   every seed PostgreSQL knows) and, last, records the namespace settings: schedulers waiting
+ *   for the rebuild start dispatching then.
+ */
+export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions = {}): Promise<RebuildReport> {
+  const started = Date.now();
+  const { redis, namespace, db, logger } = deps;
+  if (!options.force && (await deps.settingsPresent())) {
+    throw new TrawlError(
+      ErrorCode.ConfigInvalid,
+      `the crawl in namespace "${namespace}" is intact (its settings are in Redis): nothing to rebuild. If Redis was restored from an old backup, --force rebuilds all the same (URLs already queued may be queued twice; each is still fetched once).`,
+      { action: 'fatal' },
+    );
+  }
+  const key = rebuildKey(namespace);
+  // One generation per rebuild, shared by every run that joins or resumes it.
+  const resumed = (await redis.exists(key)) === 1;
+  await redis.hsetnx(key, 'generation', randomUUID());
+  await redis.hsetnx(key, 'since', String((await db.now()).getTime()));
+  const state = await redis.hgetall(key);
+  const generation = state.generation as string;
+  const since = new Date(Number(state.since));
+  // Hosts are due no earlier than this (the same for every run of this rebuild).
+  await redis.hsetnx(key, 'notBefore', String(deps.clock.now() + Math.max(deps.fetchHoldMs, deps.config.policy.minDelayMs)));
+  const notBefore = Number(await redis.hget(key, 'notBefore'));
+  let cursor: Buffer | null = state.cursor ? Buffer.from(state.cursor, 'hex') : null;
+  const batch = Math.max(1, Math.min(1000, options.batch ?? 1000));
+  logger.info({ namespace, generation, resumed, from: state.cursor ?? null }, 'rebuilding the frontier and the seen-set from PostgreSQL');
+
+  const progress: RebuildProgress = { rows: 0, queued: 0, counted: 0, alreadyRestored: 0, seen: 0 };
+  const seeds = new Set<string>();
+  let leftToCrawl = 0;
+  for (;;) {
+    const rows = await db.urlsForRebuild(cursor, since, batch);
+    if (rows.length === 0) break;
+    for (const row of rows) if (row.seed) seeds.add(row.url);
+    const items = rows.flatMap((row) => {
+      const item = restoreItemOf(row);
+      if (item === null && row.changedSince && (row.state === 'new' || row.state === 'queued')) leftToCrawl += 1;
+      return item === null ? [] : [item];
+    });
+    // `queued` first: should this run die before its frontier call, the rows are restored when the
+    // rebuild resumes (it restores queued rows); the other order could leave a restored URL `new`
+    // for the repair sweep to push a second time.
+    await db.markQueued(items.filter((i) => i.queue).map((i) => i.hash));
+    const [, restored] = await Promise.all([deps.bloom.addIfNew(rows.map((r) => r.hash)), deps.frontier.restore(generation, items, notBefore)]);
+    cursor = (rows[rows.length - 1] as RebuildRow).hash;
+    await redis.hset(key, 'cursor', cursor.toString('hex'));
+    progress.rows += rows.length;
+    progress.seen += rows.length;
+    progress.queued += restored.queued;
+    progress.counted += restored.counted;
+    progress.alreadyRestored += restored.skipped;
+    options.onProgress?.({ ...progress });
+    if (rows.length < batch) break;
+  }
+
+  // The policy was lost with Redis: publish this configuration's, with every seed in scope.
+  const published = await publishConfigPolicy(deps.policyStore, deps.config, { pagesBaseline: 0, logger });
+  await deps.policyStore.update((stored) => withSeeds(stored ?? published, [...seeds]));
+  // Operator pauses were lost with Redis: put them back (from PostgreSQL) before anything is claimed.
+  const paused = await deps.restorePauses();
+  if (paused > 0) logger.info({ paused }, 'operator pauses restored');
+  await deps.markLive();
+  await deps.recordSettings();
+  await redis.del(key);
+  const report: RebuildReport = { namespace, generation, resumed, ...progress, seeds: seeds.size, leftToCrawl, durationMs: Date.now() - started };
+  logger.info(report, 'frontier rebuilt: dispatching may resume');
+  return report;
+}
+
+/**
+ * What the frontier gets for one row: a URL not settled goes back into its host's queue (unless
+ * the live crawl queued it since the rebuild began); a settled one that was ever queued (done,
+ * failed) only counts in its host's budget; a skipped one (never queued) gets nothing.
+ */
+export function restoreItemOf(row: RebuildRow): RestoreItem | null {
+  const base = { url: row.url, host: row.host, hash: row.hash, depth: row.depth, hops: 0 };
+  if (row.state === 'new' || row.state === 'queued') {
+    if (row.changedSince) return null;
+    // Flags: a URL fetched before is a re-crawl (conditional GET, the re-crawl band); a seed keeps
+    // its flag and priority. Verify is added by the frontier. Redirect hop counts are not kept in
+    // PostgreSQL: a restored redirect target starts from 0 hops.
+    const flags = (row.fetched ? UrlFlag.Recrawl : 0) | (row.seed ? UrlFlag.Seed : 0);
+    const priority = row.fetched ? RECRAWL_PRIORITY_FLOOR : row.seed ? PRIORITY.seed : PRIORITY.link;
+    return { ...base, flags, priority, queue: true };
+  }
+  if (row.state === 'done' || row.state === 'failed') return { ...base, flags: 0, priority: PRIORITY.link, queue: false };
+  return null;
+}

@@ -1,0 +1,32 @@
+--[[
+  ackLeases (v2): the URLs of these leases are done (recorded, outlinks pushed). Removes the
+  leases; a lease that already expired (its URL was requeued) is not counted.
+
+  An acknowledged lease must never be adopted again: a worker killed between this ack and
+  BullMQ's completion of the job leaves the job active, BullMQ's stalled check hands it to
+  another worker, and the gate would otherwise take the unknown lease id for a dead-letter
+  re-run and fetch the URL a second time. So an acked lease leaves a tombstone:
+    * a lease the dispatcher issued (`p<n>-<seq>`) needs no entry: its id is at or below the
+      partition's lease counter (`seq`), and acquireHost treats every such id that is no longer
+      live as stale. One integer per partition instead of one entry per fetched URL;
+    * any other lease (adopted at the gate: a dead-letter re-run `r-<uuid>`, a job added by
+      hand) gets an entry in the tombstone set, kept a day like an expired lease's.
+
+  KEYS[1] leases  KEYS[2] leaseData  KEYS[3] stats  KEYS[4] tombstones
+  KEYS[5] fetched (lease id -> the attempt that fetched its URL; see releaseHost)
+  ARGV[1] now (ms)   ARGV[2..] lease ids
+  Returns the number of leases removed.
+]]
+local now = tonumber(ARGV[1])
+local done = 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  if redis.call('ZREM', KEYS[1], id) == 1 then
+    done = done + 1
+    if not string.match(id, '^p%d+%-%d+$') then redis.call('ZADD', KEYS[4], now, id) end
+  end
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[5], id)
+end
+if done > 0 then redis.call('HINCRBY', KEYS[3], 'done', done) end
+return done
