@@ -416,7 +416,7 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     expect(await processFetchJob(deps(), job(1, 3, { f: UrlFlag.Verify }, true))).toMatchObject({ outcome: 'done', summary: { status: 200 } });
     expect(of('state')).toHaveLength(1);
     expect(of('fetch')).toHaveLength(1);
-    expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
+    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
   });
 
   it('a dead-lettered URL re-run (state failed) is fetched', async () => {
