@@ -35,7 +35,10 @@ cp -al /usr/bin "$sim/usrbin"
 redis_cmds=$(cd /usr/bin && ls redis-*)
 pg_cmds=$(cd /usr/bin && { ls pg_*; find . -maxdepth 1 -lname '*pg_wrapper' -printf '%f\n'; } | sort -u)
 compose_cmds=docker-compose
-for f in $redis_cmds $pg_cmds $compose_cmds; do mv "$sim/usrbin/$f" "$sim/removed/$f"; done
+for f in $redis_cmds $pg_cmds $compose_cmds; do
+  # (docker-compose may be missing on this machine too: then there is nothing to hide.)
+  if [ -e "$sim/usrbin/$f" ]; then mv "$sim/usrbin/$f" "$sim/removed/$f"; fi
+done
 pg_version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
 
 {
@@ -43,7 +46,7 @@ pg_version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
   echo '# Stand-in for apt-get (see scripts/check-fresh-machine.sh): puts a package'"'"'s commands back.'
   echo 'echo "[simulated apt-get] $*" >&2'
   echo '[ "${1:-}" = install ] || exit 0'
-  echo "back() { for f in \"\$@\"; do cp -a \"$sim/removed/\$f\" /usr/bin/; done; }"
+  echo "back() { for f in \"\$@\"; do if [ -e \"$sim/removed/\$f\" ]; then cp -a \"$sim/removed/\$f\" /usr/bin/; fi; done; }"
   echo 'for package in "$@"; do'
   echo '  case "$package" in'
   echo "    redis-server) back $(echo $redis_cmds) ;;"
