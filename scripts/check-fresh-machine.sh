@@ -67,7 +67,7 @@ chmod +x "$sim/bin/apt-get"
   # No registry in here: npm installs from its cache, without asking (it would retry for minutes).
   echo 'export npm_config_prefer_offline=true npm_config_update_notifier=false'
   # Whatever setup.sh starts lives in these namespaces: stop it when the run ends.
-  echo "trap 'redis-cli -p 6379 shutdown nosave >/dev/null 2>&1; pg_ctlcluster --skip-systemctl-redirect $pg_version main stop -m fast >/dev/null 2>&1' EXIT"
+  echo "trap 'redis-cli -p 6379 shutdown nosave >/dev/null 2>&1; redis-cli -p 6380 shutdown nosave >/dev/null 2>&1; pg_ctlcluster --skip-systemctl-redirect $pg_version main stop -m fast >/dev/null 2>&1' EXIT"
   echo "cd '$clone'"
   echo 'for c in redis-server psql pg_ctlcluster docker-compose; do command -v "$c" >/dev/null && echo "--- $c: FOUND" || echo "--- $c: not installed"; done'
   echo 'for p in 6379 5432; do (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && echo "--- port $p: ANSWERS" || echo "--- port $p: nothing listens"; done'
