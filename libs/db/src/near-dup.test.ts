@@ -192,3 +192,47 @@ describe('NearDupIndex lookups for naming and archiving', () => {
     expect([...captures.values()]).toEqual([{ url: 'http://u.example/captured', contentHash: 'c-body', storageKey: 'sha256:c-body', capturedAt: new Date(5_000) }]);
   });
 });
+
+describe('NearDupIndex plans', () => {
+  /** Every node of an EXPLAIN (FORMAT JSON) plan. */
+  const nodes = (plan: Record<string, unknown>): Record<string, unknown>[] => [
+    plan,
+    ...((plan.Plans as Record<string, unknown>[] | undefined) ?? []).flatMap(nodes),
+  ];
+
+  it('reads the bands by index ranges, never by scanning the table, even before its statistics catch up', async () => {
+    const { db: fresh, cleanup: drop } = await testDatabase('neardupplan');
+    try {
+      // A table that grew since it was last analyzed (the state of a crawl's first minutes).
+      await fresh.pool.query(`ANALYZE "${fresh.options.schema}".simhash_bands`);
+      const filler = new NearDupIndex(fresh);
+      const fingerprint = (i: number): bigint => createHash('sha256').update(`page ${i}`).digest().readBigInt64BE(0);
+      for (let start = 0; start < 3000; start += 500) {
+        await filler.index(Array.from({ length: 500 }, (_, k) => ({ urlHash: fp(`plan ${start + k}`), simhash: fingerprint(start + k) })));
+      }
+      // The same statements, explained instead of run.
+      const plans: Record<string, unknown>[] = [];
+      const explaining = new NearDupIndex({
+        options: fresh.options,
+        pool: {
+          query: async (sql: string, params: unknown[]) => {
+            const { rows } = await fresh.pool.query<{ 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+            plans.push(rows[0]?.['QUERY PLAN'][0].Plan ?? {});
+            return { rows: [] };
+          },
+        } as unknown as Database['pool'],
+      });
+      const batch = Array.from({ length: 20 }, (_, i) => fingerprint(i * 7));
+      await explaining.findNearMany(batch.map((simhash) => ({ simhash })), 3);
+      await explaining.index(batch.map((simhash, i) => ({ urlHash: fp(`plan ${i}`), simhash })));
+      expect(plans).toHaveLength(2);
+      for (const plan of plans) {
+        const onBands = nodes(plan).filter((n) => n['Relation Name'] === 'simhash_bands');
+        expect(onBands.length).toBeGreaterThan(0);
+        expect(onBands.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+      }
+    } finally {
+      await drop();
+    }
+  });
+});

@@ -86,17 +86,25 @@ export class NearDupIndex {
     const results: NearMatch[][] = queries.map(() => []);
     if (queries.length === 0) return results;
     const { rows } = await this.db.pool.query<{ ord: string; url_hash: Buffer; simhash: string; indexed_at: Date; distance: number }>(
-      `WITH q AS (
-         SELECT ord, s, self FROM unnest($1::bigint[], $2::bytea[]) WITH ORDINALITY AS q(s, self, ord)
+      // One index range per (fingerprint, band): the LATERAL subquery (kept apart by OFFSET 0)
+      // runs once per key with the band and value as parameters, so it is always an index scan.
+      // Written as a join, the band value computed from both sides left the planner a filter
+      // over every row of the table (a scan per batch, growing with the index) whenever its
+      // statistics lagged behind the table.
+      `WITH k AS (
+         SELECT q.ord, q.s, q.self, g.band::smallint AS band, ${BAND_VALUE('q.s', 'g.band')} AS value
+         FROM unnest($1::bigint[], $2::bytea[]) WITH ORDINALITY AS q(s, self, ord)
+         CROSS JOIN generate_series(0, 3) AS g(band)
        )
-       SELECT DISTINCT ON (q.ord, b.url_hash)
-              q.ord, b.url_hash, b.simhash, b.indexed_at, bit_count((q.s # b.simhash)::bit(64))::int AS distance
-       FROM q
-       CROSS JOIN generate_series(0, 3) AS g(band)
-       JOIN ${this.t.bands} b ON b.band = g.band AND b.value = ${BAND_VALUE('q.s', 'g.band')}
-       WHERE (q.self IS NULL OR b.url_hash <> q.self)
-         AND bit_count((q.s # b.simhash)::bit(64)) <= $3
-       ORDER BY q.ord, b.url_hash`,
+       SELECT DISTINCT ON (k.ord, b.url_hash)
+              k.ord, b.url_hash, b.simhash, b.indexed_at, bit_count((k.s # b.simhash)::bit(64))::int AS distance
+       FROM k
+       CROSS JOIN LATERAL (
+         SELECT url_hash, simhash, indexed_at FROM ${this.t.bands} WHERE band = k.band AND value = k.value OFFSET 0
+       ) b
+       WHERE (k.self IS NULL OR b.url_hash <> k.self)
+         AND bit_count((k.s # b.simhash)::bit(64)) <= $3
+       ORDER BY k.ord, b.url_hash`,
       [queries.map((q) => q.simhash.toString()), queries.map((q) => q.exclude ?? null), maxDistance],
     );
     for (const row of rows) {
@@ -124,7 +132,8 @@ export class NearDupIndex {
     const hashes = rows.map((r) => r.urlHash);
     const fingerprints = rows.map((r) => (r.simhash === null ? null : r.simhash.toString()));
     // Rows deleted and rows upserted are disjoint sets (different band values), so the two
-    // parts of the statement never touch one row twice.
+    // parts of the statement never touch one row twice. The delete finds a page's rows through
+    // the url_hash index (`= ANY`), not by joining the whole table.
     await this.db.pool.query(
       `WITH x AS (
          SELECT h, s FROM unnest($1::bytea[], $2::bigint[]) AS x(h, s)
@@ -134,8 +143,8 @@ export class NearDupIndex {
          FROM x CROSS JOIN generate_series(0, 3) AS g(band) WHERE x.s IS NOT NULL
        ),
        stale AS (
-         DELETE FROM ${this.t.bands} b USING x
-         WHERE b.url_hash = x.h
+         DELETE FROM ${this.t.bands} b
+         WHERE b.url_hash = ANY($1::bytea[])
            AND NOT EXISTS (SELECT 1 FROM wanted w WHERE w.h = b.url_hash AND w.band = b.band AND w.value = b.value)
        )
        INSERT INTO ${this.t.bands} (band, value, url_hash, simhash)
