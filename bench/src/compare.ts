@@ -286,7 +286,8 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
       ? `Every page also links about ${FILES_PER_PAGE} binary file (PDF, JPEG, PNG, ZIP, MP4, DOCX, EXE, WOFF2, by its extension), on every
 host, as real sites do. trawl's defaults skip such links by their extension (TRAWL_SKIP_EXTENSIONS unset,
 TRAWL_NON_HTML=skip); Crawlee has no such filter by default and runs with its defaults here: it
-requests every file it finds (CheerioCrawler then drops a non-HTML response by its Content-Type).
+requests every file it finds once (CheerioCrawler aborts the body of a non-HTML response on its Content-Type
+and does not retry it).
 Its file requests count as requests, not pages, and take turns of its per-domain delay.`
       : '';
     const md = `## trawl vs Crawlee — ${scenario.title}
