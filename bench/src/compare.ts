@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
-import { analyzeLog, TestWeb, type TestWebOptions } from '@trawl/testweb';
+import { analyzeLog, type RequestLogEntry, TestWeb, type TestWebOptions } from '@trawl/testweb';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
+/** Crawlee's concurrency, and the hand-tuned trawl rows' jobs per process (trawl's default is 32 too). */
 const CONCURRENCY = 32;
+/** Links to binary files (PDF, images, archives, …) per page of the polite web, on every host. */
+const FILES_PER_PAGE = 1;
 
 export interface Scenario {
   id: 'broad' | 'polite';
@@ -32,8 +35,19 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     id: 'polite',
-    title: 'polite: 100 hosts × 30 pages, Crawl-delay 0.5 s, 1–3 ms latency',
-    web: { hosts: 100, pagesPerHost: 30, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 3 }, seed: 22, hostnames: 'test', robotsTxt: robotsFor(0.5) },
+    title: `polite: 100 hosts × 30 pages, ${FILES_PER_PAGE} file link per page, Crawl-delay 0.5 s, 1–3 ms latency`,
+    web: {
+      hosts: 100,
+      pagesPerHost: 30,
+      linksPerPage: 4,
+      crossHostLinks: 2,
+      latencyMs: { min: 1, max: 3 },
+      seed: 22,
+      hostnames: 'test',
+      robotsTxt: robotsFor(0.5),
+      // Real sites link documents, images and archives besides their pages.
+      fileLinks: { perPage: FILES_PER_PAGE },
+    },
     crawlDelayS: 0.5,
   },
 ];
@@ -45,8 +59,10 @@ interface RunResult {
   crawler: string;
   /** Distinct pages a correct crawl fetches that this one fetched (from the server log). */
   pages: number;
-  /** Every request the server saw, robots.txt and duplicates included. */
+  /** Every request the server saw, robots.txt, files and duplicates included. */
   requests: number;
+  /** Requests for linked binary files (PDF, images, archives, …). */
+  fileRequests: number;
   durationMs: number;
   cpuMs: number;
   maxRssMb: number;
@@ -55,20 +71,47 @@ interface RunResult {
   robotsViolations: number;
   concurrencyViolations: number;
   intervalViolations: number;
+  /** Server's view: first request's arrival to last response's end. */
+  serverSpanMs: number;
+  /** Median start-to-start interval between two requests to one host, over every host. */
+  medianIntervalMs: number;
 }
 
-async function runTrawl(web: TestWeb, scenario: Scenario, processes: number, hostsFile: string): Promise<Measured> {
+/** A trawl row: how many processes, and which settings beyond what any run must give. */
+interface TrawlRow {
+  name: string;
+  processes: number;
+  /** Settings a user would not need to give (empty: trawl's defaults). */
+  tuned: Record<string, string>;
+}
+
+/** The hand-tuned settings of the earlier benchmarks, kept beside the defaults. */
+const TUNED = { TRAWL_MIN_DELAY_MS: '0', TRAWL_CONCURRENCY: String(CONCURRENCY) };
+const envText = (env: Record<string, string>) =>
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
+
+const TRAWL_ROWS: TrawlRow[] = [
+  { name: 'trawl defaults, 1 process', processes: 1, tuned: {} },
+  { name: 'trawl defaults, 3 processes', processes: 3, tuned: {} },
+  { name: 'trawl hand-tuned, 1 process', processes: 1, tuned: TUNED },
+];
+const CRAWLEE = 'Crawlee CheerioCrawler';
+
+async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFile: string): Promise<Measured> {
   const namespace = uniqueNamespace(`cmp_${scenario.id}`);
+  // What any user of the synthetic web must give: a namespace, the loopback range (refused by
+  // the SSRF guard otherwise), the hosts file for its names, where bodies go, and quiet logs.
   const env = {
     TRAWL_NAMESPACE: namespace,
     TRAWL_ALLOW_NETWORKS: '127.1.0.0/16',
     TRAWL_HOSTS_FILE: hostsFile,
-    TRAWL_MIN_DELAY_MS: '0',
-    TRAWL_CONCURRENCY: String(CONCURRENCY),
     TRAWL_CONTENT_DIR: `.trawl/bench-content/${namespace}`,
     TRAWL_LOG_LEVEL: 'warn',
+    ...row.tuned,
   };
-  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, processes);
+  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes);
   await dropNamespace(namespace);
   return {
     durationMs: summary.durationMs,
@@ -107,6 +150,22 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
   return { durationMs: result.durationMs, cpuMs: result.cpuMs, maxRssMb: result.maxRssMb };
 }
 
+/** Median of every start-to-start interval between consecutive requests to one host. */
+function medianHostInterval(log: readonly RequestLogEntry[]): number {
+  const byHost = new Map<string, number[]>();
+  for (const e of log) {
+    const starts = byHost.get(e.host) ?? [];
+    starts.push(e.startHr ?? e.start);
+    byHost.set(e.host, starts);
+  }
+  const intervals: number[] = [];
+  for (const starts of byHost.values()) {
+    starts.sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i += 1) intervals.push((starts[i] as number) - (starts[i - 1] as number));
+  }
+  return intervals.length > 0 ? median(intervals) : 0;
+}
+
 async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: () => Promise<Measured>): Promise<RunResult> {
   web.clearLog();
   const measured = await run();
@@ -122,11 +181,14 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
     ...measured,
     pages,
     requests: web.log.length,
+    fileRequests: analysis.files.requests,
     coverage,
     duplicates: analysis.duplicates.extraFetches,
     robotsViolations,
     concurrencyViolations: analysis.concurrency.violationCount,
     intervalViolations: scenario.crawlDelayS > 0 ? analysis.intervals.violationCount : 0,
+    serverSpanMs: analysis.durationMs,
+    medianIntervalMs: medianHostInterval(web.log),
   };
 }
 
@@ -135,30 +197,43 @@ function expectedOf(scenario: Scenario): Set<string> {
   return expectedCache?.id === scenario.id ? expectedCache.urls : new Set();
 }
 
+/**
+ * Runs each crawler `rounds` times over the scenario's web and writes the section. For
+ * development, BENCH_HOSTS shrinks the web and BENCH_ONLY (substrings of rows' names, split by |) picks
+ * rows; a run with either prints its table and leaves BENCHMARKS.md alone.
+ */
 export async function compareBench(rounds: number, only?: Scenario['id']): Promise<void> {
-  for (const scenario of SCENARIOS.filter((s) => !only || s.id === only)) {
+  const hostsOverride = process.env.BENCH_HOSTS ? Number(process.env.BENCH_HOSTS) : null;
+  const rowFilter = process.env.BENCH_ONLY ?? null;
+  for (const base of SCENARIOS.filter((s) => !only || s.id === only)) {
+    const scenario = hostsOverride === null ? base : { ...base, web: { ...base.web, hosts: hostsOverride } };
     const web = await TestWeb.start(scenario.web);
     const dir = mkdtempSync(join(tmpdir(), 'trawl-bench-'));
     const hostsFile = join(dir, 'hosts');
     writeFileSync(hostsFile, web.hostsFile());
     const crawlers: [string, () => Promise<Measured>][] = [
-      ['trawl, 1 process', () => runTrawl(web, scenario, 1, hostsFile)],
-      ['trawl, 2 processes', () => runTrawl(web, scenario, 2, hostsFile)],
-      ['Crawlee CheerioCrawler', () => runCrawlee(web, scenario)],
-    ];
+      ...TRAWL_ROWS.map((row): [string, () => Promise<Measured>] => [row.name, () => runTrawl(web, scenario, row, hostsFile)]),
+      [CRAWLEE, () => runCrawlee(web, scenario)] as [string, () => Promise<Measured>],
+    ].filter(([name]) => rowFilter === null || rowFilter.split('|').some((part) => name.includes(part)));
     const results = new Map<string, RunResult[]>();
     try {
       for (let round = 0; round < rounds; round += 1) {
         for (const [name, run] of crawlers) {
           const result = await judged(web, scenario, name, run);
           results.set(name, [...(results.get(name) ?? []), result]);
-          console.log(`${scenario.id} round ${round + 1} ${name}: ${fmt((result.pages * 1000) / result.durationMs, 1)} pages/s, ${fmt(result.durationMs / 1000, 2)} s, coverage ${fmt(result.coverage * 100, 1)} %`);
+          console.log(
+            `${scenario.id} round ${round + 1} ${name}: ${fmt((result.pages * 1000) / result.durationMs, 1)} pages/s, ${fmt(result.durationMs / 1000, 2)} s ` +
+              `(server: first request to last response ${fmt(result.serverSpanMs / 1000, 2)} s, median interval ${fmt(result.medianIntervalMs, 1)} ms), ` +
+              `coverage ${fmt(result.coverage * 100, 1)} %, intervals under ${result.intervalViolations}, overlaps ${result.concurrencyViolations}`,
+          );
         }
       }
     } finally {
       await web.stop();
     }
-    // The ideal polite time: the largest host's pages (those a correct crawler fetches) × the delay.
+    // The ideal polite time: the largest host's allowed pages, each one Crawl-delay after the
+    // request before it. robots.txt is a request to the host too (the server's log judges its
+    // interval like any other), so N pages take N + 1 requests and N delays, start to start.
     const perHost = new Map<string, number>();
     for (const url of expectedOf(scenario)) perHost.set(new URL(url).host, (perHost.get(new URL(url).host) ?? 0) + 1);
     const largestHost = Math.max(...perHost.values());
@@ -170,44 +245,96 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
         fmt(m((r) => (r.pages * 1000) / r.durationMs), 1),
         fmt(m((r) => (r.requests * 1000) / r.durationMs), 1),
         fmt(m((r) => r.durationMs) / 1000, 2),
+        fmt(m((r) => r.serverSpanMs) / 1000, 2),
         ideal > 0 ? fmt(ideal / m((r) => r.durationMs), 2) : '–',
         fmt(m((r) => r.cpuMs / r.pages), 2),
         fmt(m((r) => r.maxRssMb)),
         `${fmt(m((r) => r.coverage) * 100, 1)} %`,
         fmt(m((r) => r.duplicates)),
+        ...(scenario.web.fileLinks ? [fmt(m((r) => r.fileRequests))] : []),
         fmt(m((r) => r.robotsViolations)),
         fmt(m((r) => r.concurrencyViolations)),
+        scenario.crawlDelayS > 0 ? fmt(m((r) => r.medianIntervalMs), 1) : '–',
         scenario.crawlDelayS > 0 ? fmt(m((r) => r.intervalViolations)) : '–',
       ];
     });
     const rate = (name: string) => median((results.get(name) ?? []).map((r) => (r.pages * 1000) / r.durationMs));
     const cpu = (name: string) => median((results.get(name) ?? []).map((r) => r.cpuMs / r.pages));
-    const headers = ['crawler', 'pages/s', 'requests/s', 'duration s', 'polite efficiency', 'CPU ms / page', 'peak RSS MB', 'coverage', 'duplicate fetches', 'robots violations', 'concurrent requests to one host', 'intervals under the Crawl-delay'];
+    const headers = [
+      'crawler',
+      'pages/s',
+      'requests/s',
+      'duration s',
+      'server: first request to last response s',
+      'polite efficiency',
+      'CPU ms / page',
+      'peak RSS MB',
+      'coverage',
+      'duplicate fetches',
+      ...(scenario.web.fileLinks ? ['file requests'] : []),
+      'robots violations',
+      'concurrent requests to one host',
+      'median interval per host ms',
+      'intervals under the Crawl-delay',
+    ];
+    const ratios = results.has(CRAWLEE)
+      ? TRAWL_ROWS.filter((row) => results.has(row.name))
+          .map((row) => `${row.name}: throughput ${fmt(rate(row.name) / rate(CRAWLEE), 2)}×, CPU per page ${fmt(cpu(row.name) / cpu(CRAWLEE), 2)}×`)
+          .join('; ')
+      : '';
+    const files = scenario.web.fileLinks
+      ? `Every page also links about ${FILES_PER_PAGE} binary file (PDF, JPEG, PNG, ZIP, MP4, DOCX, EXE, WOFF2, by its extension), on every
+host, as real sites do. trawl's defaults skip such links by their extension (TRAWL_SKIP_EXTENSIONS unset,
+TRAWL_NON_HTML=skip); Crawlee has no such filter by default and runs with its defaults here: it
+requests every file it finds once (CheerioCrawler aborts the body of a non-HTML response on its Content-Type
+and does not retry it).
+Its file requests count as requests, not pages, and take turns of its per-domain delay.`
+      : '';
     const md = `## trawl vs Crawlee — ${scenario.title}
 
 Command: \`npm run bench -- compare-${scenario.id}\`. ${machine()} · Crawlee @crawlee/cheerio 3.18.1
 
 The same synthetic web for every run (hosts named \`h<i>.test\`, each its own registrable domain,
 served on its own 127.1.x.y address; robots.txt \`Disallow: ${DISALLOWED}\`${scenario.crawlDelayS > 0 ? ` and \`Crawl-delay: ${scenario.crawlDelayS}\`` : ''}), every host root a seed, ${rounds} rounds, medians.
-trawl: \`trawl crawl\` (+ \`trawl worker\`s), ${CONCURRENCY} jobs per process, TRAWL_MIN_DELAY_MS=0 (so robots.txt's
-Crawl-delay and trawl's adaptive delay are the only delays), hosts file for the names.
-Crawlee: CheerioCrawler, memory storage, min = max concurrency ${CONCURRENCY}, \`sameDomainDelaySecs: ${scenario.crawlDelayS}\`
-(its only per-host politeness: start-to-start per registrable domain; it has no per-host
-concurrency limit and ignores Crawl-delay), \`respectRobotsTxtFile: true\`, names resolved by a
-\`dns.lookup\` override. Duration: first dispatch to done (process start-up excluded); CPU: all
-of the crawler's processes (Redis and PostgreSQL not counted — they are shared services;
-Crawlee keeps its queue in process memory); RSS: sum of the processes' peaks. Politeness and
-coverage are judged from the server's log.
+${files}
+
+What each row sets:
+- every trawl row gives only what any crawl of this web needs: \`TRAWL_NAMESPACE\` (a fresh one per run),
+  \`TRAWL_ALLOW_NETWORKS=127.1.0.0/16\` (the SSRF guard refuses loopback otherwise), \`TRAWL_HOSTS_FILE\`
+  (the names), \`TRAWL_CONTENT_DIR\` (a fresh directory) and \`TRAWL_LOG_LEVEL=warn\`;
+- **trawl defaults, 1 process**: nothing else — \`trawl crawl\` alone, every other setting its default
+  (${scenario.crawlDelayS > 0 ? `the Crawl-delay is the host's delay; ` : 'TRAWL_MIN_DELAY_MS=1000, so 1 s between requests to a host; '}32 jobs at once, 1 request in flight per host);
+- **trawl defaults, 3 processes**: the same, as \`trawl crawl\` + 2 \`trawl worker\`s on the 2 cores;
+- **trawl hand-tuned, 1 process**: also ${envText(TUNED)} (the earlier benchmarks' flags${scenario.crawlDelayS > 0 ? '; TRAWL_MIN_DELAY_MS only matters for hosts without a Crawl-delay, so this row should match the defaults' : ': no delay between requests to a host beyond the adaptive one (5 × the response time)'});
+- **${CRAWLEE}**: memory storage, min = max concurrency ${CONCURRENCY}, \`sameDomainDelaySecs: ${scenario.crawlDelayS}\`
+  (its only per-host politeness: start-to-start per registrable domain; it has no per-host
+  concurrency limit and ignores Crawl-delay), \`respectRobotsTxtFile: true\`, \`maxRequestRetries: 3\`,
+  \`enqueueLinks({ strategy: 'all' })\`, names resolved by a \`dns.lookup\` override.
+
+Duration: first dispatch to done (process start-up excluded); the server's span is its first
+request's arrival to its last response's end. CPU: all of the crawler's processes (Redis and
+PostgreSQL not counted — they are shared services; Crawlee keeps its queue in process memory);
+RSS: sum of the processes' peaks. Politeness and coverage are judged from the server's log.
 
 ${table(headers, rows)}
 
 pages/s counts distinct pages a correct crawl must fetch (robots.txt-allowed, canonical), as the
-server saw them; requests/s counts every request (robots.txt, duplicates, disallowed). CPU per
-page divides by those distinct pages.
+server saw them; requests/s counts every request (robots.txt, files, duplicates, disallowed). CPU per
+page divides by those distinct pages. The median interval is start to start between consecutive
+requests to one host, robots.txt included.
 
-Ratios (trawl 1 process ÷ Crawlee): throughput ${fmt(rate('trawl, 1 process') / rate('Crawlee CheerioCrawler'), 2)}×, CPU per page ${fmt(cpu('trawl, 1 process') / cpu('Crawlee CheerioCrawler'), 2)}×.
-${scenario.crawlDelayS > 0 ? `Polite efficiency = ideal time (the largest host's ${largestHost} allowed pages × ${scenario.crawlDelayS} s = ${ideal / 1000} s) ÷ duration.` : ''}`;
-    writeSection(`compare-${scenario.id}`, md);
-    console.log(md);
+Ratios to Crawlee: ${ratios}.
+${
+  scenario.crawlDelayS > 0
+    ? `Polite efficiency = ideal time ÷ duration. The ideal: the largest host has ${largestHost} allowed pages; with its
+robots.txt that is ${largestHost + 1} requests, so ${largestHost} intervals of ${scenario.crawlDelayS} s from the first request's start to the last's
+= ${ideal / 1000} s (the last response's few ms and any start-up or end detection count against the crawler).`
+    : ''
+}`;
+    if (hostsOverride !== null || rowFilter !== null) console.log(md);
+    else {
+      writeSection(`compare-${scenario.id}`, md);
+      console.log(md);
+    }
   }
 }

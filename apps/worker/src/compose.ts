@@ -48,7 +48,7 @@ export function createCrawlWorker(
       counters: runtime.counters,
       clock: runtime.clock,
       logger: runtime.logger.child({ component: 'worker' }),
-      retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
+      retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, robotsAttempts: config.robots.attempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
       leaseMs: config.worker.leaseMs,
       // Twice per BullMQ lock: a job handed over while its first attempt still records waits for
       // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.

@@ -91,6 +91,11 @@ export const configSchema = z.object({
     productToken: set(z.string().trim().regex(/^[a-zA-Z_-]+$/, 'expected letters, _ and - only (RFC 9309 product token)').default('trawl'), 'TRAWL_ROBOTS_TOKEN', 'Our product token in robots.txt User-agent lines and robots meta tags (matched case-insensitively).'),
     ttlMs: set(int(1000, 86_400_000).default(86_400_000), 'TRAWL_ROBOTS_TTL_MS', 'How long a fetched robots.txt is trusted (at most 24 h).'),
     retryBaseMs: set(int(100).default(60_000), 'TRAWL_ROBOTS_RETRY_BASE_MS', 'After robots.txt fails (5xx, 429, timeout, connection), the host counts as fully disallowed and robots.txt is fetched again after this long, doubling per failure.'),
+    attempts: set(
+      int(1, 50).default(2),
+      'TRAWL_ROBOTS_ATTEMPTS',
+      'Tries per URL while its host\'s robots.txt is unavailable (each waits for the next robots.txt try, TRAWL_ROBOTS_RETRY_BASE_MS doubling); at most TRAWL_ATTEMPTS. Then the URL is recorded as failed and the re-crawl tries it again later (TRAWL_RECRAWL_FAILURE_BASE_S), so a host that is down does not hold the crawl for minutes.',
+    ),
     outageFallbackMs: set(int(0).default(30 * 86_400_000), 'TRAWL_ROBOTS_OUTAGE_FALLBACK_MS', 'After robots.txt has failed this long, use the last good copy if there is one (0: never; RFC 9309 suggests 30 days).'),
     maxCrawlDelayMs: set(int(0).default(30_000), 'TRAWL_MAX_CRAWL_DELAY_MS', 'Cap on a robots.txt Crawl-delay.'),
     overCap: set(oneOf(['clamp', 'skip']).default('clamp'), 'TRAWL_CRAWL_DELAY_OVER_CAP', 'A Crawl-delay above the cap: clamp it to the cap, or skip the host.'),

@@ -14,16 +14,25 @@ export interface RetryPolicy {
    * fetch deadline, so a URL that keeps timing out gets fewer.
    */
   timeoutAttempts: number;
+  /**
+   * Tries per URL when its host's robots.txt was unavailable. Each such try waits for the next
+   * robots.txt try (a minute, doubling), so four of them would hold the URL — and the crawl's
+   * end — for minutes over a host that is down; the re-crawl tries the page again later.
+   * Absent: `attempts`.
+   */
+  robotsAttempts?: number;
   /** Delay before the first retry; doubles per attempt. */
   baseMs: number;
   maxMs: number;
 }
 
-export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 4, timeoutAttempts: 2, baseMs: 5000, maxMs: 600_000 });
+export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 4, timeoutAttempts: 2, robotsAttempts: 2, baseMs: 5000, maxMs: 600_000 });
 
 /** How many tries a URL gets when its last one failed with `code` (an error code). */
 export function attemptsFor(code: string, policy: RetryPolicy): number {
-  return code === ErrorCode.FetchTimeout ? Math.min(policy.attempts, policy.timeoutAttempts) : policy.attempts;
+  if (code === ErrorCode.FetchTimeout) return Math.min(policy.attempts, policy.timeoutAttempts);
+  if (code === ErrorCode.RobotsUnavailable) return Math.min(policy.attempts, policy.robotsAttempts ?? policy.attempts);
+  return policy.attempts;
 }
 
 /**

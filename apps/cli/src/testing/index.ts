@@ -87,6 +87,20 @@ export async function runCrawlProcesses(seeds: readonly string[], env: Record<st
   return { crawl, workers, summary, reports };
 }
 
+/**
+ * Only what any crawl of the hostile web must give, every other setting trawl's default: the
+ * namespace, the web's own /16 as the allowed private range (its "private" server stays off
+ * limits), a content directory of its own and quiet logs.
+ */
+export function hostileDefaultsEnv(namespace: string, allowCidr: string): Record<string, string> {
+  return {
+    TRAWL_NAMESPACE: namespace,
+    TRAWL_ALLOW_NETWORKS: allowCidr,
+    TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,
+    TRAWL_LOG_LEVEL: 'warn',
+  };
+}
+
 /** The settings the hostile-web test and benchmark crawl with (tight timeouts so traps end fast). */
 export function hostileCrawlEnv(
   namespace: string,
