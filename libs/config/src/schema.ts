@@ -59,7 +59,12 @@ export const configSchema = z.object({
     sortQuery: set(bool().default(true), 'TRAWL_SORT_QUERY', 'Sort query parameters by name during normalization.'),
     maxLinksPerPage: set(int(1).default(5000), 'TRAWL_MAX_LINKS_PER_PAGE', 'Links taken from one page at most.'),
     maxRedirects: set(int(0, 20).default(5), 'TRAWL_MAX_REDIRECTS', 'Redirect hops followed from one URL (each hop is queued as a new URL and passes scope, robots, the SSRF guard and the seen-set).'),
-    maxQueryVariants: set(int(0).default(200), 'TRAWL_MAX_QUERY_VARIANTS', 'URLs queued per host and URL pattern: one path with different query strings, or one date-shaped path with different dates (calendars, faceted search); 0: no limit.'),
+    maxQueryVariants: set(int(0).default(200), 'TRAWL_MAX_QUERY_VARIANTS', 'URLs queued per host and path with different query strings (faceted search, sort orders); 0: no limit.'),
+    maxDateVariants: set(
+      int(0).default(50),
+      'TRAWL_MAX_DATE_VARIANTS',
+      'URLs queued per host and date pattern: one path with different dates in it or in its query (a calendar: /cal/2031/05/17 and /cal?date=2031-05-17 are one pattern; each dated post /blog/2026/11/30/title is its own); 0: no limit.',
+    ),
     trapChecks: set(bool().default(true), 'TRAWL_TRAP_CHECKS', 'Drop links that look like crawler traps: repeated path segments, very deep paths, exploding queries, calendar dates far from today.'),
     nonHtml: set(oneOf(['skip', 'store']).default('skip'), 'TRAWL_NON_HTML', 'Responses that are not HTML: skip (record status and type, do not download the body) or store (download and store, never parse).'),
     skipExtensions: set(

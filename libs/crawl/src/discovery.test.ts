@@ -28,7 +28,7 @@ beforeAll(async () => {
     frontier: new Frontier(t.redis, { prefix: t.prefix, partitions: 1, bands: 4, leaseMs: 60_000, fetchHoldMs: 30_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock: systemClock }),
     counters: new Counters(t.redis, t.prefix, 60_000),
     logger: silentLogger,
-    limits: () => ({ maxUrlsPerHost: 0, maxQueryVariants: 0 }),
+    limits: () => ({ maxUrlsPerHost: 0, maxQueryVariants: 0, maxDateVariants: 0 }),
   };
 });
 
@@ -151,7 +151,7 @@ describe('Discovery', () => {
 
 describe('Discovery: what the frontier refuses', () => {
   it('records URLs over the host budget or the query-variant cap as skipped with the reason, and counts only what was queued', async () => {
-    const discovery = new Discovery({ ...deps, limits: () => ({ maxUrlsPerHost: 3, maxQueryVariants: 2 }) });
+    const discovery = new Discovery({ ...deps, limits: () => ({ maxUrlsPerHost: 3, maxQueryVariants: 2, maxDateVariants: 0 }) });
     const candidates = candidatesFromLinks(
       links('g.example/cal?d=1', 'g.example/cal?d=2', 'g.example/cal?d=3', 'g.example/a', 'g.example/b', 'g.example/c'),
       page('g.example'),

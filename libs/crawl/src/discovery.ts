@@ -21,7 +21,7 @@ export const PRIORITY = { seed: 1, link: 0.5 } as const;
 /** `urls.skip_reason` of a URL the frontier refused. */
 export const REFUSAL_REASONS: Record<RefusalReason, string> = {
   'host-budget': `${ErrorCode.HostBudget}: its host has had its share of URLs (TRAWL_MAX_URLS_PER_HOST)`,
-  'query-variants': `${ErrorCode.QueryVariants}: its path has had its share of query variants (TRAWL_MAX_QUERY_VARIANTS)`,
+  'query-variants': `${ErrorCode.QueryVariants}: its URL pattern has had its share of variants (TRAWL_MAX_QUERY_VARIANTS for one path's queries, TRAWL_MAX_DATE_VARIANTS for one calendar's dates)`,
 };
 
 export interface LinkSource {
@@ -116,8 +116,8 @@ export interface DiscoveryDeps {
   frontier: Frontier;
   counters: Counters;
   logger: Logger;
-  /** The current policy's per-host URL budget and per-path query-variant cap (0: none). */
-  limits: () => { maxUrlsPerHost: number; maxQueryVariants: number };
+  /** The current policy's per-host URL budget and per-pattern caps on query and date variants (0: none). */
+  limits: () => { maxUrlsPerHost: number; maxQueryVariants: number; maxDateVariants: number };
   /**
    * Why robots.txt (as already cached; nothing is fetched here) forbids each URL, or null. A URL
    * known to be disallowed is recorded as skipped and never queued, so it never takes a turn at

@@ -61,6 +61,8 @@ export const crawlPolicySchema = z.object({
   maxLinksPerPage: z.number().int().min(1),
   maxRedirects: z.number().int().min(0),
   maxQueryVariants: z.number().int().min(0),
+  // Absent from a policy published before the setting existed: the setting's default.
+  maxDateVariants: z.number().int().min(0).default(50),
   trapChecks: z.boolean(),
   nonHtml: z.enum(['skip', 'store']),
   /** Links whose file name ends in one of these (lowercase, no dot) are recorded as skipped, never fetched. */
@@ -131,6 +133,7 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
     maxLinksPerPage: config.policy.maxLinksPerPage,
     maxRedirects: config.policy.maxRedirects,
     maxQueryVariants: config.policy.maxQueryVariants,
+    maxDateVariants: config.policy.maxDateVariants,
     trapChecks: config.policy.trapChecks,
     nonHtml: config.policy.nonHtml,
     skipExtensions: skipExtensionsOf(config.policy),

@@ -151,7 +151,7 @@ export interface DiscoveryParts {
   clock: Clock;
   logger: Logger;
   /** Limits used until a policy is published. */
-  defaults: { maxUrlsPerHost: number; maxQueryVariants: number };
+  defaults: { maxUrlsPerHost: number; maxQueryVariants: number; maxDateVariants: number };
 }
 
 /** A discovery batcher that follows the published policy's limits and consults the robots.txt cache. */
@@ -159,7 +159,7 @@ export function createDiscovery(parts: DiscoveryParts): Discovery {
   let limits = parts.defaults;
   const refresh = () =>
     void parts.policy.get().then((p) => {
-      if (p) limits = { maxUrlsPerHost: p.policy.maxUrlsPerHost, maxQueryVariants: p.policy.maxQueryVariants };
+      if (p) limits = { maxUrlsPerHost: p.policy.maxUrlsPerHost, maxQueryVariants: p.policy.maxQueryVariants, maxDateVariants: p.policy.maxDateVariants };
     });
   refresh();
   return new Discovery({

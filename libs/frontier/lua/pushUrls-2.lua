@@ -6,15 +6,15 @@
   ARGV[1] key base "<prefix>:{p<n>}:"; host state is <base>h:<host>, back queues <base>q:<host>:<band>
   ARGV[2] now (ms)
   ARGV[3] per-host budget: URLs ever queued for one host; 0 = unlimited
-  ARGV[4] per-path cap on query variants: URLs ever queued with one path and different
-          queries (a calendar, a faceted search); 0 = unlimited. Counted in <base>v:<host>.
-  ARGV[5] call id (unique per call): a call run twice — the client resends a command whose reply
+  ARGV[4] call id (unique per call): a call run twice — the client resends a command whose reply
           was lost when the connection dropped (a Redis restart) — pushes once; the second run
           returns the first one's verdicts (kept a minute in <base>push:<call id>)
-  ARGV[6..] quadruples: host, band (integer, higher is served first), entry, variant key ('' = none)
+  ARGV[5..] quintuples: host, band (integer, higher is served first), entry, variant key ('' = none),
+          the cap on that key (0 = unlimited): URLs ever queued under one host and URL pattern
+          (one path's queries, one calendar's dates), counted in <base>v:<host>
   Returns { pushed, refusedOverBudget, refusedOverVariants, verdicts }
     verdicts: one character per URL, in order: '.' queued, 'b' refused (the host's budget is
-    spent), 'v' refused (its path has had its share of query variants) — so the caller can
+    spent), 'v' refused (its pattern has had its share of variants) — so the caller can
     record each refused URL as skipped with its reason instead of calling it queued.
   The caller has already deduplicated through the seen-set; this script never checks membership.
 ]]
@@ -22,8 +22,7 @@
 local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
-local maxVariants = tonumber(ARGV[4])
-local callKey = base .. 'push:' .. ARGV[5]
+local callKey = base .. 'push:' .. ARGV[4]
 local done = redis.call('GET', callKey)
 if done then
   local _, pushedBefore = string.gsub(done, '%.', '')
@@ -33,8 +32,9 @@ if done then
 end
 local pushed, refused, refusedVariants = 0, 0, 0
 local verdicts = {}
-for i = 6, #ARGV, 4 do
+for i = 5, #ARGV, 5 do
   local host, band, entry, variant = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local maxVariants = tonumber(ARGV[i + 4])
   local hostKey = base .. 'h:' .. host
   local overVariants = false
   if maxVariants > 0 and variant ~= '' then

@@ -3,6 +3,7 @@ import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing'
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { deleteByPrefix, loadScript } from '@trawl/redis';
+import { variantKey } from '@trawl/url';
 import { decodeEntry, encodeEntry, UrlFlag } from './entry.js';
 import { Frontier, type FrontierOptions, type Lease, type PushItem } from './frontier.js';
 
@@ -144,6 +145,18 @@ describe('Frontier push and claim', () => {
     expect(result).toEqual({ pushed: 4, refused: 0, refusedVariants: 1, refusals: [{ index: 2, reason: 'query-variants' }] });
     expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 2 })).toMatchObject({ pushed: 0, refusedVariants: 1 });
     expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 0 })).toMatchObject({ pushed: 1 });
+  });
+
+  it('caps a date pattern (a calendar, in all its forms) at its own limit, apart from query variants', async () => {
+    const f = makeFrontier();
+    const day = (path: string) => ({ ...item('a', path), variantKey: variantKey(`http://a${path}`) });
+    const calendar = ['/cal/2031/05/17', '/cal?d=2031-05-18', '/cal/2031/05/19', '/cal?d=2031-05-20'];
+    const limits = { maxQueryVariants: 10, maxDateVariants: 3 };
+    const result = await f.push([...calendar.map(day), day('/search?q=1'), day('/search?q=2')], limits);
+    expect(result).toEqual({ pushed: 5, refused: 0, refusedVariants: 1, refusals: [{ index: 3, reason: 'query-variants' }] });
+    // Each dated post is its own pattern: never capped by the calendar's share.
+    expect(await f.push(['/blog/2026/11/28/a', '/blog/2026/11/29/b', '/blog/2026/11/30/c', '/blog/2026/12/01/d'].map(day), limits)).toMatchObject({ pushed: 4 });
+    expect(await f.push([day('/cal/2031/05/21')], { ...limits, maxDateVariants: 0 })).toMatchObject({ pushed: 1 });
   });
 
   it('splits hosts across partitions by the ring, and each partition serves its own hosts', async () => {
@@ -594,7 +607,7 @@ describe('a push the client sends twice', () => {
     const keys = f.keysOf(0);
     // The script exactly as the frontier runs it, called twice with the same arguments.
     const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-2');
-    const args = [keys.base, clock.now(), 2, 0, 'call-1', 'a', 2, '0 0 0 /1', '', 'a', 2, '0 0 0 /2', '', 'a', 2, '0 0 0 /3', ''];
+    const args = [keys.base, clock.now(), 2, 'call-1', 'a', 2, '0 0 0 /1', '', 0, 'a', 2, '0 0 0 /2', '', 0, 'a', 2, '0 0 0 /3', '', 0];
     const script = lua;
     const first = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
     const again = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);

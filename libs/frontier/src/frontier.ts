@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
+import { isDateVariant } from '@trawl/url';
 import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
 import { HashRing } from './ring.js';
@@ -57,7 +58,7 @@ export interface PushItem extends FrontierUrl {
   host: string;
   /** 0..1; mapped onto the bands. */
   priority: number;
-  /** For a URL with a query: the host+path its query variants are counted under. */
+  /** The URL pattern its variants are counted under (`variantKey` of @trawl/url), or none. */
   variantKey?: string | null;
 }
 
@@ -66,6 +67,8 @@ export interface PushLimits {
   maxUrlsPerHost?: number;
   /** URLs ever queued per host+path with different queries (0: none). */
   maxQueryVariants?: number;
+  /** URLs ever queued per host and date pattern: one calendar's dates, in any of its forms (0: none). */
+  maxDateVariants?: number;
 }
 
 export type RefusalReason = 'host-budget' | 'query-variants';
@@ -189,12 +192,14 @@ export class Frontier {
 
   /**
    * Appends URLs (already deduplicated by the seen-set) to their hosts' back queues. A host that
-   * has ever been given `maxUrlsPerHost` URLs refuses more (default: the frontier's option), and
-   * a path that has had `maxQueryVariants` different queries refuses more of them.
+   * has ever been given `maxUrlsPerHost` URLs refuses more (default: the frontier's option); a
+   * path that has had `maxQueryVariants` different queries, or a date pattern (a calendar) that
+   * has had `maxDateVariants` dates, refuses more of them.
    */
   async push(items: readonly PushItem[], limits: PushLimits = {}): Promise<PushResult> {
     const maxUrlsPerHost = limits.maxUrlsPerHost ?? this.options.maxUrlsPerHost;
     const maxQueryVariants = limits.maxQueryVariants ?? 0;
+    const maxDateVariants = limits.maxDateVariants ?? 0;
     const byPartition = new Map<number, { item: PushItem; index: number }[]>();
     items.forEach((item, index) => {
       const partition = this.partitionOf(item.host);
@@ -210,9 +215,11 @@ export class Frontier {
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
         const chunk = list.slice(i, i + PUSH_CHUNK);
         // A call id per call: pushUrls runs once even if the client resends it after a reconnect.
-        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, maxQueryVariants, randomUUID()];
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, randomUUID()];
         for (const { item } of chunk) {
-          args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), item.variantKey ?? '');
+          const variant = item.variantKey ?? '';
+          const cap = variant === '' ? 0 : isDateVariant(variant) ? maxDateVariants : maxQueryVariants;
+          args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), variant, cap);
         }
         calls.push(
           this.scripts.pushUrls([keys.ready, keys.stats], args).then((reply) => {

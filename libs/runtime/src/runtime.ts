@@ -145,7 +145,7 @@ export class Runtime {
       policy: this.policy,
       clock: this.clock,
       logger: this.logger.child({ component: 'discovery' }),
-      defaults: { maxUrlsPerHost: this.config.policy.maxUrlsPerHost, maxQueryVariants: this.config.policy.maxQueryVariants },
+      defaults: { maxUrlsPerHost: this.config.policy.maxUrlsPerHost, maxQueryVariants: this.config.policy.maxQueryVariants, maxDateVariants: this.config.policy.maxDateVariants },
     });
   }
 

@@ -9,5 +9,5 @@ export { DEFAULT_STRIP_PARAMS } from './strip.js';
 export { fingerprint, fingerprintHex } from './fingerprint.js';
 export { hostOf, registrableDomain } from './host.js';
 export { inScope, type Scope, type ScopeMode, scopeFromSeeds } from './scope.js';
-export { DEFAULT_TRAP_OPTIONS, type TrapOptions, type TrapReason, trapReason, variantKey } from './traps.js';
+export { DEFAULT_TRAP_OPTIONS, type TrapOptions, type TrapReason, trapReason, DATE_VARIANT_PREFIX, isDateVariant, variantKey } from './traps.js';
 export { DEFAULT_SKIP_EXTENSIONS, extensionSet, ignoredExtension } from './extensions.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TRAP_OPTIONS, trapReason, variantKey } from './traps.js';
+import { DEFAULT_TRAP_OPTIONS, isDateVariant, trapReason, variantKey } from './traps.js';
 
 const now = Date.parse('2026-11-30T00:00:00Z');
 
@@ -39,12 +39,27 @@ describe('variantKey', () => {
     ['https://a.example:8443/s?x', 'a.example:8443/s?'],
     ['http://a.example/plain', null],
     ['http://a.example/item/12345', null],
-    ['http://a.example/calendar/2031/05/17', 'a.example/calendar/#/#/#'],
-    ['http://a.example/calendar/2031/5', 'a.example/calendar/#/#'],
-    ['http://a.example/events/2027-02-01', 'a.example/events/#-#-#'],
-    ['http://a.example/blog/2026/11/30/a-post', 'a.example/blog/#/#/#/a-post'],
+    // A six-digit id is not a date: only dates with separators (or /YYYY/MM) are.
+    ['http://a.example/item/201912', null],
+    ['http://a.example/item?id=201912', 'a.example/item?'],
+    ['http://a.example/calendar/2031/05/17', 'date a.example/calendar/*'],
+    ['http://a.example/calendar/2031/5', 'date a.example/calendar/*'],
+    ['http://a.example/calendar?date=2031-05-17', 'date a.example/calendar/*'],
+    ['http://a.example/calendar/?date=2031-05-17&view=day', 'date a.example/calendar/*'],
+    ['http://a.example/archive?year=2019', 'date a.example/archive/*'],
+    ['http://a.example/events/2027-02-01', 'date a.example/events/*'],
+    ['http://a.example/archive/2007/01/', 'date a.example/archive/*/'],
+    ['http://a.example/blog/2026/11/30/a-post', 'date a.example/blog/*/a-post'],
+    ['http://a.example/blog/2026/11/30/page/2', 'date a.example/blog/*/page/#'],
     ['http://a.example', null],
   ])('%s → %s', (url, expected) => {
     expect(variantKey(url)).toBe(expected);
+  });
+
+  it('gives a calendar one pattern in both its forms, and each dated post its own', () => {
+    expect(variantKey('http://a.example/cal/2031/05/17')).toBe(variantKey('http://a.example/cal?d=2031-05-18'));
+    expect(variantKey('http://a.example/blog/2026/11/30/one')).not.toBe(variantKey('http://a.example/blog/2026/11/29/two'));
+    expect(isDateVariant(variantKey('http://a.example/cal/2031/05/17') as string)).toBe(true);
+    expect(isDateVariant(variantKey('http://a.example/search?q=x') as string)).toBe(false);
   });
 });

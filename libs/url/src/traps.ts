@@ -73,25 +73,61 @@ export function trapReason(url: string, options: TrapOptions, now: number): Trap
   return null;
 }
 
+/** A date with separators inside one path segment or query value: 2031-05-17, 2031_05, 2031.05.17. */
+const SEPARATED_DATE = /(?:^|[^\d])(?:1[5-9]|2[01])\d{2}[-._](?:0[1-9]|1[0-2])(?:[-._](?:0[1-9]|[12]\d|3[01]))?(?:[^\d]|$)/;
+const DAY = /^(?:0?[1-9]|[12]\d|3[01])$/;
+const YEAR_PARAM = /^(?:y|yr|year|jahr|annee|anno)=/i;
+
+/** Marks a date pattern's variant key (no normalized URL or host holds a space). */
+export const DATE_VARIANT_PREFIX = 'date ';
+
+/** Where a path's date starts and how many segments it spans, or null: /2031/05[/17], or one segment holding 2031-05-17. */
+function dateInPath(segments: readonly string[]): { at: number; span: number } | null {
+  for (let i = 0; i < segments.length; i += 1) {
+    const segment = segments[i] as string;
+    if (SEPARATED_DATE.test(segment)) return { at: i, span: 1 };
+    if (YEAR_SEGMENT.test(segment) && MONTH.test(segments[i + 1] ?? '')) return { at: i, span: DAY.test(segments[i + 2] ?? '') ? 3 : 2 };
+  }
+  return null;
+}
+
 /**
  * The pattern the frontier counts a URL's variants under, to cap infinite spaces per path:
- *  - a URL with a query: host + path (`/search?q=a` and `/search?q=b` share `host/search?`);
- *  - a date-shaped path (/YYYY/MM[/DD], YYYY-MM-DD): host + the path with its digit runs
- *    replaced (`/calendar/2031/05/17` → `host/calendar/#/#/#`), so a path-form calendar is
- *    bounded like a query-form one while `/blog/2026/11/30/some-post` stays its own pattern;
+ *  - a date pattern — a date in the path (/YYYY/MM[/DD], or a segment like 2031-05-17) or a query
+ *    value that is a date (?date=2031-05-17, ?year=2031): `date ` + host + the path with the date
+ *    as `*` (and the rest's digit runs as `#`). A calendar's two forms, `/calendar/2031/05/17`
+ *    and `/calendar?date=2031-05-17`, share `date host/calendar/*`, while
+ *    `/blog/2026/11/30/some-post` stays its own pattern (`date host/blog/*` + `/some-post`);
+ *    the frontier caps these at TRAWL_MAX_DATE_VARIANTS;
+ *  - any other URL with a query: host + path (`/search?q=a` and `/search?q=b` share
+ *    `host/search?`), capped at TRAWL_MAX_QUERY_VARIANTS;
  *  - anything else: null (not counted; numeric ids like /item/12345 are never capped here).
  */
 export function variantKey(url: string): string | null {
   const schemeEnd = url.indexOf('://');
-  const queryStart = url.indexOf('?');
-  if (queryStart >= 0) return `${url.slice(schemeEnd + 3, queryStart)}?`;
   const pathStart = url.indexOf('/', schemeEnd + 3);
   if (pathStart < 0) return null;
-  const path = url.slice(pathStart);
+  const host = url.slice(schemeEnd + 3, pathStart);
+  const queryStart = url.indexOf('?', pathStart);
+  const path = queryStart < 0 ? url.slice(pathStart) : url.slice(pathStart, queryStart);
   const segments = path.split('/');
-  const dated =
-    segments.some((segment) => YEAR_MONTH_DAY.test(segment)) ||
-    segments.some((segment, i) => YEAR_SEGMENT.test(segment) && MONTH.test(segments[i + 1] ?? ''));
-  if (!dated) return null;
-  return url.slice(schemeEnd + 3, pathStart) + path.replace(/\d+/g, '#');
+  const date = dateInPath(segments);
+  if (date !== null) {
+    const before = segments.slice(0, date.at).join('/');
+    const after = segments.slice(date.at + date.span).join('/').replace(/\d+/g, '#');
+    return `${DATE_VARIANT_PREFIX}${host}${before}/*${date.at + date.span < segments.length ? `/${after}` : ''}`;
+  }
+  if (queryStart < 0) return null;
+  const datedQuery = url
+    .slice(queryStart + 1)
+    .split('&')
+    .some((pair) => {
+      const value = pair.slice(pair.indexOf('=') + 1);
+      return SEPARATED_DATE.test(value) || (YEAR_SEGMENT.test(value) && YEAR_PARAM.test(pair));
+    });
+  if (datedQuery) return `${DATE_VARIANT_PREFIX}${host}${path.replace(/\/$/, '')}/*`;
+  return `${host}${path}?`;
 }
+
+/** Whether a variant key names a date pattern (capped by TRAWL_MAX_DATE_VARIANTS). */
+export const isDateVariant = (key: string): boolean => key.startsWith(DATE_VARIANT_PREFIX);
