@@ -5,6 +5,7 @@ import { frontierBench } from './frontier.js';
 import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
+import { workersBench } from './workers.js';
 
 const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
@@ -15,6 +16,7 @@ const benches: Record<string, () => Promise<void>> = {
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
   chaos: () => chaosBench(),
   frontier: () => frontierBench(),
+  workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3)),
 };
 
 const wanted = process.argv.slice(2);
