@@ -220,8 +220,8 @@ variants, 1–5 ms latency), every host root a seed. Default settings (\`TRAWL_M
 ${fmt((HOSTS * 1000) / minDelayMs)} pages/s, far above what this machine reaches, so politeness does not bind (each host
 still needs ≥ ${fmt(((PAGES_PER_HOST - 1) * minDelayMs) / 1000)} s: the tail). One process is \`trawl crawl\` (dispatcher + worker); N is \`trawl crawl\`
 plus N−1 \`trawl worker\`s. A private \`redis-server\` (AOF, \`appendfsync everysec\`) and a private
-PostgreSQL cluster serve only this crawl, so their CPU is this crawl's: Redis from \`INFO cpu\`
-(\`used_cpu_user\` + \`used_cpu_sys\`), PostgreSQL from \`/proc\` (utime + stime of the postmaster, its
+PostgreSQL cluster (defaults but \`shared_buffers\` 32 MB; fsync on) serve only this crawl, so their CPU is this
+crawl's: Redis from \`INFO cpu\` (\`used_cpu_user\` + \`used_cpu_sys\`), PostgreSQL from \`/proc\` (utime + stime of the postmaster, its
 live children and its reaped backends). Worker CPU: the trawl processes' own (start-up
 excluded); web: this process, which serves the synthetic web. Pages: distinct pages of the
 ground truth fetched, from the server's log; pages/s over the log's span (first request to last
