@@ -220,9 +220,9 @@ variants, 1–5 ms latency), every host root a seed. Default settings (\`TRAWL_M
 ${fmt((HOSTS * 1000) / minDelayMs)} pages/s, far above what this machine reaches, so politeness does not bind (each host
 still needs ≥ ${fmt(((PAGES_PER_HOST - 1) * minDelayMs) / 1000)} s: the tail). One process is \`trawl crawl\` (dispatcher + worker); N is \`trawl crawl\`
 plus N−1 \`trawl worker\`s. A private \`redis-server\` (AOF, \`appendfsync everysec\`) and a private
-PostgreSQL cluster (defaults but \`shared_buffers\` 32 MB; fsync on) serve only this crawl, so their CPU is this
-crawl's: Redis from \`INFO cpu\` (\`used_cpu_user\` + \`used_cpu_sys\`), PostgreSQL from \`/proc\` (utime + stime of the postmaster, its
-live children and its reaped backends). Worker CPU: the trawl processes' own (start-up
+PostgreSQL cluster (defaults but \`shared_buffers\` 32 MB; fsync on) serve only this crawl, so
+their CPU is this crawl's: Redis from \`INFO cpu\` (\`used_cpu_user\` + \`used_cpu_sys\`), PostgreSQL
+from \`/proc\` (utime + stime of the postmaster, its live children and its reaped backends). Worker CPU: the trawl processes' own (start-up
 excluded); web: this process, which serves the synthetic web. Pages: distinct pages of the
 ground truth fetched, from the server's log; pages/s over the log's span (first request to last
 response). Median of ${rounds} rounds, a fresh namespace each.
@@ -232,8 +232,8 @@ ${table(['processes', 'pages/s', 'pages/s per process', 'worker CPU ms / page', 
 Where the curve bends (CPU): ${summaries
     .slice(1)
     .map((s) => `${s.processes} processes give ×${fmt(speedup(s), 2)} the pages/s of one`)
-    .join(', ')}. This machine's ${cores} cores are
-shared by the crawler, Redis, PostgreSQL and the synthetic web. With one process, the trawl
+    .join(', ')}.
+This machine's ${cores} cores are shared by the crawler, Redis, PostgreSQL and the synthetic web. With one process, the trawl
 process burns ${fmt(coresOf(one, one.worker), 2)} cores (${fmt(one.pagesPerSec, 1)} pages/s × ${fmt(one.worker, 2)} ms: its one JavaScript thread is its
 limit) and Redis, PostgreSQL and the web ${fmt(coresOf(one, one.redis + one.postgres + one.web), 2)} more: ${fmt(one.coresBusy, 2)} of ${cores} cores busy, so a
 second process still finds CPU. The peak is ${best.processes} process${best.processes > 1 ? 'es' : ''} (${fmt(best.pagesPerSec, 1)} pages/s, ${fmt(best.coresBusy, 2)} of ${cores} cores busy):
@@ -248,8 +248,9 @@ CPU per page, the highest of the three runs (on the safe side: a worker with a c
 as in the one-process run, spends ${fmt(one.worker, 2)} ms): worker ${fmt(workerMs, 2)} ms, Redis ${fmt(redisMs, 2)} ms, PostgreSQL
 ${fmt(postgresMs, 2)} ms. So:
 
-- a worker process on a core of its own fetches at most ${fmt(cpuBound)} pages/s (CPU bound, 1000 ÷ ${fmt(workerMs, 2)});
-  measured here, sharing the machine, ${fmt(one.pagesPerSec, 1)} pages/s with one process;
+- a worker process on a core of its own fetches at most ${fmt(cpuBound)} pages/s (CPU bound, 1,000 ÷ ${fmt(workerMs, 2)};
+  ${fmt(1000 / one.worker)} at the one-process ${fmt(one.worker, 2)} ms); measured here, one process sharing the machine
+  fetched ${fmt(one.pagesPerSec, 1)} pages/s;
 - one Redis core carries ${fmt(perRedisCore)} pages/s: ${fmt(perRedisCore / cpuBound, 1)} CPU-bound workers (${fmt(perRedisCore / one.pagesPerSec, 1)} at the measured
   ${fmt(one.pagesPerSec, 1)} pages/s each);
 - one PostgreSQL core carries ${fmt(perPostgresCore)} pages/s: ${fmt(perPostgresCore / cpuBound, 1)} CPU-bound workers (${fmt(perPostgresCore / one.pagesPerSec, 1)} at the measured
