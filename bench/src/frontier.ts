@@ -154,15 +154,15 @@ export async function frontierBench(): Promise<void> {
     const elapsedS = (Date.now() - started) / 1000;
     const window = batches.length - 1;
     const fullP50 = (p50s.at(-1) as number[])[window] as number;
+    const growth = Math.max(...batches.map((_, i) => ((p50s.at(-1) as number[])[i] as number) / ((p50s[0] as number[])[i] as number)));
     const md = `## Frontier at scale: ${fmt(URLS)} URLs over ${fmt(HOSTS)} hosts
 
 Command: \`npm run bench -- frontier\`. ${machine({ redis: version })}
 
 A private \`redis-server\` (the durability docs/operations.md asks for: AOF, \`appendfsync everysec\`,
-\`noeviction\`), one frontier with the runtime's default options (${config.partitions} partition, ${config.dispatch.bands} bands,
-the benchmark's clock moves 1 ms per claim, so every host is due and \`TRAWL_MIN_DELAY_MS\` does
-not enter). URLs are pushed with
-\`Frontier.push\`, ${fmt(PUSH_BATCH)} per call, hosts in turn (URL i on host i mod ${fmt(HOSTS)}; mean URL
+\`noeviction\`), one frontier with the runtime's default options (${config.partitions} partition, ${config.dispatch.bands} bands);
+the benchmark's clock moves 1 ms per claim, so every host is due (\`TRAWL_MIN_DELAY_MS\` does not
+enter). URLs are pushed with \`Frontier.push\`, ${fmt(PUSH_BATCH)} per call, hosts in turn (URL i on host i mod ${fmt(HOSTS)}; mean URL
 ${fmt(chars / pushed)} characters). At each fill level: memory per queued URL, then ${CLAIMS} calls of
 \`Frontier.claim\` (the \`claimReady\` script the dispatcher runs each tick, with its
 \`TRAWL_DISPATCH_LEAD_MS\`) of ${batches.join(' and ')} hosts (${batches[0]}: a steady tick's refill, about
@@ -187,10 +187,11 @@ one call in flight), of which Redis CPU ${fmt((pushRedisMs / pushed) * 1000, 1)}
 
 Memory per URL falls as hosts fill: a host's hash and ready-heap entry are shared by its URLs
 (at ${fmt(LEVELS[0] as number)} URLs a host holds ${fmt((LEVELS[0] as number) / HOSTS, (LEVELS[0] as number) < HOSTS ? 1 : 0)}; at ${fmt(URLS)}, ${fmt(URLS / HOSTS)}, in its back queue, a
-listpack-encoded list). A claim's cost is its batch (one \`LPOP\` and lease per host) plus a
-\`ZRANGEBYSCORE\` on the ready heap (logarithmic in the hosts), not the depth of the queues: from
-${fmt(LEVELS[0] as number)} to ${fmt(URLS)} queued URLs the p50 goes ${batches.map((b, i) => `${p50s.map((p) => fmt(p[i] as number, 2)).join(' → ')} ms (${b} hosts)`).join(', ')};
-the p99 is noisier (this machine is shared with other work). At the full
+listpack-encoded list). A claim's work is its batch (one \`LPOP\` and lease per host) plus a
+\`ZRANGEBYSCORE\` on the ready heap (logarithmic in the hosts); the depth of the queues behind
+the hosts enters only through the size of the data. From ${fmt(LEVELS[0] as number)} to ${fmt(URLS)} queued URLs
+(${fmt(URLS / (LEVELS[0] as number))} times as many) the p50 goes ${batches.map((b, i) => `${p50s.map((p) => fmt(p[i] as number, 2)).join(' → ')} ms (${b} hosts)`).join(', ')}:
+×${fmt(growth, 1)} at most. The p99 is noisier (this machine is shared with other work). At the full
 frontier a ${batches[window]}-host claim costs ${fmt((fullP50 / (batches[window] as number)) * 1000, 1)} µs per URL, round trip included: one partition's
 dispatcher hands out up to ~${fmt(Math.round((batches[window] as number) / fullP50) * 1000)} URLs/s.`;
     writeSection('frontier', md);

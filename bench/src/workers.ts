@@ -222,8 +222,9 @@ still needs ≥ ${fmt(((PAGES_PER_HOST - 1) * minDelayMs) / 1000)} s: the tail).
 plus N−1 \`trawl worker\`s. A private \`redis-server\` (AOF, \`appendfsync everysec\`) and a private
 PostgreSQL cluster (defaults but \`shared_buffers\` 32 MB; fsync on) serve only this crawl, so
 their CPU is this crawl's: Redis from \`INFO cpu\` (\`used_cpu_user\` + \`used_cpu_sys\`), PostgreSQL
-from \`/proc\` (utime + stime of the postmaster, its live children and its reaped backends). Worker CPU: the trawl processes' own (start-up
-excluded); web: this process, which serves the synthetic web. Pages: distinct pages of the
+from \`/proc\` (utime + stime of the postmaster, its live children and its reaped backends).
+Worker CPU: the trawl processes' own (start-up excluded); web: this process, which serves the
+synthetic web. Pages: distinct pages of the
 ground truth fetched, from the server's log; pages/s over the log's span (first request to last
 response). Median of ${rounds} rounds, a fresh namespace each.
 
@@ -233,8 +234,8 @@ Where the curve bends (CPU): ${summaries
     .slice(1)
     .map((s) => `${s.processes} processes give ×${fmt(speedup(s), 2)} the pages/s of one`)
     .join(', ')}.
-This machine's ${cores} cores are shared by the crawler, Redis, PostgreSQL and the synthetic web. With one process, the trawl
-process burns ${fmt(coresOf(one, one.worker), 2)} cores (${fmt(one.pagesPerSec, 1)} pages/s × ${fmt(one.worker, 2)} ms: its one JavaScript thread is its
+This machine's ${cores} cores are shared by the crawler, Redis, PostgreSQL and the synthetic web.
+With one process, the trawl process burns ${fmt(coresOf(one, one.worker), 2)} cores (${fmt(one.pagesPerSec, 1)} pages/s × ${fmt(one.worker, 2)} ms: its one JavaScript thread is its
 limit) and Redis, PostgreSQL and the web ${fmt(coresOf(one, one.redis + one.postgres + one.web), 2)} more: ${fmt(one.coresBusy, 2)} of ${cores} cores busy, so a
 second process still finds CPU. The peak is ${best.processes} process${best.processes > 1 ? 'es' : ''} (${fmt(best.pagesPerSec, 1)} pages/s, ${fmt(best.coresBusy, 2)} of ${cores} cores busy):
 there the cores are spent, and more processes only share them, paying more worker CPU per page
