@@ -1,9 +1,11 @@
 import { chaosBench } from './chaos.js';
 import { compareBench } from './compare.js';
 import { crawlBench } from './crawl.js';
+import { frontierBench } from './frontier.js';
 import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
+import { workersBench } from './workers.js';
 
 const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
@@ -13,6 +15,8 @@ const benches: Record<string, () => Promise<void>> = {
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad'),
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
   chaos: () => chaosBench(),
+  frontier: () => frontierBench(),
+  workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3)),
 };
 
 const wanted = process.argv.slice(2);
