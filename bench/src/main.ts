@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad'),
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
   chaos: () => chaosBench(),
+  cost: async () => (await import('./cost.js')).costBench(),
 };
 
 const wanted = process.argv.slice(2);
