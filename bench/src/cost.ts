@@ -162,7 +162,8 @@ export interface CostFigures {
   scriptCalls: [string, number][];
   pgStatements: number;
   pgTransactions: number;
-  pgTop: [string, number][];
+  /** Statement, calls, execution ms (in all). */
+  pgTop: [string, number, number][];
   crawlerCpuMs: number;
   redisCpuMs: number;
   postgresCpuMs: number;
@@ -230,8 +231,8 @@ export async function costBench(): Promise<void> {
     const redisCpuAfter = redisCpuMs(redis);
     const redisAfter = commandStats(redis);
     const pgAfter = await pgCounters(client);
-    const { rows: statements } = await client.query<{ query: string; calls: string }>(
-      "SELECT query, calls FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC",
+    const { rows: statements } = await client.query<{ query: string; calls: string; ms: number }>(
+      "SELECT query, calls, total_exec_time AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC",
     );
     await web.idle();
 
@@ -266,7 +267,7 @@ export async function costBench(): Promise<void> {
       scriptCalls: sorted(new Map([...byCommand].filter(([name]) => name.startsWith('EVALSHA ')).map(([name, n]) => [name.slice('EVALSHA '.length), n] as [string, number]))),
       pgStatements: statements.reduce((s, r) => s + Number(r.calls), 0),
       pgTransactions: pgAfter.xact - pgBefore.xact,
-      pgTop: statements.map((r) => [r.query.replace(/\s+/g, ' ').trim(), Number(r.calls)] as [string, number]),
+      pgTop: statements.map((r) => [r.query.replace(/\s+/g, ' ').trim(), Number(r.calls), Number(r.ms)] as [string, number, number]),
       crawlerCpuMs: summary.process.cpuMs,
       redisCpuMs: redisCpuAfter - redisCpuBefore,
       postgresCpuMs: pgCpuAfter - pgCpuBefore,
@@ -331,8 +332,9 @@ ${table(['script', 'per page'], f.scriptCalls.slice(0, 16).map(([name, n]) => [n
 Redis commands per page, inside Lua included (top 16):
 ${table(['command', 'per page'], f.redisCommandsTop.slice(0, 16).map(([name, n]) => [name, per(n)]))}
 
-PostgreSQL statements per page (top 10):
-${table(['statement', 'per page'], f.pgTop.slice(0, 10).map(([q, n]) => [`\`${shorten(q).replace(/\|/g, '\\|').replace(/`/g, "'")}\``, per(n, 3)]))}`;
+PostgreSQL statements by execution time (top 10; \`pg_stat_statements\` total_exec_time, so time in the
+server's executor, not the whole CPU of the backends):
+${table(['statement', 'calls per page', 'exec ms per page'], f.pgTop.slice(0, 10).map(([q, n, ms]) => [`\`${shorten(q).replace(/\|/g, '\\|').replace(/`/g, "'")}\``, per(n, 3), per(ms, 3)]))}`;
   writeSection('cost', md);
   console.log(md);
   console.log(`\nCOST_FIGURES ${JSON.stringify({ pages: f.pages, pagesPerS: f.pagesPerS, redisCommands: f.redisCommands / f.pages, clientCommands: f.clientCommands / f.pages, roundTrips: f.roundTrips / f.pages, clientWrites: f.clientWrites / f.pages, pgStatements: f.pgStatements / f.pages, pgTransactions: f.pgTransactions / f.pages, crawlerCpuMs: f.crawlerCpuMs / f.pages, redisCpuMs: f.redisCpuMs / f.pages, postgresCpuMs: f.postgresCpuMs / f.pages })}`);
