@@ -70,7 +70,7 @@ export async function crawlBench(rounds = 3): Promise<void> {
   } finally {
     await web.stop();
   }
-  const md = `## The 50 × 20 crawl (issue 2)
+  const md = `## The 50 × 20 crawl
 
 Command: \`npm run bench -- crawl\`. ${machine()}
 

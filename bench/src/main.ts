@@ -17,6 +17,7 @@ const benches: Record<string, () => Promise<void>> = {
   chaos: () => chaosBench(),
   frontier: () => frontierBench(),
   workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3)),
+  cost: async () => (await import('./cost.js')).costBench(),
 };
 
 const wanted = process.argv.slice(2);

@@ -37,7 +37,6 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
       policy: runtime.policy,
       clock: runtime.clock,
       logger: logger.child({ component: 'dispatcher' }),
-      intact: async () => (await runtime.intact()).ok,
     },
     { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs },
   );

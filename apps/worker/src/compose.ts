@@ -35,10 +35,14 @@ export function createCrawlWorker(
       store: runtime.store,
       robots: runtime.robots,
       discovery: runtime.discovery(),
-      records: new Records(runtime.db, async () => {
-        const policy = await runtime.policy.get();
-        return policy?.policy.recrawl.enabled ? policy.recrawl : null;
-      }),
+      records: new Records(
+        runtime.db,
+        async () => {
+          const policy = await runtime.policy.get();
+          return policy?.policy.recrawl.enabled ? policy.recrawl : null;
+        },
+        runtime.frontier,
+      ),
       validators: new Validators(runtime.db),
       duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
       archive,

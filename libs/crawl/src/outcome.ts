@@ -33,7 +33,8 @@ export interface HostRelease {
  *      page whose links are in the frontier: a job that finds its URL recorded already (its
  *      earlier attempt died before the ack) can skip the fetch without losing those links;
  *   4. acknowledge the lease — only once the record is written, so a crash in between repeats
- *      the work instead of losing the URL.
+ *      the work instead of losing the URL (a record's ack rides on its record's batch:
+ *      `Records.add` writes the batch, then acknowledges its leases).
  */
 export interface JobOutcome {
   release?: HostRelease;
@@ -109,16 +110,20 @@ export async function applyOutcome(deps: PipelineDeps, hold: HostHold, outcome: 
   if (outcome.release) leaseExtended = await hold.release(outcome.release, outcome.leaseUntil);
   if (outcome.leaseUntil !== undefined && !leaseExtended) await deps.frontier.extendLease(ticket.partition, ticket.leaseId, outcome.leaseUntil);
   if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover);
-  const refused = outcome.record ? await deps.records.add(outcome.record) : null;
+  const lease = { partition: ticket.partition, leaseId: ticket.leaseId };
+  // A record is written, then its lease acknowledged, in one step (`Records.add`).
+  const refused = outcome.record ? await deps.records.add(outcome.record, outcome.ack ? lease : undefined) : null;
   if (refused && outcome.record) {
     // PostgreSQL refused this record (the rest of its batch was written): the URL is settled as
     // failed with the reason, and the job dead-lettered with it — never fetched again and again.
-    const failed = await deps.records.add(refusedRecord(outcome.record, refused));
-    if (failed) deps.logger.error({ url: outcome.record.url, reason: failed }, 'could not record a refused page even without its text');
-    await deps.acks.ack(ticket.partition, ticket.leaseId);
+    const failed = await deps.records.add(refusedRecord(outcome.record, refused), lease);
+    if (failed) {
+      deps.logger.error({ url: outcome.record.url, reason: failed }, 'could not record a refused page even without its text');
+      await deps.acks.ack(ticket.partition, ticket.leaseId);
+    }
     return { outcome: 'dead', reason: refused };
   }
-  if (outcome.ack) await deps.acks.ack(ticket.partition, ticket.leaseId);
+  if (outcome.ack && !outcome.record) await deps.acks.ack(ticket.partition, ticket.leaseId);
   return outcome.result;
 }
 

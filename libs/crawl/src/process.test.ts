@@ -124,9 +124,11 @@ function deps(): PipelineDeps {
       },
     },
     records: {
-      add: async (record) => {
+      // As Records does: the row is written, then (unless refused) its lease acknowledged.
+      add: async (record, lease) => {
         const refused = await f.record(record);
         events.push({ kind: 'record', record });
+        if (!refused && lease) events.push({ kind: 'ack', leaseId: lease.leaseId });
         return refused ?? null;
       },
     },

@@ -5,21 +5,31 @@ import { observationOf, planRecrawl, type RecrawlOptions } from '@trawl/recrawl'
 
 export type FetchRecord = Omit<PageRecord, 'changeFrequencyS' | 'lastChangedAt' | 'nextCrawlAt' | 'recrawl'>;
 
+/** The frontier lease a record finishes: acknowledged once the record is written. */
+export interface LeaseRef {
+  partition: number;
+  leaseId: string;
+}
+
 /**
  * Writes fetch outcomes to PostgreSQL in batches across jobs: reads the pages' stored state once
  * per batch, plans each page's next visit from what this one observed (changed, unchanged — a 304
  * included —, failed, gone…), carries over what a visit that did not read the content leaves
- * standing (duplicate verdict, title, text), and upserts everything in one statement. A job
- * awaits its own row before its lease is acknowledged. `recrawl` gives the crawl's re-crawl
- * options, or null when re-crawling is off (pages then get no due time).
+ * standing (duplicate verdict, title, text), and upserts everything in one statement. Then, in
+ * the same flush, it acknowledges the leases of the records written (one ack call per partition
+ * per batch, never before the batch's rows are in PostgreSQL): a job's `add` resolves once its
+ * row is written and its lease acknowledged. `recrawl` gives the crawl's re-crawl options, or
+ * null when re-crawling is off (pages then get no due time).
  */
 export class Records {
-  private readonly batcher: Batcher<FetchRecord, string | null>;
+  private readonly batcher: Batcher<{ record: FetchRecord; lease?: LeaseRef }, string | null>;
   private readonly freshness: Freshness;
 
   constructor(
     private readonly db: Database,
     private readonly recrawl: () => Promise<RecrawlOptions | null>,
+    /** Where written records' leases are acknowledged. */
+    private readonly frontier: Pick<Frontier, 'ack'>,
     options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 500, maxWaitMs: 10 },
   ) {
     this.freshness = new Freshness(db.pool, db.options.schema);
@@ -27,19 +37,36 @@ export class Records {
   }
 
   /**
-   * Writes the record; resolves with null, or with the reason PostgreSQL refused this one record
-   * (the rest of its batch is written). A late record that a newer one already superseded
-   * resolves with null too: there is nothing left to do for it.
+   * Writes the record, then acknowledges `lease` (if given); resolves with null, or with the
+   * reason PostgreSQL refused this one record (the rest of its batch is written; its lease is
+   * not acknowledged). A late record that a newer one already superseded resolves with null
+   * too, its lease acknowledged: there is nothing left to do for it. A failed ack fails the
+   * batch's jobs like a failed write (their rows are written: a repeat finds them recorded).
    */
-  add(record: FetchRecord): Promise<string | null> {
-    return this.batcher.addOne(record);
+  add(record: FetchRecord, lease?: LeaseRef): Promise<string | null> {
+    return this.batcher.addOne({ record, lease });
   }
 
   drain(): Promise<void> {
     return this.batcher.drain();
   }
 
-  private async run(items: FetchRecord[]): Promise<(string | null)[]> {
+  private async run(batch: { record: FetchRecord; lease?: LeaseRef }[]): Promise<(string | null)[]> {
+    const reasons = await this.write(batch.map((b) => b.record));
+    const byPartition = new Map<number, string[]>();
+    batch.forEach(({ lease }, i) => {
+      if (!lease || reasons[i] !== null) return;
+      let ids = byPartition.get(lease.partition);
+      if (!ids) byPartition.set(lease.partition, (ids = []));
+      ids.push(lease.leaseId);
+    });
+    // One call per partition (each its own cluster slot), all at once: one round trip on a
+    // single Redis, where ioredis pipelines them.
+    await Promise.all([...byPartition].map(([partition, ids]) => this.frontier.ack(partition, ids)));
+    return reasons;
+  }
+
+  private async write(items: FetchRecord[]): Promise<(string | null)[]> {
     const [states, options] = await Promise.all([this.freshness.pageStates(items.map((r) => r.hash)), this.recrawl()]);
     const rows: PageRecord[] = items.map((record) => {
       const stored = states.get(record.hash.toString('latin1')) ?? null;
@@ -126,7 +153,11 @@ export class UrlStates {
   }
 }
 
-/** Acknowledges finished leases in batches, one script call per partition per batch. */
+/**
+ * Acknowledges finished leases in batches, one script call per partition per batch: for jobs that
+ * finish without a record (a URL found recorded already, a sitemap); a record's lease is
+ * acknowledged by `Records` as it is written.
+ */
 export class Acks {
   private readonly batchers = new Map<number, Batcher<string, void>>();
 

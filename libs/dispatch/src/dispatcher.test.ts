@@ -1,5 +1,6 @@
+import { loadConfig } from '@trawl/config';
 import { ManualClock } from '@trawl/core';
-import { PolicyFollower, PolicyStore } from '@trawl/crawl';
+import { PolicyFollower, policyFromConfig, PolicyStore } from '@trawl/crawl';
 import { Frontier, type Lease } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { testRedis } from '@trawl/redis/testing';
@@ -21,15 +22,23 @@ afterAll(async () => {
   await t.cleanup();
 });
 
-function setup() {
+function setup(window = 100) {
   const namespace = `${t.prefix}d${(n += 1)}`;
   const clock = new ManualClock(Date.now());
   const frontier = new Frontier(t.redis, { prefix: namespace, partitions: 1, bands: 4, leaseMs: 300_000, fetchHoldMs: 65_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock });
   const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 2 });
   closers.push(() => queues.close());
-  const policy = new PolicyFollower(new PolicyStore(t.redis, namespace), 1000, () => clock.now());
-  const dispatcher = new Dispatcher({ frontier, queues, policy, clock, logger: silentLogger }, { window: 100, pollMs: 25, leadMs: 0, orphanAgeMs: 2000 });
-  return { frontier, queues, clock, dispatcher };
+  const store = new PolicyStore(t.redis, namespace);
+  const policy = new PolicyFollower(store, 1000, () => clock.now());
+  // The queue's depth, read through a counter: the dispatcher's backpressure reads.
+  const depthReads = { n: 0 };
+  const counted = {
+    waiting: (p: number) => ((depthReads.n += 1), queues.waiting(p)),
+    addLeased: queues.addLeased.bind(queues),
+    jobsExist: queues.jobsExist.bind(queues),
+  };
+  const dispatcher = new Dispatcher({ frontier, queues: counted, policy, clock, logger: silentLogger }, { window, pollMs: 25, leadMs: 0, orphanAgeMs: 2000 });
+  return { frontier, queues, clock, dispatcher, store, depthReads };
 }
 
 const url = (host: string) => ({ url: `http://${host}/`, host, depth: 0, hops: 0, flags: 0, priority: 0.5 });
@@ -50,5 +59,46 @@ describe('Dispatcher.reclaimOrphans', () => {
     const again = await frontier.claim(0, 10);
     expect(again.leases.map((l) => l.host).sort()).toEqual(['b.example', 'c.example']);
     expect((await frontier.stats()).leased).toBe(3);
+  });
+});
+
+describe('Dispatcher.tick: the window', () => {
+  const publish = (store: PolicyStore) => store.publish(policyFromConfig(loadConfig({ env: {} }), ['http://h0.example/']));
+
+  it('never puts more than the window in the queue', async () => {
+    const { frontier, queues, clock, dispatcher, store } = setup(10);
+    await publish(store);
+    await frontier.push(Array.from({ length: 40 }, (_, i) => url(`h${i}.example`)));
+    const queue = queues.queue(0);
+    await dispatcher.tick(0);
+    expect(await queue.getWaitingCount()).toBe(10);
+    for (let i = 0; i < 3; i += 1) await dispatcher.tick(0);
+    expect(await queue.getWaitingCount()).toBe(10);
+    // Workers take 4 jobs at a time: each tick fills the room they left, never more.
+    for (let i = 0; i < 6; i += 1) {
+      await Promise.all((await queue.getWaiting(0, 3)).map((job) => job.remove()));
+      clock.advance(100);
+      await dispatcher.tick(0);
+      expect(await queue.getWaitingCount()).toBe(10);
+    }
+  });
+
+  it('reads the queue depth when its last read is a second old or leaves less than half the window, not per claim', async () => {
+    const { frontier, queues, clock, dispatcher, store, depthReads } = setup(10);
+    await publish(store);
+    const queue = queues.queue(0);
+    const round = async (label: string, advanceMs: number) => {
+      await frontier.push(Array.from({ length: 3 }, (_, i) => url(`${label}${i}.example`)));
+      clock.advance(advanceMs);
+      await dispatcher.tick(0);
+      expect(await queue.getWaitingCount()).toBe(3);
+      await queue.drain(false); // workers keep the queue empty
+      return depthReads.n;
+    };
+    expect(await round('a', 0)).toBe(1); // nothing known: read
+    expect(await round('b', 10)).toBe(1); // room 10 − 0 − 3 added: no read
+    expect(await round('c', 10)).toBe(2); // room 10 − 0 − 6 < half the window: read
+    expect(await round('d', 10)).toBe(2);
+    expect(await round('e', 1000)).toBe(3); // the read is a second old: read
   });
 });

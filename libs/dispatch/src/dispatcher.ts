@@ -10,13 +10,6 @@ export interface DispatcherDeps {
   policy: Pick<PolicyFollower, 'get'>;
   clock: Clock;
   logger: Logger;
-  /**
-   * Whether the crawl's Redis data is there (`Runtime.intact`), asked right before each claim: a
-   * frontier Redis lost holds no host's due time or fetch token (URLs an in-flight job discovers
-   * are pushed into it all the same), so nothing is claimed from it until `trawl frontier
-   * rebuild` has restored them (the scheduler stops the loops soon after).
-   */
-  intact?: () => Promise<boolean>;
 }
 
 export interface DispatcherOptions {
@@ -24,6 +17,11 @@ export interface DispatcherOptions {
   window: number;
   /** Longest sleep between claims when nothing is due sooner. */
   pollMs: number;
+  /**
+   * How long a read of a queue's depth is trusted (default 1000 ms): until then the dispatcher
+   * counts the jobs it added since on top of it (see `roomIn`).
+   */
+  depthTtlMs?: number;
   /** Claim hosts this long before they come due (their jobs wait at the gate). */
   leadMs: number;
   /**
@@ -58,6 +56,8 @@ export const jobDataOf = (lease: Lease): FetchJobData => ({
  */
 export class Dispatcher {
   private readonly loops = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  /** Per partition: the queue's depth as last read, when, and the jobs this dispatcher added since. */
+  private readonly depth = new Map<number, { waiting: number; at: number; added: number }>();
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -72,6 +72,7 @@ export class Dispatcher {
   startPartition(partition: number): void {
     if (this.loops.has(partition)) return;
     const controller = new AbortController();
+    this.depth.delete(partition);
     this.loops.set(partition, { controller, done: this.loop(partition, controller.signal) });
   }
 
@@ -117,16 +118,21 @@ export class Dispatcher {
     const { frontier, queues, clock } = this.deps;
     const resolved = await this.deps.policy.get();
     if (!resolved) return this.options.pollMs;
-    let room = this.options.window - (await queues.waiting(partition));
+    let room = await this.roomIn(partition);
     const maxPages = resolved.policy.maxPages;
     if (maxPages !== null && room > 0) {
       const stats = await frontier.stats();
       room = Math.min(room, maxPages - (stats.done - resolved.policy.pagesBaseline) - stats.leased);
     }
-    if (this.deps.intact && !(await this.deps.intact())) return this.options.pollMs;
+    // A partition whose Redis data was lost is never claimed from: claimReady checks its live
+    // mark atomically (the scheduler's guard stops the loops soon after).
     const claim = await frontier.claim(partition, Math.max(0, room), { leadMs: this.options.leadMs });
     if (claim.expired > 0) this.deps.logger.warn({ partition, expired: claim.expired }, 'returned expired leases to the frontier');
-    if (claim.leases.length > 0) await queues.addLeased(partition, claim.leases.map(jobDataOf));
+    if (claim.leases.length > 0) {
+      await queues.addLeased(partition, claim.leases.map(jobDataOf));
+      const depth = this.depth.get(partition);
+      if (depth) depth.added += claim.leases.length;
+    }
     if (room > 0 && claim.leases.length === room) return 0; // more may be due right now
     if (claim.nextDueAt === null) return this.options.pollMs;
     // Wake when the next host enters the lead window, but not more often than every third of
@@ -134,6 +140,27 @@ export class Dispatcher {
     // and still reach their workers before they are due.
     const untilNext = claim.nextDueAt - this.options.leadMs - clock.now();
     return Math.max(Math.floor(this.options.leadMs / 3), Math.min(this.options.pollMs, untilNext));
+  }
+
+  /**
+   * Room left in the partition's queue under the window. Reading the queue's depth is a round
+   * trip of its own, so a read is reused while it is fresh (`depthTtlMs`) and leaves room for at
+   * least half the window: the jobs added since are counted on top of it. Workers only take jobs
+   * out, so that bound is never below the true depth (jobs coming back from the delayed set
+   * aside, as with any read) and the window holds; a claim it cuts short reads again next tick.
+   * While workers keep up this reads about once a second instead of once per claim.
+   */
+  private async roomIn(partition: number): Promise<number> {
+    const { window } = this.options;
+    const now = this.deps.clock.now();
+    const known = this.depth.get(partition);
+    if (known && now - known.at < (this.options.depthTtlMs ?? 1000)) {
+      const room = window - known.waiting - known.added;
+      if (room >= window / 2) return room;
+    }
+    const waiting = await this.deps.queues.waiting(partition);
+    this.depth.set(partition, { waiting, at: now, added: 0 });
+    return window - waiting;
   }
 
   private async loop(partition: number, signal: AbortSignal): Promise<void> {

@@ -1,7 +1,9 @@
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FetchJobContext, FetchJobData, JobResult } from './job.js';
-import { FetchQueues, FetchWorker } from './queues.js';
+import { FETCH_EVENTS_MAX_LEN, FetchQueues, FetchWorker } from './queues.js';
+import { openQueue } from './registry.js';
+import { fetchQueueName, fetchQueuePrefix } from './job.js';
 
 const t = testRedis('queue');
 const blocking = testConnection({ blocking: true });
@@ -39,6 +41,24 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise
 }
 
 describe('FetchQueues and FetchWorker', () => {
+  it('keeps only a short event stream, and the dashboard opening the queue leaves that setting alone', async () => {
+    await withWorker(1, async () => ({ outcome: 'done', summary: {} }), async (queues) => {
+      const namespace = `${t.prefix}q${n}`;
+      const base = `${fetchQueuePrefix(namespace, 0)}:${fetchQueueName(0)}`;
+      await queues.queue(0).waitUntilReady();
+      const inspected = openQueue(t.redis, { prefix: fetchQueuePrefix(namespace, 0), name: fetchQueueName(0) });
+      await inspected.waitUntilReady();
+      await inspected.close();
+      const ids = Array.from({ length: 600 }, (_, i) => `p0-${i + 1}`);
+      await queues.addLeased(0, ids.map((id) => job(id)));
+      await until(async () => ((await queues.counts()).completed ?? 0) >= 600, 20_000);
+      expect(await t.redis.hget(`${base}:meta`, 'opts.maxLenEvents')).toBe(String(FETCH_EVENTS_MAX_LEN));
+      // Four events per job (added, waiting, active, completed) would be 2 400; trimming is
+      // approximate (whole stream nodes of 100 entries), so a little over the length stays.
+      expect(await t.redis.xlen(`${base}:events`)).toBeLessThanOrEqual(3 * FETCH_EVENTS_MAX_LEN);
+    });
+  });
+
   it('completes done jobs, and one lease id makes one job', async () => {
     const seen: string[] = [];
     await withWorker(3, async (ctx) => {

@@ -18,6 +18,14 @@ export interface FetchQueueOptions {
 }
 
 const DEFAULT_KEEP_COMPLETED: KeepJobs = { count: 1000, age: 3600 };
+/**
+ * Events a fetch queue's event stream keeps (BullMQ's default is 10 000). BullMQ appends to the
+ * stream on every job state change (added, waiting, active, completed, delayed…) inside its own
+ * scripts and has no option to stop that; nothing in trawl reads these streams (bull-board reads
+ * the job sets, not events), so only a short tail is kept: a QueueEvents attached by hand still
+ * sees events as they come, it only finds little history.
+ */
+export const FETCH_EVENTS_MAX_LEN = 100;
 export const DEAD_LETTER_MAX_AGE_S = 30 * 24 * 3600;
 export const DEFAULT_DEAD_LETTER_MAX = 100_000;
 
@@ -52,7 +60,7 @@ export class FetchQueues {
   ) {
     this.queues = Array.from(
       { length: options.partitions },
-      (_, p) => new Queue(fetchQueueName(p), { connection, prefix: fetchQueuePrefix(options.namespace, p) }),
+      (_, p) => new Queue(fetchQueueName(p), { connection, prefix: fetchQueuePrefix(options.namespace, p), streams: { events: { maxLen: FETCH_EVENTS_MAX_LEN } } }),
     );
   }
 

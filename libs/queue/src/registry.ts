@@ -57,7 +57,10 @@ export async function discoverQueues(redis: Redis, namespace: string, partitions
   return [...found.values()];
 }
 
-/** Opens a BullMQ queue for inspection and operator actions (the dashboard's bull-board). */
+/**
+ * Opens a BullMQ queue for inspection and operator actions (the dashboard's bull-board). It leaves
+ * the queue's settings (its meta hash: the event stream's length) as their owner wrote them.
+ */
 export function openQueue(connection: Redis, spec: QueueSpec): Queue {
-  return new Queue(spec.name, { connection, prefix: spec.prefix });
+  return new Queue(spec.name, { connection, prefix: spec.prefix, skipMetasUpdate: true });
 }

@@ -124,15 +124,20 @@ export class PrivatePostgres {
   private constructor(
     readonly port: number,
     readonly dir: string,
+    private readonly settings: Record<string, string>,
   ) {}
 
   get url(): string {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  static async start(): Promise<PrivatePostgres> {
+  /**
+   * `settings`: more server settings (`-c name=value`), e.g. `shared_preload_libraries` for a
+   * benchmark that reads `pg_stat_statements`.
+   */
+  static async start(options: { settings?: Record<string, string> } = {}): Promise<PrivatePostgres> {
     const base = mkdtempSync(join(tmpdir(), 'trawl-chaos-pg-'));
-    const pg = new PrivatePostgres(await freePort(), join(base, 'data'));
+    const pg = new PrivatePostgres(await freePort(), join(base, 'data'), options.settings ?? {});
     if (pg.asRoot) {
       const { uid, gid } = systemUser('postgres');
       chownSync(base, uid, gid);
@@ -152,6 +157,7 @@ export class PrivatePostgres {
   private async launch(): Promise<void> {
     const program = postgresBin('postgres');
     const args = ['-D', this.dir, '-p', String(this.port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${join(this.dir, '..')}`, '-c', 'max_connections=200', '-c', 'shared_buffers=32MB'];
+    for (const [name, value] of Object.entries(this.settings)) args.push('-c', `${name}=${value}`);
     const [cmd, argv] = this.asRoot ? ['runuser', ['-u', 'postgres', '--', program, ...args]] : [program, args];
     this.child = spawn(cmd, argv, { stdio: 'ignore' });
     await until(() => this.ready(), 30_000, `PostgreSQL on port ${this.port}`);
@@ -167,7 +173,7 @@ export class PrivatePostgres {
   }
 
   /** The postmaster's pid, from its pid file (through runuser it is not our direct child). */
-  private postmasterPid(): number | null {
+  postmasterPid(): number | null {
     try {
       return Number(readFileSync(join(this.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
     } catch {

@@ -1,0 +1,345 @@
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
+import { loadScript } from '@trawl/redis';
+import { analyzeLog, TestWeb } from '@trawl/testweb';
+import pg from 'pg';
+import type { ConnectionStats } from './redis-proxy.js';
+import { fmt, machine, table, writeSection } from './report.js';
+
+/** SHA-1 → name of every Lua script trawl and BullMQ register (ioredis' EVALSHA hashes the body as given). */
+async function scriptNames(): Promise<Map<string, string>> {
+  const names = new Map<string, string>();
+  const sha = (lua: string) => createHash('sha1').update(lua).digest('hex');
+  for (const root of ['libs', 'apps']) {
+    for (const pkg of readdirSync(join(REPO, root))) {
+      const dir = join(REPO, root, pkg, 'lua');
+      if (!existsSync(dir)) continue;
+      for (const file of readdirSync(dir).filter((f) => /^\w+-\d+\.lua$/.test(f))) {
+        const script = loadScript(dir, file.replace(/\.lua$/, ''));
+        names.set(sha(script.lua), `trawl ${script.name}`);
+      }
+    }
+  }
+  const bullmq = join(REPO, 'node_modules', 'bullmq', 'dist', 'esm', 'scripts');
+  for (const file of readdirSync(bullmq).filter((f) => /-\d+\.js$/.test(f))) {
+    const module = (await import(pathToFileURL(join(bullmq, file)).href)) as Record<string, { name: string; content: string }>;
+    for (const script of Object.values(module)) if (script && typeof script.content === 'string') names.set(sha(script.content), `BullMQ ${script.name}`);
+  }
+  return names;
+}
+
+function info(redis: PrivateRedis, section: string): string {
+  return redis.cli('INFO', section);
+}
+
+function commandStats(redis: PrivateRedis): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of info(redis, 'commandstats').matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) out.set(m[1] as string, Number(m[2]));
+  return out;
+}
+
+function redisCpuMs(redis: PrivateRedis): number {
+  const text = info(redis, 'cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? 0);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** utime, stime, cutime, cstime and ppid of a process, from /proc/<pid>/stat (null: gone). */
+function procStat(pid: number): { ppid: number; self: number; children: number } | null {
+  try {
+    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3 (state) on.
+    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ').map(Number);
+    const at = (n: number) => fields[n - 3] as number;
+    return { ppid: at(4), self: at(14) + at(15), children: at(16) + at(17) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU ms the whole cluster has used: the postmaster's own and its reaped children's (backends
+ * that exited), plus every live child's own. A backend that exits between two readings moves its
+ * time from the second sum to the first: the total stays whole.
+ */
+function postgresCpuMs(postgres: PrivatePostgres): number {
+  const postmaster = postgres.postmasterPid();
+  if (!postmaster) throw new Error('no postmaster');
+  const main = procStat(postmaster);
+  if (!main) throw new Error('postmaster gone');
+  let ticks = main.self + main.children;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat && stat.ppid === postmaster) ticks += stat.self;
+  }
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** The counting proxy (./redis-proxy.ts), in a process of its own. */
+class ProxyProcess {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(target: PrivateRedis, names: Map<string, string>): Promise<ProxyProcess> {
+    const child = fork(fileURLToPath(new URL('./redis-proxy-process.ts', import.meta.url)), ['127.0.0.1', String(target.port)], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, COST_SCRIPT_NAMES: JSON.stringify([...names]) },
+    });
+    const { port } = await ProxyProcess.reply<{ port: number }>(child, 'port');
+    return new ProxyProcess(child, port);
+  }
+
+  private static reply<T>(child: ChildProcess, field: string): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (message: Record<string, unknown>) => {
+        if (!(field in message)) return;
+        child.off('message', onMessage);
+        resolve(message as T);
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`the proxy exited ${code}`)));
+    });
+  }
+
+  async reset(): Promise<void> {
+    const done = ProxyProcess.reply(this.child, 'reset');
+    this.child.send('reset');
+    await done;
+  }
+
+  async connections(): Promise<ConnectionStats[]> {
+    const done = ProxyProcess.reply<{ connections: (Omit<ConnectionStats, 'chunksByLead' | 'commandsByName'> & { chunksByLead: [string, number][]; commandsByName: [string, number][] })[] }>(this.child, 'connections');
+    this.child.send('stats');
+    const { connections } = await done;
+    return connections.map((c) => ({ ...c, chunksByLead: new Map(c.chunksByLead), commandsByName: new Map(c.commandsByName) }));
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.send('stop');
+    await exited;
+  }
+}
+
+interface PgCounters {
+  xact: number;
+}
+
+async function pgCounters(client: pg.Client): Promise<PgCounters> {
+  const { rows } = await client.query<{ xact: string }>('SELECT xact_commit + xact_rollback AS xact FROM pg_stat_database WHERE datname = current_database()');
+  return { xact: Number(rows[0]?.xact ?? 0) };
+}
+
+export interface CostFigures {
+  pages: number;
+  requests: number;
+  expected: number;
+  durationMs: number;
+  pagesPerS: number;
+  redisCommands: number;
+  redisCommandsTop: [string, number][];
+  clientCommands: number;
+  roundTrips: number;
+  /** The crawler's own socket writes to Redis (see ./count-writes.ts). */
+  clientWrites: number;
+  roundTripsByRole: [string, number][];
+  roundTripsByLead: [string, number][];
+  scriptCalls: [string, number][];
+  pgStatements: number;
+  pgTransactions: number;
+  /** Statement, calls, execution ms (in all). */
+  pgTop: [string, number, number][];
+  crawlerCpuMs: number;
+  redisCpuMs: number;
+  postgresCpuMs: number;
+}
+
+/** A connection's role, from its CLIENT SETNAME name (trawl names its connections) and whether it blocks. */
+function roleOf(c: ConnectionStats): string {
+  if (c.blocking || c.name?.endsWith(':blocking')) return 'BullMQ worker, blocking connection';
+  if (c.name?.startsWith('trawl:')) return 'trawl shared connection (frontier, BullMQ queue and worker commands, counters…)';
+  return c.name ? `other (${c.name})` : 'other (unnamed)';
+}
+
+function sum<K>(entries: Iterable<[K, number]>, into = new Map<K, number>()): Map<K, number> {
+  for (const [k, v] of entries) into.set(k, (into.get(k) ?? 0) + v);
+  return into;
+}
+
+const sorted = <K>(map: Map<K, number>): [K, number][] => [...map].sort((a, b) => b[1] - a[1]);
+
+/**
+ * What one fetched page costs Redis and PostgreSQL: `trawl crawl` with default settings on a
+ * synthetic web wide enough that politeness does not set the pace, against a private redis-server
+ * (behind a counting proxy) and a private PostgreSQL cluster with pg_stat_statements.
+ */
+export async function costBench(): Promise<void> {
+  const hosts = Number(process.env.BENCH_COST_HOSTS ?? 300);
+  const pagesPerHost = Number(process.env.BENCH_COST_PAGES ?? 15);
+  const names = await scriptNames();
+
+  const [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' } })]);
+  const proxy = await ProxyProcess.start(redis, names);
+  const web = await TestWeb.start({ hosts, pagesPerHost, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 3 }, seed: 31 });
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-cost-'));
+  const client = new pg.Client({ connectionString: postgres.url });
+  let figures: CostFigures;
+  try {
+    await client.connect();
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const namespace = uniqueNamespace('cost');
+    // Only what an operator must say for this web (its loopback addresses may be fetched) and
+    // where this run's files go; every other setting is trawl's default.
+    const env = {
+      REDIS_URL: proxy.url,
+      DATABASE_URL: postgres.url,
+      TRAWL_NAMESPACE: namespace,
+      TRAWL_ALLOW_NETWORKS: '127.1.0.0/16',
+      TRAWL_CONTENT_DIR: join(dir, 'content'),
+      TRAWL_LOG_LEVEL: 'warn',
+      COST_COUNT_WRITES_PORT: String(proxy.port),
+      COST_COUNT_WRITES_FILE: join(dir, 'writes.json'),
+    };
+    const redisBefore = commandStats(redis);
+    const redisCpuBefore = redisCpuMs(redis);
+    const pgBefore = await pgCounters(client);
+    await client.query('SELECT pg_stat_statements_reset()');
+    const pgCpuBefore = postgresCpuMs(postgres);
+    await proxy.reset();
+    web.clearLog();
+
+    const countWrites = fileURLToPath(new URL('./count-writes.ts', import.meta.url));
+    const { summary } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--import', 'tsx', '--import', countWrites]);
+    const clientWrites = (JSON.parse(readFileSync(join(dir, 'writes.json'), 'utf8')) as { writes: number }).writes;
+
+    const pgCpuAfter = postgresCpuMs(postgres);
+    const redisCpuAfter = redisCpuMs(redis);
+    const redisAfter = commandStats(redis);
+    const pgAfter = await pgCounters(client);
+    const { rows: statements } = await client.query<{ query: string; calls: string; ms: number }>(
+      "SELECT query, calls, total_exec_time AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC",
+    );
+    await web.idle();
+
+    const expected = web.groundTruth(web.rootUrls(), 'any');
+    const analysis = analyzeLog(web.log, { minIntervalMs: 0, expected });
+    const pages = web.log.filter((e) => (e.resource === 'page' || e.resource === 'nofollow' || e.resource === 'variant') && e.status >= 200 && e.status < 300).length;
+    const redisDelta = new Map([...redisAfter].map(([name, calls]) => [name, calls - (redisBefore.get(name) ?? 0)] as [string, number]).filter(([, n]) => n > 0));
+    // The bench's own INFO calls are not the crawler's.
+    redisDelta.delete('info');
+    const connections = await proxy.connections();
+    const byRole = new Map<string, number>();
+    for (const c of connections) byRole.set(roleOf(c), (byRole.get(roleOf(c)) ?? 0) + c.chunks);
+    const byLead = new Map<string, number>();
+    const byCommand = new Map<string, number>();
+    for (const c of connections) {
+      sum(c.chunksByLead, byLead);
+      sum(c.commandsByName, byCommand);
+    }
+    figures = {
+      pages,
+      requests: web.log.length,
+      expected: analysis.coverage?.expected ?? expected.size,
+      durationMs: summary.durationMs,
+      pagesPerS: (pages * 1000) / summary.durationMs,
+      redisCommands: [...redisDelta.values()].reduce((a, b) => a + b, 0),
+      redisCommandsTop: sorted(redisDelta),
+      clientCommands: connections.reduce((s, c) => s + c.commands, 0),
+      roundTrips: connections.reduce((s, c) => s + c.chunks, 0),
+      clientWrites,
+      roundTripsByRole: sorted(byRole),
+      roundTripsByLead: sorted(byLead),
+      scriptCalls: sorted(new Map([...byCommand].filter(([name]) => name.startsWith('EVALSHA ')).map(([name, n]) => [name.slice('EVALSHA '.length), n] as [string, number]))),
+      pgStatements: statements.reduce((s, r) => s + Number(r.calls), 0),
+      pgTransactions: pgAfter.xact - pgBefore.xact,
+      pgTop: statements.map((r) => [r.query.replace(/\s+/g, ' ').trim(), Number(r.calls), Number(r.ms)] as [string, number, number]),
+      crawlerCpuMs: summary.process.cpuMs,
+      redisCpuMs: redisCpuAfter - redisCpuBefore,
+      postgresCpuMs: pgCpuAfter - pgCpuBefore,
+    };
+  } finally {
+    await client.end().catch(() => undefined);
+    await web.stop();
+    await proxy.stop();
+    await Promise.all([redis.stop(), postgres.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const f = figures;
+  const per = (n: number, digits = 2) => fmt(n / f.pages, digits);
+  const shorten = (s: string, n = 110) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+  const md = `## Cost per page: Redis and PostgreSQL work per fetched page
+
+Command: \`npm run bench -- cost\`. ${machine()} · Redis ${redisVersion()} · PostgreSQL 15
+
+One \`trawl crawl\` process with **default settings** (only \`TRAWL_ALLOW_NETWORKS\` for the synthetic
+web's loopback addresses, and a temporary \`TRAWL_CONTENT_DIR\`) crawls a ${hosts} × ${pagesPerHost} synthetic web
+(4 links to pages of the same host and 2 to other hosts per page, 1–3 ms latency): ${hosts} hosts
+keep the default 1 s per-host delay from setting the pace. It runs against a private
+\`redis-server\` (AOF everysec) and a private PostgreSQL 15 cluster (with \`pg_stat_statements\`),
+so nothing else touches their counters. Pages are counted at the web's server log: HTML pages
+served 2xx (robots.txt, sitemaps and error responses aside): **${fmt(f.pages)} pages** (${fmt(f.expected)} expected,
+${fmt(f.requests)} requests in all) in ${fmt(f.durationMs / 1000, 1)} s: **${fmt(f.pagesPerS, 1)} pages/s**. Counters are read
+just before the process starts and after it exits, so the start-up (migrations, script loads) is in them.
+
+| per fetched page | |
+|---|---|
+| Redis commands (\`INFO commandstats\` delta, commands run inside Lua included) | ${per(f.redisCommands)} |
+| Redis commands sent by the crawler (scripts count 1) | ${per(f.clientCommands)} |
+| **Redis round trips** (client → server chunks at the proxy) | **${per(f.roundTrips)}** |
+| Redis writes by the crawler (\`socket.write\` calls, counted in the process) | ${per(f.clientWrites)} |
+| PostgreSQL statements (\`pg_stat_statements\` calls, top level) | ${per(f.pgStatements)} |
+| PostgreSQL transactions (\`pg_stat_database\`) | ${per(f.pgTransactions)} |
+| crawler CPU ms (the \`trawl crawl\` process, all threads) | ${per(f.crawlerCpuMs)} |
+| Redis CPU ms (\`INFO cpu\` user + sys) | ${per(f.redisCpuMs, 3)} |
+| PostgreSQL CPU ms (every process of the cluster, \`/proc/<pid>/stat\`) | ${per(f.postgresCpuMs, 3)} |
+
+Sizing: at these figures one Redis core carries about ${fmt(1000 / (f.redisCpuMs / f.pages))} pages/s and one PostgreSQL
+core about ${fmt(1000 / (f.postgresCpuMs / f.pages))} pages/s of this crawl; one crawler core about ${fmt(1000 / (f.crawlerCpuMs / f.pages))}.
+
+Round trips are counted at a loopback TCP proxy (a process of its own) between the crawler and
+Redis: each data chunk read from a client socket is one round trip (ioredis writes a command, or
+a whole pipeline — auto-pipelining groups the commands of one event-loop tick — in one write).
+Caveat: TCP keeps no write boundaries, so two writes that reach the proxy before it reads count
+as one, and a write over 64 KiB as several; the proxy also takes some CPU beside the crawl. The
+crawler's own count of its writes (a preloaded hook on \`net.Socket#write\`) bounds the first
+error: the two agree when the proxy keeps up.
+
+Redis round trips per page by connection:
+${table(['connection', 'per page'], f.roundTripsByRole.map(([role, n]) => [role, per(n)]))}
+
+Redis round trips per page by the first command of the write:
+${table(['command', 'per page'], f.roundTripsByLead.slice(0, 14).map(([name, n]) => [name, per(n)]))}
+
+Script calls per page (EVALSHA, by script):
+${table(['script', 'per page'], f.scriptCalls.slice(0, 16).map(([name, n]) => [name, per(n)]))}
+
+Redis commands per page, inside Lua included (top 16):
+${table(['command', 'per page'], f.redisCommandsTop.slice(0, 16).map(([name, n]) => [name, per(n)]))}
+
+PostgreSQL statements by execution time (top 10; \`pg_stat_statements\` total_exec_time, so time in the
+server's executor, not the whole CPU of the backends):
+${table(['statement', 'calls per page', 'exec ms per page'], f.pgTop.slice(0, 10).map(([q, n, ms]) => [`\`${shorten(q).replace(/\|/g, '\\|').replace(/`/g, "'")}\``, per(n, 3), per(ms, 3)]))}`;
+  writeSection('cost', md);
+  console.log(md);
+  console.log(`\nCOST_FIGURES ${JSON.stringify({ pages: f.pages, pagesPerS: f.pagesPerS, redisCommands: f.redisCommands / f.pages, clientCommands: f.clientCommands / f.pages, roundTrips: f.roundTrips / f.pages, clientWrites: f.clientWrites / f.pages, pgStatements: f.pgStatements / f.pages, pgTransactions: f.pgTransactions / f.pages, crawlerCpuMs: f.crawlerCpuMs / f.pages, redisCpuMs: f.redisCpuMs / f.pages, postgresCpuMs: f.postgresCpuMs / f.pages })}`);
+}
+
+function redisVersion(): string {
+  return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1] ?? '?';
+}
