@@ -63,7 +63,7 @@ ${card('outcomes', 'Fetch outcomes', `<table><tbody id="by-class"></tbody></tabl
 ${card('dead', 'Dead letters', `<p class="big" id="dead-count">–</p><h3>Top reasons</h3><table><tbody id="dead-reasons"></tbody></table><p><a href="/queues">Retry in bull-board →</a></p>`)}
 ${card('recrawl', 'Re-crawl deadlines', `<p class="big" id="miss-rate">–</p><p class="note">Share of re-crawls in the last day that came after their due time + 5 min.</p><dl><dt>Re-crawls</dt><dd id="recrawls">–</dd><dt>Late</dt><dd id="late">–</dd><dt>Overdue pages</dt><dd id="overdue">–</dd></dl>`)}
 ${card('queues', 'Queues', `<table><thead><tr><th>Queue</th><th>Waiting</th><th>Active</th><th>Delayed</th><th>Failed</th><th>Completed</th></tr></thead><tbody id="queue-rows"></tbody></table>`, true)}
-${card('processes', 'Processes', `<dl><dt>Workers (fetch consumers)</dt><dd id="workers">–</dd></dl><h3>Schedulers</h3><ul id="schedulers"></ul><h3>Database</h3><dl id="db"></dl>`)}
+${card('processes', 'Processes', `<dl><dt>Workers (fetch consumers)</dt><dd id="workers">–</dd></dl><h3>Worker processes</h3><ul id="worker-processes"></ul><h3>Schedulers</h3><ul id="schedulers"></ul><h3>Database</h3><dl id="db"></dl>`)}
 </div>`;
 }
 

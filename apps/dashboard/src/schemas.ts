@@ -154,6 +154,9 @@ export const statsSchema = z
     recrawl: z.object({ deadlineMissRate: z.number().nullable(), recrawls: z.number(), late: z.number(), overdue: z.number(), pages: z.number() }),
     schedulers: z.array(z.object({ member: z.string(), partitions: z.array(z.number()) })),
     workers: z.number().describe('Fetch consumers connected to partition 0'),
+    workerProcesses: z
+      .array(z.object({ member: z.string(), partitions: z.array(z.number()) }))
+      .describe('Live worker processes (heartbeating in Redis) and the partitions each consumes'),
     db: z.object({ urls: counts, pages: z.number(), byStatus: counts }),
     topHosts: z.array(z.object({ host: z.string(), queued: z.number(), delayMs: z.number() })),
   })

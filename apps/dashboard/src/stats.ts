@@ -1,6 +1,6 @@
 import type { ResolvedPolicy } from '@trawl/crawl';
 import type { Freshness, OperatorQueries } from '@trawl/db';
-import { schedulerStatus } from '@trawl/dispatch';
+import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { isFetchQueueName, type openQueue, type QueueSpec } from '@trawl/queue';
 import type { Runtime } from '@trawl/runtime';
 import { politeCapacity, RateWindow } from './capacity.js';
@@ -87,11 +87,12 @@ export class CrawlStats {
     const { config } = runtime;
     const policy = await this.deps.policy();
     const queues = await this.deps.queues();
-    const [frontier, counters, [db, errorCodes, freshness], schedulers, oldestQueuedAt, paused, sample] = await Promise.all([
+    const [frontier, counters, [db, errorCodes, freshness], schedulers, workerProcesses, oldestQueuedAt, paused, sample] = await Promise.all([
       runtime.frontier.stats(),
       runtime.counters.read(),
       this.slow.get(),
       schedulerStatus(runtime.redis, config.namespace, config.partitions, runtime.clock),
+      workerStatus(runtime.redis, config.namespace, runtime.clock),
       this.deps.queries.oldestQueuedAt(),
       runtime.frontier.paused(),
       runtime.frontier.sampleHosts(Math.ceil(HOST_SAMPLE / config.partitions)),
@@ -158,6 +159,7 @@ export class CrawlStats {
       recrawl: { deadlineMissRate: freshness.deadlineMissRate, recrawls: freshness.recrawls, late: freshness.late, overdue: freshness.overdue, pages: freshness.pages },
       schedulers,
       workers,
+      workerProcesses,
       db,
       topHosts: topHosts.map((h) => ({ host: h.host, queued: h.queued, delayMs: h.delayMs })),
     };

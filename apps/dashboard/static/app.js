@@ -189,8 +189,10 @@
       set('overdue', num(s.recrawl.overdue));
       rows('queue-rows', s.queues, (q) => [q.name, num(q.waiting), num(q.active), num(q.delayed), num(q.failed), num(q.completed)]);
       set('workers', num(s.workers));
-      const list = $('schedulers');
-      list.replaceChildren(...s.schedulers.map((m) => Object.assign(document.createElement('li'), { textContent: `${m.member}: partitions ${m.partitions.join(', ') || 'none'}` })));
+      const members = (id, list) =>
+        $(id).replaceChildren(...list.map((m) => Object.assign(document.createElement('li'), { textContent: `${m.member}: partitions ${m.partitions.join(', ') || 'none'}` })));
+      members('worker-processes', s.workerProcesses);
+      members('schedulers', s.schedulers);
       definitions('db', [...Object.entries(s.db.urls).map(([k, v]) => [`URLs ${k}`, num(v)]), ['Pages recorded', num(s.db.pages)]]);
     });
     refreshPage = p.now;

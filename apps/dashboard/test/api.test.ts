@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fingerprint } from '@trawl/url';
 import { FetchQueues, FetchWorker } from '@trawl/queue';
+import { WorkerMembership } from '@trawl/dispatch';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
 import type { Runtime } from '@trawl/runtime';
 import { createRedis } from '@trawl/redis';
@@ -421,6 +422,23 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(res.body.rate.hostsSampled).toBeGreaterThan(0);
     expect(res.body.topHosts.length).toBeGreaterThan(0);
     expect(res.body.counters).toHaveProperty('fetched');
+  });
+
+  it('GET /v1/crawl/stats lists the live worker processes and their partitions', async () => {
+    const member = `test-worker-${process.pid}`;
+    const membership = new WorkerMembership(runtime.redis, { namespace, partitions: 1, memberId: member, heartbeatTtlMs: 3000 }, runtime.clock, runtime.logger, () => undefined);
+    await membership.start();
+    try {
+      // The snapshot is cached for a moment: wait for one taken after the worker joined.
+      let listed: { member: string; partitions: number[] }[] = [];
+      for (let tries = 0; tries < 40 && !listed.some((w) => w.member === member); tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        listed = (await call('GET', '/v1/crawl/stats')).body.workerProcesses;
+      }
+      expect(listed).toContainEqual({ member, partitions: [0] });
+    } finally {
+      await membership.stop();
+    }
   });
 
   it('GET /v1/crawl/freshness, for all hosts or one; 400 for a bad query', async () => {
