@@ -1,8 +1,10 @@
 import { PrivateRedis } from '@trawl/cli/testing';
-import { FETCH_HOLD_MARGIN_MS, loadConfig } from '@trawl/config';
+import { loadConfig } from '@trawl/config';
 import { ManualClock } from '@trawl/core';
 import { Frontier, type PushItem } from '@trawl/frontier';
 import { createRedis, type Redis } from '@trawl/redis';
+import { frontierOptions } from '@trawl/runtime';
+import { keyBytes } from './redis-memory.js';
 import { fmt, machine, table, writeSection } from './report.js';
 
 const URLS = Number(process.env.BENCH_FRONTIER_URLS ?? 1_000_000);
@@ -20,22 +22,6 @@ async function info(redis: Redis, section: string, field: string): Promise<numbe
 /** Redis's own CPU (user + system, all threads) in ms. */
 async function redisCpuMs(redis: Redis): Promise<number> {
   return ((await info(redis, 'cpu', 'used_cpu_user')) + (await info(redis, 'cpu', 'used_cpu_sys'))) * 1000;
-}
-
-/** Sum of MEMORY USAGE over every key of a prefix, and the key count. */
-async function keyBytes(redis: Redis, prefix: string): Promise<{ bytes: number; keys: number }> {
-  let cursor = '0';
-  let bytes = 0;
-  let keys = 0;
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    const pipeline = redis.pipeline();
-    for (const key of batch) pipeline.memory('USAGE', key, 'SAMPLES', '0');
-    for (const [, value] of (await pipeline.exec()) ?? []) bytes += Number(value ?? 0);
-    keys += batch.length;
-  } while (cursor !== '0');
-  return { bytes, keys };
 }
 
 /**
@@ -92,18 +78,7 @@ export async function frontierBench(): Promise<void> {
   const prefix = 'benchfrontier';
   const clock = new ManualClock();
   // The runtime's own options (libs/runtime), at their defaults; one partition, as by default.
-  const frontier = new Frontier(redis, {
-    prefix,
-    partitions: config.partitions,
-    bands: config.dispatch.bands,
-    leaseMs: config.worker.leaseMs,
-    fetchHoldMs: config.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
-    busyRetryMs: 250,
-    maxUrlsPerHost: config.policy.maxUrlsPerHost,
-    idleHostTtlMs: config.dispatch.idleHostTtlMs,
-    requireLiveMark: true,
-    clock,
-  });
+  const frontier = new Frontier(redis, frontierOptions(config, prefix, clock));
   const batches = [...new Set([32, config.dispatch.window])];
   try {
     const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';

@@ -4,6 +4,7 @@ import { Frontier } from '@trawl/frontier';
 import { createRedis, deleteByPrefix, type Redis } from '@trawl/redis';
 import { LuaBloomFilter } from '@trawl/seen';
 import { fingerprint } from '@trawl/url';
+import { keyBytes } from './redis-memory.js';
 import { fmt, machine, writeSection } from './report.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -11,22 +12,6 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 async function usedMemory(redis: Redis): Promise<number> {
   const info = await redis.info('memory');
   return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
-}
-
-/** Sum of MEMORY USAGE over every key of a prefix (exact per key, whatever else the server holds). */
-async function keyBytes(redis: Redis, prefix: string): Promise<{ bytes: number; keys: number }> {
-  let cursor = '0';
-  let bytes = 0;
-  let keys = 0;
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    const pipeline = redis.pipeline();
-    for (const key of batch) pipeline.memory('USAGE', key, 'SAMPLES', '0');
-    for (const [, value] of (await pipeline.exec()) ?? []) bytes += Number(value ?? 0);
-    keys += batch.length;
-  } while (cursor !== '0');
-  return { bytes, keys };
 }
 
 /** URLs shaped like real ones: ~70–90 characters, 100 per host. */

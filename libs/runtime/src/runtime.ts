@@ -4,7 +4,7 @@ import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore 
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile } from '@trawl/fetch';
-import { Frontier } from '@trawl/frontier';
+import { Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
@@ -32,6 +32,22 @@ export interface RuntimeOptions {
  * use, so a scheduler or a dashboard never opens it. Apps compose their loops on a runtime and
  * close it on SIGTERM.
  */
+/** The frontier as every trawl process opens it, from the configuration. */
+export function frontierOptions(config: Config, prefix: string, clock: Clock): FrontierOptions {
+  return {
+    prefix,
+    partitions: config.partitions,
+    bands: config.dispatch.bands,
+    leaseMs: config.worker.leaseMs,
+    fetchHoldMs: config.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
+    busyRetryMs: 250,
+    maxUrlsPerHost: config.policy.maxUrlsPerHost,
+    idleHostTtlMs: config.dispatch.idleHostTtlMs,
+    requireLiveMark: true,
+    clock,
+  };
+}
+
 export class Runtime {
   private blocking: Redis | undefined;
   private fetcherInstance: Fetcher | undefined;
@@ -86,18 +102,7 @@ export class Runtime {
       );
       // Said once here for every process but the rebuild itself (schedulers and `trawl crawl` say it again as they wait).
       if (settings.wiped && options.role !== 'rebuild') logger.error({ namespace: config.namespace }, wipedMessage(config.namespace));
-      const frontier = new Frontier(redis, {
-        prefix: config.namespace,
-        partitions: config.partitions,
-        bands: config.dispatch.bands,
-        leaseMs: config.worker.leaseMs,
-        fetchHoldMs: config.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
-        busyRetryMs: 250,
-        maxUrlsPerHost: config.policy.maxUrlsPerHost,
-        idleHostTtlMs: config.dispatch.idleHostTtlMs,
-        requireLiveMark: true,
-        clock,
-      });
+      const frontier = new Frontier(redis, frontierOptions(config, config.namespace, clock));
       // An intact crawl's partitions are live (a crawl created before the mark existed gets it now).
       if (!settings.wiped) await frontier.markLive();
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
