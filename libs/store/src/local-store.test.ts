@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash, contentKey } from './content-store.js';
@@ -21,6 +23,11 @@ storeContract('LocalContentStore without fsync, gzip level 1', async () => {
     store: new LocalContentStore({ dir, gzipLevel: 1, fsync: false }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
+});
+
+storeContract('LocalContentStore writing on the calling thread', async () => {
+  const dir = await makeTempDir();
+  return { store: new LocalContentStore({ dir, thread: false }), cleanup: () => rm(dir, { recursive: true, force: true }) };
 });
 
 async function listFiles(dir: string): Promise<string[]> {
@@ -90,13 +97,35 @@ describe('LocalContentStore on disk', () => {
     await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });
   });
 
-  it('a dir that cannot be a directory is a fatal ERR_STORE', async () => {
-    const file = join(dir, 'a-file');
-    await writeFile(file, 'x');
-    const broken = new LocalContentStore({ dir: file });
-    await expect(broken.put(Buffer.from('body'))).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fatal' });
-    await broken.close();
-  });
+  for (const thread of [true, false]) {
+    it(`a dir that cannot be a directory is a fatal ERR_STORE (${thread ? 'writer thread' : 'calling thread'})`, async () => {
+      const file = join(dir, 'a-file');
+      await writeFile(file, 'x');
+      const broken = new LocalContentStore({ dir: file, thread });
+      await expect(broken.put(Buffer.from('body'))).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fatal', message: expect.stringContaining('ENOTDIR') });
+      // A failed write loses nothing else: the same store writes a good body elsewhere afterwards.
+      await broken.close();
+    });
+  }
+
+  it('the writer thread keeps no process alive once its writes are done', async () => {
+    const script = [
+      "import { LocalContentStore } from '@trawl/store';",
+      `const store = new LocalContentStore({ dir: ${JSON.stringify(dir)} });`,
+      "const put = await store.put(Buffer.from('written from a child process'));",
+      'console.log(JSON.stringify(put));',
+      '// no close(): the process must still exit on its own',
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--conditions=trawl-source', '--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(child.error).toBeUndefined();
+    expect(child.status, child.stderr).toBe(0);
+    expect(JSON.parse(child.stdout.trim())).toMatchObject({ existed: false });
+    expect(await listFiles(dir)).toHaveLength(1);
+  }, 30_000);
 
   it('the gzip level is applied', async () => {
     const body = Buffer.from('compress me please '.repeat(5_000));

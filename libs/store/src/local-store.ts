@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { gzip, gzipSync } from 'node:zlib';
 import { ErrorCode, TrawlError } from '@trawl/core';
 import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult, unpackStored } from './content-store.js';
+import { DiskWriter } from './disk-writer.js';
 import { KnownKeys, PutsInFlight } from './known-keys.js';
 
 // The async zlib calls run on the libuv thread pool, not on the event loop.
@@ -39,6 +40,11 @@ export interface LocalContentStoreOptions {
   fsync?: boolean;
   /** Bodies this process remembers storing (skips even the existence check). Default 100,000. */
   knownCacheSize?: number;
+  /**
+   * Compress and write on a thread of its own (`DiskWriter`) instead of the event loop. Default
+   * true; false keeps everything on the calling thread.
+   */
+  thread?: boolean;
 }
 
 /**
@@ -66,10 +72,11 @@ export class LocalContentStore implements ContentStore {
   /** Fan-out directories known to exist: one mkdir per directory per process, not per body. */
   private readonly dirs = new Set<string>();
   private readonly known: KnownKeys;
+  private readonly writer: DiskWriter | null;
   private closed = false;
 
   constructor(options: LocalContentStoreOptions) {
-    const { dir, gzipLevel = 6, fsync = true, knownCacheSize = 100_000 } = options;
+    const { dir, gzipLevel = 6, fsync = true, knownCacheSize = 100_000, thread = true } = options;
     if (typeof dir !== 'string' || dir === '') {
       throw new TrawlError(ErrorCode.ConfigInvalid, 'LocalContentStore: dir is required', { action: 'fatal' });
     }
@@ -82,6 +89,7 @@ export class LocalContentStore implements ContentStore {
     this.gzipLevel = gzipLevel;
     this.fsync = fsync;
     this.known = new KnownKeys(knownCacheSize);
+    this.writer = thread ? new DiskWriter() : null;
   }
 
   async put(body: Uint8Array): Promise<PutResult> {
@@ -123,6 +131,7 @@ export class LocalContentStore implements ContentStore {
   async close(): Promise<void> {
     this.closed = true;
     await this.inFlight.settled();
+    await this.writer?.close();
   }
 
   private async write(hash: string, body: Uint8Array): Promise<PutResult> {
@@ -132,10 +141,20 @@ export class LocalContentStore implements ContentStore {
     // written again under the same name — identical bytes, an atomic rename, one copy. That saves
     // a stat (and the ENOENT it throws) for every new page, which is almost every page.
     if (this.known.has(hash)) return { key, contentHash: hash, storedBytes: 0, existed: true };
+    const temp = join(dirname(path), `.${hash}.${randomUUID()}.tmp`);
+    if (this.writer) {
+      let storedBytes: number;
+      try {
+        storedBytes = await this.writer.write({ path, temp, body, gzipLevel: this.gzipLevel, fsync: this.fsync });
+      } catch (error) {
+        throw storeError(`writing ${key} failed`, error);
+      }
+      this.known.add(hash);
+      return { key, contentHash: hash, storedBytes, existed: false };
+    }
 
     const compressed = body.byteLength <= INLINE_GZIP_MAX_BYTES ? gzipSync(body, { level: this.gzipLevel }) : await gzipAsync(body, { level: this.gzipLevel });
     const dir = dirname(path);
-    const temp = join(dir, `.${hash}.${randomUUID()}.tmp`);
     try {
       if (!this.dirs.has(dir)) {
         await mkdir(dir, { recursive: true });
