@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TrawlError } from '@trawl/core';
 import { WorkerMembership } from '@trawl/dispatch';
-import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, UrlStates, Validators } from '@trawl/crawl';
+import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, ThreadAnalyzer, UrlStates, Validators } from '@trawl/crawl';
 import type { Config } from '@trawl/config';
 import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
@@ -45,6 +45,7 @@ export function createCrawlWorker(
       ),
       validators: new Validators(runtime.db),
       duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
+      analyzer: new ThreadAnalyzer(runtime.logger.child({ component: 'analyzer' })),
       archive,
       urlStates: new UrlStates(runtime.db),
       acks: new Acks(runtime.frontier),

@@ -1,7 +1,7 @@
-import { duplicateHandling, type DuplicateHandling, simhash } from '@trawl/dedup';
+import { duplicateHandling, type DuplicateHandling } from '@trawl/dedup';
 import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
-import { decodeHtml, mergeDirectives, parseXRobotsTag } from '@trawl/parse';
+import { mergeDirectives, parseXRobotsTag } from '@trawl/parse';
 import type { FetchJobContext } from '@trawl/queue';
 import { contentHash } from '@trawl/store';
 import { type Candidate, candidatesFromLinks } from './discovery.js';
@@ -9,7 +9,9 @@ import type { DuplicateAnswer } from './duplicates.js';
 import type { ResolvedPolicy } from './policy.js';
 import type { PipelineDeps } from './process.js';
 import type { FetchRecord } from './records.js';
-import { isHtml, type ParsedContent, parseContent, storeBody } from './stages.js';
+import type { PageAnalysis } from './analyze.js';
+import { inlineAnalyzer, type PageAnalyzer } from './analyzer.js';
+import { isHtml, storeBody } from './stages.js';
 
 /**
  * A 200's body (the host is already released): parse HTML once for links and text, fingerprint
@@ -19,7 +21,7 @@ import { isHtml, type ParsedContent, parseContent, storeBody } from './stages.js
  * says not to follow a duplicate's links.
  */
 export async function keepContent(
-  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock'>,
+  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
   job: FetchJobContext,
   policy: ResolvedPolicy,
   response: FetchResult,
@@ -29,10 +31,11 @@ export async function keepContent(
   const { body } = response;
   // A body never downloaded (a type the crawl skips) says nothing new about the content.
   if (response.bodySkipped) return [];
-  const parsed = isHtml(response) ? parseHtmlPage(policy, response, record, data.u) : null;
+  const analysis = isHtml(response) ? await analyzeHtmlPage(deps.analyzer ?? inlineAnalyzer, policy, response, record, data.u) : null;
+  const parsed = analysis?.parsed ?? null;
   if (parsed) deps.counters.add('linksFound', parsed.links.length);
   const text = parsed?.text ?? null;
-  const fingerprint = text !== null && text.wordCount > 0 ? simhash(text.text) : null;
+  const fingerprint = analysis?.simhash ?? null;
 
   if (body.length > 0) record.contentHash = contentHash(body);
   const classifying: Promise<DuplicateAnswer | null> =
@@ -91,16 +94,16 @@ export async function keepContent(
   return candidatesFromLinks(parsed.links, { url: data.u, hash: record.hash, depth: data.d, maxDepth: data.m ?? null }, policy, deps.counters, deps.clock.now());
 }
 
-/** Decode and parse (once), and put what the markup says on the record. */
-function parseHtmlPage(policy: ResolvedPolicy, response: FetchResult, record: FetchRecord, url: string): ParsedContent {
+/** Decode, parse (once) and fingerprint, and put what the markup says on the record. */
+async function analyzeHtmlPage(analyzer: PageAnalyzer, policy: ResolvedPolicy, response: FetchResult, record: FetchRecord, url: string): Promise<PageAnalysis> {
   const token = policy.robots.productToken;
-  const decoded = decodeHtml(response.body, response.charset);
-  record.charset = decoded.charset;
-  const parsed = parseContent(decoded.text, url, policy.policy.maxLinksPerPage, token);
+  const analysis = await analyzer.analyze({ body: response.body, charset: response.charset, url, maxLinks: policy.policy.maxLinksPerPage, productToken: token });
+  const { parsed } = analysis;
+  record.charset = analysis.charset;
   const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], token));
   record.noindex = directives.noindex;
   record.nofollow = directives.nofollow;
   record.canonicalUrl = parsed.page.canonical;
   record.linksFound = parsed.links.length;
-  return parsed;
+  return analysis;
 }

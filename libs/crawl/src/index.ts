@@ -13,6 +13,8 @@ export {
   resolvePolicy,
   withSeeds,
 } from './policy.js';
+export { inlineAnalyzer, type PageAnalyzer, ThreadAnalyzer } from './analyzer.js';
+export { analyzePage, type PageAnalysis, type PageAnalysisInput } from './analyze.js';
 export { type PipelineDeps, processFetchJob } from './process.js';
 export { Acks, type FetchRecord, Records, UrlStates, Validators } from './records.js';
 export { classifyStatus, errorAction, type StatusClass } from './retry.js';

@@ -18,6 +18,7 @@ import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import { fingerprint, inScope } from '@trawl/url';
 import type { Logger } from '@trawl/telemetry';
+import type { PageAnalyzer } from './analyzer.js';
 import type { CrawlArchive } from './archive.js';
 import type { Counters } from './counters.js';
 import type { Discovery } from './discovery.js';
@@ -61,6 +62,8 @@ export interface PipelineDeps {
   validators?: Pick<Validators, 'headers'>;
   /** Where sitemap jobs report (absent: sitemaps are off). */
   sitemaps?: SitemapDeps;
+  /** Where HTML pages are decoded, parsed and fingerprinted (absent: on the calling thread). */
+  analyzer?: PageAnalyzer;
   /** Duplicate detection (absent: every body counts as new). */
   duplicates?: Pick<Duplicates, 'classify'>;
   /** WARC records written while crawling (TRAWL_WARC_WRITE; absent: none). */

@@ -117,9 +117,9 @@ export class CrawlWorker {
     }
   }
 
-  /** Resolves when every partition's consumer is connected. */
+  /** Resolves when every partition's consumer is connected and the page-analysis thread is up. */
   async ready(): Promise<void> {
-    await Promise.all([...this.consumers.values()].map((c) => c.worker.ready()));
+    await Promise.all([...[...this.consumers.values()].map((c) => c.worker.ready()), this.deps.analyzer?.ready()]);
   }
 
   /**
@@ -136,6 +136,7 @@ export class CrawlWorker {
     await Promise.allSettled(consumers.map((c) => c.running));
     await Promise.allSettled([this.deps.discovery.drain(), this.deps.records.drain(), this.deps.acks.drain()]);
     await this.deps.archive?.close().catch((error: unknown) => this.options.logger.error({ err: error }, 'could not finish the WARC file'));
+    await this.deps.analyzer?.close().catch(() => undefined);
     await this.deps.counters.flush().catch(() => undefined);
     return { drained };
   }
