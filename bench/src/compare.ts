@@ -75,6 +75,60 @@ interface RunResult {
   serverSpanMs: number;
   /** Median start-to-start interval between two requests to one host, over every host. */
   medianIntervalMs: number;
+  /** Where a polite run's time went beyond the ideal (null without a Crawl-delay). */
+  loss: PoliteLoss | null;
+}
+
+/**
+ * A polite run's time beyond the ideal, from the server's log: the host that finished last (it
+ * sets the duration) — how late its first request (robots.txt) came after the crawl's first
+ * request, how much longer than the Crawl-delay it waited for its first page after robots.txt,
+ * and how much longer than the Crawl-delay its later intervals were, summed — and the crawl's
+ * time outside the server's span (start-up to the first request, last response to done). Over
+ * every host: how long after a response ended, beyond the Crawl-delay, the host's next request
+ * came (median and 90th percentile).
+ */
+interface PoliteLoss {
+  lastHostFirstMs: number;
+  lastHostRobotsGapExcessMs: number;
+  lastHostIntervalsExcessMs: number;
+  outsideMs: number;
+  afterDelayP50Ms: number;
+  afterDelayP90Ms: number;
+}
+
+function politeLoss(log: readonly RequestLogEntry[], delayMs: number, durationMs: number): PoliteLoss | null {
+  if (delayMs <= 0 || log.length === 0) return null;
+  const at = (e: RequestLogEntry) => e.startHr ?? e.start;
+  const endOf = (e: RequestLogEntry) => e.endHr ?? e.end;
+  const t0 = Math.min(...log.map(at));
+  const byHost = new Map<string, RequestLogEntry[]>();
+  for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
+  const after: number[] = [];
+  let last: { first: number; robotsGap: number; excess: number; end: number } | null = null;
+  for (const entries of byHost.values()) {
+    entries.sort((a, b) => at(a) - at(b));
+    const gaps = entries.slice(1).map((e, i) => at(e) - at(entries[i] as RequestLogEntry));
+    for (let i = 1; i < entries.length; i += 1) after.push(at(entries[i] as RequestLogEntry) - endOf(entries[i - 1] as RequestLogEntry) - delayMs);
+    const host = {
+      first: at(entries[0] as RequestLogEntry) - t0,
+      robotsGap: (gaps[0] ?? delayMs) - delayMs,
+      excess: gaps.slice(1).reduce((sum, gap) => sum + gap - delayMs, 0),
+      end: Math.max(...entries.map(endOf)) - t0,
+    };
+    if (!last || host.end > last.end) last = host;
+  }
+  if (!last) return null;
+  after.sort((a, b) => a - b);
+  const pct = (q: number) => after[Math.floor(q * (after.length - 1))] ?? 0;
+  return {
+    lastHostFirstMs: last.first,
+    lastHostRobotsGapExcessMs: last.robotsGap,
+    lastHostIntervalsExcessMs: last.excess,
+    outsideMs: durationMs - last.end,
+    afterDelayP50Ms: pct(0.5),
+    afterDelayP90Ms: pct(0.9),
+  };
 }
 
 /** A trawl row: how many processes, and which settings beyond what any run must give. */
@@ -92,7 +146,15 @@ const envText = (env: Record<string, string>) =>
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');
 
-const TRAWL_ROWS: TrawlRow[] = [
+/**
+ * For development: BENCH_AB='{"name": {"TRAWL_X": "1"}, …}' replaces the trawl rows with one
+ * process per named set of settings, run interleaved round by round (an A/B on the same web).
+ */
+const AB_ROWS: TrawlRow[] | null = process.env.BENCH_AB
+  ? Object.entries(JSON.parse(process.env.BENCH_AB) as Record<string, Record<string, string>>).map(([name, tuned]) => ({ name, processes: 1, tuned }))
+  : null;
+
+const TRAWL_ROWS: TrawlRow[] = AB_ROWS ?? [
   { name: 'trawl defaults, 1 process', processes: 1, tuned: {} },
   { name: 'trawl defaults, 3 processes', processes: 3, tuned: {} },
   { name: 'trawl hand-tuned, 1 process', processes: 1, tuned: TUNED },
@@ -111,7 +173,9 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
     TRAWL_LOG_LEVEL: 'warn',
     ...row.tuned,
   };
-  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes);
+  // BENCH_NODE_ARGS: Node flags for the crawl process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
+  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes, nodeArgs);
   await dropNamespace(namespace);
   return {
     durationMs: summary.durationMs,
@@ -189,6 +253,7 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
     intervalViolations: scenario.crawlDelayS > 0 ? analysis.intervals.violationCount : 0,
     serverSpanMs: analysis.durationMs,
     medianIntervalMs: medianHostInterval(web.log),
+    loss: politeLoss(web.log, scenario.crawlDelayS * 1000, measured.durationMs),
   };
 }
 
@@ -199,12 +264,14 @@ function expectedOf(scenario: Scenario): Set<string> {
 
 /**
  * Runs each crawler `rounds` times over the scenario's web and writes the section. For
- * development, BENCH_HOSTS shrinks the web and BENCH_ONLY (substrings of rows' names, split by |) picks
- * rows; a run with either prints its table and leaves BENCHMARKS.md alone.
+ * development, BENCH_HOSTS shrinks the web, BENCH_ONLY (substrings of rows' names, split by |) picks
+ * rows, BENCH_AB runs named settings side by side, BENCH_NODE_ARGS passes Node flags; a run with
+ * any of them prints its table and leaves BENCHMARKS.md alone.
  */
 export async function compareBench(rounds: number, only?: Scenario['id']): Promise<void> {
   const hostsOverride = process.env.BENCH_HOSTS ? Number(process.env.BENCH_HOSTS) : null;
   const rowFilter = process.env.BENCH_ONLY ?? null;
+  const development = hostsOverride !== null || rowFilter !== null || AB_ROWS !== null || process.env.BENCH_NODE_ARGS !== undefined;
   for (const base of SCENARIOS.filter((s) => !only || s.id === only)) {
     const scenario = hostsOverride === null ? base : { ...base, web: { ...base.web, hosts: hostsOverride } };
     const web = await TestWeb.start(scenario.web);
@@ -224,7 +291,12 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
           console.log(
             `${scenario.id} round ${round + 1} ${name}: ${fmt((result.pages * 1000) / result.durationMs, 1)} pages/s, ${fmt(result.durationMs / 1000, 2)} s ` +
               `(server: first request to last response ${fmt(result.serverSpanMs / 1000, 2)} s, median interval ${fmt(result.medianIntervalMs, 1)} ms), ` +
-              `coverage ${fmt(result.coverage * 100, 1)} %, intervals under ${result.intervalViolations}, overlaps ${result.concurrencyViolations}`,
+              `coverage ${fmt(result.coverage * 100, 1)} %, intervals under ${result.intervalViolations}, overlaps ${result.concurrencyViolations}` +
+              (result.loss
+                ? `; last host: first request +${fmt(result.loss.lastHostFirstMs)} ms, robots.txt→page +${fmt(result.loss.lastHostRobotsGapExcessMs)} ms, ` +
+                  `later intervals +${fmt(result.loss.lastHostIntervalsExcessMs)} ms; outside the server span ${fmt(result.loss.outsideMs)} ms; ` +
+                  `response end→next request beyond the delay p50 ${fmt(result.loss.afterDelayP50Ms, 1)} / p90 ${fmt(result.loss.afterDelayP90Ms, 1)} ms`
+                : ''),
           );
         }
       }
@@ -282,6 +354,31 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
           .map((row) => `${row.name}: throughput ${fmt(rate(row.name) / rate(CRAWLEE), 2)}×, CPU per page ${fmt(cpu(row.name) / cpu(CRAWLEE), 2)}×`)
           .join('; ')
       : '';
+    const lossRows = [...results]
+      .filter(([, runs]) => runs.every((r) => r.loss !== null))
+      .map(([name, runs]) => {
+        const m = (f: (l: PoliteLoss) => number) => fmt(median(runs.map((r) => f(r.loss as PoliteLoss))));
+        return [
+          name,
+          m((l) => l.lastHostFirstMs),
+          m((l) => l.lastHostRobotsGapExcessMs),
+          m((l) => l.lastHostIntervalsExcessMs),
+          m((l) => l.outsideMs),
+          m((l) => l.afterDelayP50Ms),
+          m((l) => l.afterDelayP90Ms),
+        ];
+      });
+    const lossTable =
+      lossRows.length > 0
+        ? `Where the time beyond the ideal went (medians, ms; from the server's log). The host that finished last sets the
+duration: how late its first request came after the crawl's first, how much longer than the Crawl-delay it waited
+for its first page after robots.txt, and by how much its later intervals exceeded the Crawl-delay in all; then the
+crawl's time outside the server's span (start-up to the first request, the last response to done). Last two
+columns, over every host: a response's end to the host's next request, beyond the Crawl-delay.
+
+${table(['crawler', 'last host: first request', 'robots.txt → first page, beyond the delay', 'later intervals, beyond the delay (sum)', 'outside the server span', 'end → next request beyond the delay, p50', 'p90'], lossRows)}
+`
+        : '';
     const files = scenario.web.fileLinks
       ? `Every page also links about ${FILES_PER_PAGE} binary file (PDF, JPEG, PNG, ZIP, MP4, DOCX, EXE, WOFF2, by its extension), on every
 host, as real sites do. trawl's defaults skip such links by their extension (TRAWL_SKIP_EXTENSIONS unset,
@@ -318,6 +415,7 @@ RSS: sum of the processes' peaks. Politeness and coverage are judged from the se
 
 ${table(headers, rows)}
 
+${lossTable}
 pages/s counts distinct pages a correct crawl must fetch (robots.txt-allowed, canonical), as the
 server saw them; requests/s counts every request (robots.txt, files, duplicates, disallowed). CPU per
 page divides by those distinct pages. The median interval is start to start between consecutive
@@ -331,7 +429,7 @@ robots.txt that is ${largestHost + 1} requests, so ${largestHost} intervals of $
 = ${ideal / 1000} s (the last response's few ms and any start-up or end detection count against the crawler).`
     : ''
 }`;
-    if (hostsOverride !== null || rowFilter !== null) console.log(md);
+    if (development) console.log(md);
     else {
       writeSection(`compare-${scenario.id}`, md);
       console.log(md);
