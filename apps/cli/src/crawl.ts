@@ -103,8 +103,11 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   // URLs done count from the frontier's acks; a rebuilt frontier counts from zero again.
   let doneBase = startStats.done;
   let doneBeforeWipe: number | null = null;
+  // Once nothing is queued, the crawl ends with the jobs in flight: look more often, so the
+  // crawl is over when its last page is recorded, not up to a tenth of a second later.
+  let tail = false;
   while (!stop.signal.aborted) {
-    await sleep(Math.min(100, everyMs), stop.signal);
+    await sleep(Math.min(tail ? 20 : 100, everyMs), stop.signal);
     if (stop.signal.aborted) break;
     // The check and the frontier's figures in one round trip (ioredis pipelines them).
     const [intact, stats] = await Promise.all([runtime.intact(), frontier.stats()]);
@@ -122,6 +125,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       doneBeforeWipe = null;
     }
     const doneThisRun = stats.done - doneBase;
+    tail = stats.queued === 0;
     if (stats.queued === 0 && stats.leased === 0) {
       // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
       if (!(await runtime.intact()).ok) continue;

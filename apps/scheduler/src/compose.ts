@@ -80,8 +80,9 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     (error) => logger.error({ err: error }, 'seeds queue error'),
   );
   const sweeps = new SweepsWorker(runtime.blockingRedis(), config.namespace, (name) => runSweep(runtime, name), (error) => logger.error({ err: error }, 'sweeps queue error'));
-  await scheduleSweeps(sweepsQueue, config);
+  // Dispatch first: the sweeps' schedules are a few round trips nobody's first fetch should wait for.
   await scheduler.start();
+  await scheduleSweeps(sweepsQueue, config);
   const seedsRunning = seeds.run();
   const sweepsRunning = sweeps.run();
   await seeds.ready();
