@@ -222,6 +222,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   }
 }
 
+/** How much later than its sender's death the server may log a request that was already on its way. */
+const IN_FLIGHT_MS = 1000;
+
 /** The verdict: the web's log for fetches, PostgreSQL for records. */
 async function judge(web: TestWeb, expected: Set<string>, options: ChaosOptions, namespace: string, deaths: { by: string; at: number; how: string }[]) {
   // robots.txt is a cache, not a page: fetched again when Redis loses it (the wipe), by design.
@@ -237,9 +240,14 @@ async function judge(web: TestWeb, expected: Set<string>, options: ChaosOptions,
     const url = `http://${d.host}${d.pageKey}`;
     const fetches = (entriesOf.get(url) ?? []).map((e) => ({ at: e.start, by: e.userAgent ?? '?' }));
     // Explained: an earlier fetch's process died after it, before recording it could have
-    // happened safely (within a few seconds: the record follows the fetch by milliseconds).
+    // happened safely (within a few seconds: the record follows the fetch by milliseconds). The
+    // server logs a request when its event loop (this process's) gets to it, which can be after
+    // the harness noted a kill it made in between: a request logged up to IN_FLIGHT_MS after its
+    // sender's death was sent before it (a dead process sends nothing), so it counts as before.
     const earlier = fetches.slice(0, -1);
-    const death = earlier.map((f) => deaths.find((x) => x.by === f.by && x.at >= f.at && x.at - f.at < 10_000)).find((x) => x !== undefined);
+    const death = earlier
+      .map((f) => deaths.find((x) => x.by === f.by && x.at >= f.at - IN_FLIGHT_MS && x.at - f.at < 10_000))
+      .find((x) => x !== undefined);
     return { url, fetches, explained: death ? `${death.by} fetched it, then died (${death.how}) ${death.at - (earlier.find((f) => f.by === death.by)?.at ?? death.at)} ms later, before its record` : null };
   });
   const db = new Database({ url: options.postgres.url, schema: namespace, poolSize: 1 });
