@@ -10,3 +10,4 @@ export {
 export { Batcher, type BatcherOptions } from './batcher.js';
 export { jitter, sleep } from './time.js';
 export { bearerToken, tokenId, TokenSet } from './tokens.js';
+export { ThreadCalls, type ThreadCallsOptions, type ThreadReply } from './thread-calls.js';

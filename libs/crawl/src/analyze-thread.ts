@@ -6,6 +6,6 @@ parentPort?.on('message', (message: { id: number; input: PageAnalysisInput }) =>
   try {
     parentPort?.postMessage({ id: message.id, result: analyzePage(message.input) });
   } catch (error) {
-    parentPort?.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) });
+    parentPort?.postMessage({ id: message.id, error: { message: `page analysis failed: ${error instanceof Error ? error.message : String(error)}` } });
   }
 });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { ThreadCalls } from '@trawl/core';
 import type { Logger } from '@trawl/telemetry';
 import { analyzePage, type PageAnalysis, type PageAnalysisInput } from './analyze.js';
 
@@ -40,8 +41,6 @@ const { parentPort, workerData } = require('node:worker_threads');
 });
 `;
 
-type Reply = { ready: true } | { failed: string } | { id: number; result: PageAnalysis } | { id: number; error: string };
-
 function threadEntry(): { entry: string; tsx: string | null } {
   const fromSources = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSources ? './analyze-thread.ts' : './analyze-thread.js', import.meta.url).href;
@@ -65,33 +64,44 @@ function tsxApi(): string {
  * (their jobs retry) and the next page starts a new thread.
  */
 export class ThreadAnalyzer implements PageAnalyzer {
-  private worker: Worker | null = null;
+  private readonly calls: ThreadCalls<PageAnalysisInput, PageAnalysis>;
+  /** Resolves with whether pages go to the thread once it has started (false: it could not). */
   private starting: Promise<boolean> | null = null;
+  private started: ((onThread: boolean) => void) | null = null;
   private inline = false;
-  private readonly pending = new Map<number, { resolve: (analysis: PageAnalysis) => void; reject: (error: Error) => void }>();
-  private nextId = 0;
 
   /** `entry`: the thread's module (tests give a missing one to see the fall-back). */
   constructor(
     private readonly logger?: Pick<Logger, 'warn'>,
-    private readonly entry?: string,
-  ) {}
+    entry?: string,
+  ) {
+    this.calls = new ThreadCalls({
+      spawn: () => {
+        const paths = threadEntry();
+        return new Worker(BOOTSTRAP, { eval: true, workerData: { entry: entry ?? paths.entry, tsx: paths.tsx }, execArgv: [] });
+      },
+      onMessage: (message, worker) => {
+        if (typeof message !== 'object' || message === null) return;
+        if ('ready' in message) {
+          this.calls.idle();
+          this.settleStart(true);
+        } else if ('failed' in message) {
+          this.fallBack(String(message.failed));
+          void worker.terminate();
+        }
+      },
+      // Before its start-up finished: it cannot start here. After: the next page starts a new one.
+      onDeath: (error) => (this.started ? this.fallBack(error.message) : (this.starting = null)),
+    });
+  }
 
   /** Whether pages go to a running thread now. */
   get onThread(): boolean {
-    return this.worker !== null && !this.inline;
+    return this.calls.running && !this.inline;
   }
 
   async analyze(input: PageAnalysisInput): Promise<PageAnalysis> {
-    if (this.inline || !(await this.start())) return analyzePage(input);
-    const worker = this.worker;
-    if (!worker) return this.analyze(input);
-    const id = this.nextId++;
-    return new Promise<PageAnalysis>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, input });
-    });
+    return this.inline || !(await this.start()) ? analyzePage(input) : this.calls.call(input);
   }
 
   /** Starts the thread now (loading the parser takes a moment), so the first page does not wait. */
@@ -99,70 +109,32 @@ export class ThreadAnalyzer implements PageAnalyzer {
     if (!this.inline) await this.start();
   }
 
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    this.starting = null;
-    if (worker) await worker.terminate();
+  close(): Promise<void> {
+    return this.calls.close();
   }
 
-  /** Whether pages go to the thread (false: it could not start; they are analysed inline). */
   private start(): Promise<boolean> {
-    if (this.starting) return this.starting;
-    this.starting = new Promise<boolean>((resolve) => {
-      let worker: Worker;
+    this.starting ??= new Promise<boolean>((resolve) => {
+      this.started = resolve;
       try {
-        const { entry, tsx } = threadEntry();
-        worker = new Worker(BOOTSTRAP, { eval: true, workerData: { entry: this.entry ?? entry, tsx }, execArgv: [] });
+        this.calls.thread();
       } catch (error) {
         this.fallBack(String(error));
-        resolve(false);
-        return;
       }
-      let started = false;
-      worker.on('message', (reply: Reply) => {
-        if ('ready' in reply) {
-          started = true;
-          if (this.pending.size === 0) worker.unref();
-          resolve(true);
-        } else if ('failed' in reply) {
-          this.fallBack(reply.failed);
-          void worker.terminate();
-          resolve(false);
-        } else this.settle(reply);
-      });
-      const died = (error: Error) => {
-        if (this.worker === worker) {
-          this.worker = null;
-          this.starting = null;
-        }
-        for (const [id, waiter] of this.pending) {
-          this.pending.delete(id);
-          waiter.reject(error);
-        }
-        if (!started && !this.inline) {
-          this.fallBack(error.message);
-          resolve(false);
-        }
-      };
-      worker.on('error', died);
-      worker.on('exit', (code) => died(new Error(`the page-analysis thread exited (code ${code})`)));
-      this.worker = worker;
     });
     return this.starting;
   }
 
-  private fallBack(reason: string): void {
-    this.inline = true;
-    this.logger?.warn({ reason }, 'the page-analysis thread could not start: pages are analysed on the event loop');
+  private settleStart(onThread: boolean): void {
+    const started = this.started;
+    this.started = null;
+    started?.(onThread);
   }
 
-  private settle(reply: { id: number; result: PageAnalysis } | { id: number; error: string }): void {
-    const waiter = this.pending.get(reply.id);
-    if (!waiter) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker?.unref();
-    if ('error' in reply) waiter.reject(new Error(`page analysis failed: ${reply.error}`));
-    else waiter.resolve(reply.result);
+  private fallBack(reason: string): void {
+    if (this.inline) return;
+    this.inline = true;
+    this.logger?.warn({ reason }, 'the page-analysis thread could not start: pages are analysed on the event loop');
+    this.settleStart(false);
   }
 }

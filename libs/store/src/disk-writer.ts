@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { ThreadCalls } from '@trawl/core';
 
 /** One body to compress and write: to `temp` first, then renamed to `path`. */
 export interface DiskWrite {
@@ -20,7 +21,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const dirs = new Set();
-parentPort.on('message', (m) => {
+parentPort.on('message', ({ id, input: m }) => {
   const dir = path.dirname(m.path);
   try {
     const compressed = zlib.gzipSync(m.body, { level: m.gzipLevel });
@@ -36,16 +37,14 @@ parentPort.on('message', (m) => {
       fs.closeSync(fd);
     }
     fs.renameSync(m.temp, m.path);
-    parentPort.postMessage({ id: m.id, storedBytes: compressed.length });
+    parentPort.postMessage({ id, result: compressed.length });
   } catch (error) {
     dirs.delete(dir);
     try { fs.rmSync(m.temp, { force: true }); } catch {}
-    parentPort.postMessage({ id: m.id, error: { message: String(error && error.message), code: error && error.code } });
+    parentPort.postMessage({ id, error: { message: String(error && error.message), code: error && error.code } });
   }
 });
 `;
-
-type Reply = { id: number; storedBytes: number } | { id: number; error: { message: string; code?: string } };
 
 /**
  * Compresses and writes bodies on a thread of its own. On a busy crawler the event loop is the
@@ -58,55 +57,17 @@ type Reply = { id: number; storedBytes: number } | { id: number; error: { messag
  * and the next write starts a new one.
  */
 export class DiskWriter {
-  private worker: Worker | null = null;
-  private readonly pending = new Map<number, { resolve: (storedBytes: number) => void; reject: (error: Error) => void }>();
-  private nextId = 0;
+  // No inherited flags: the code is CommonJS and needs no loader (`--input-type=module` or a
+  // TypeScript loader given to the process would only get in its way).
+  private readonly calls = new ThreadCalls<DiskWrite, number>({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, execArgv: [] }) });
 
   /** Resolves with the compressed size once the body is in place. */
   write(job: DiskWrite): Promise<number> {
-    const worker = this.thread();
-    const id = this.nextId++;
-    return new Promise<number>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, ...job });
-    });
+    return this.calls.call(job);
   }
 
   /** Stops the thread (after the writes the caller waited for). */
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    if (worker) await worker.terminate();
-  }
-
-  private thread(): Worker {
-    if (this.worker) return this.worker;
-    // No inherited flags: the code is CommonJS and needs no loader (`--input-type=module` or
-    // a TypeScript loader given to the process would only get in its way).
-    const worker = new Worker(THREAD_SOURCE, { eval: true, execArgv: [] });
-    worker.unref();
-    worker.on('message', (reply: Reply) => this.settle(reply));
-    const fail = (error: Error) => {
-      if (this.worker === worker) this.worker = null;
-      for (const [id, waiter] of this.pending) {
-        this.pending.delete(id);
-        waiter.reject(error);
-      }
-    };
-    worker.on('error', (error) => fail(error));
-    worker.on('exit', (code) => fail(new Error(`the content writer thread exited (code ${code})`)));
-    this.worker = worker;
-    return worker;
-  }
-
-  private settle(reply: Reply): void {
-    const waiter = this.pending.get(reply.id);
-    if (!waiter) return;
-    this.pending.delete(reply.id);
-    // Only writes in flight keep the process alive.
-    if (this.pending.size === 0) this.worker?.unref();
-    if ('error' in reply) waiter.reject(Object.assign(new Error(reply.error.message), reply.error.code ? { code: reply.error.code } : {}));
-    else waiter.resolve(reply.storedBytes);
+  close(): Promise<void> {
+    return this.calls.close();
   }
 }
