@@ -99,15 +99,12 @@ interface PoliteLoss {
 
 function politeLoss(log: readonly RequestLogEntry[], delayMs: number, durationMs: number): PoliteLoss | null {
   if (delayMs <= 0 || log.length === 0) return null;
-  const at = (e: RequestLogEntry) => e.startHr ?? e.start;
+  const at = arrival;
   const endOf = (e: RequestLogEntry) => e.endHr ?? e.end;
   const t0 = Math.min(...log.map(at));
-  const byHost = new Map<string, RequestLogEntry[]>();
-  for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
   const after: number[] = [];
   let last: { first: number; robotsGap: number; excess: number; end: number } | null = null;
-  for (const entries of byHost.values()) {
-    entries.sort((a, b) => at(a) - at(b));
+  for (const entries of requestsByHost(log).values()) {
     const gaps = entries.slice(1).map((e, i) => at(e) - at(entries[i] as RequestLogEntry));
     for (let i = 1; i < entries.length; i += 1) after.push(at(entries[i] as RequestLogEntry) - endOf(entries[i - 1] as RequestLogEntry) - delayMs);
     const host = {
@@ -214,18 +211,25 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
   return { durationMs: result.durationMs, cpuMs: result.cpuMs, maxRssMb: result.maxRssMb };
 }
 
+/** Each host's requests, in the order they arrived. */
+function requestsByHost(log: readonly RequestLogEntry[]): Map<string, RequestLogEntry[]> {
+  const byHost = new Map<string, RequestLogEntry[]>();
+  for (const e of log) {
+    const entries = byHost.get(e.host) ?? [];
+    entries.push(e);
+    byHost.set(e.host, entries);
+  }
+  for (const entries of byHost.values()) entries.sort((a, b) => arrival(a) - arrival(b));
+  return byHost;
+}
+
+const arrival = (e: RequestLogEntry) => e.startHr ?? e.start;
+
 /** Median of every start-to-start interval between consecutive requests to one host. */
 function medianHostInterval(log: readonly RequestLogEntry[]): number {
-  const byHost = new Map<string, number[]>();
-  for (const e of log) {
-    const starts = byHost.get(e.host) ?? [];
-    starts.push(e.startHr ?? e.start);
-    byHost.set(e.host, starts);
-  }
   const intervals: number[] = [];
-  for (const starts of byHost.values()) {
-    starts.sort((a, b) => a - b);
-    for (let i = 1; i < starts.length; i += 1) intervals.push((starts[i] as number) - (starts[i - 1] as number));
+  for (const entries of requestsByHost(log).values()) {
+    for (let i = 1; i < entries.length; i += 1) intervals.push(arrival(entries[i] as RequestLogEntry) - arrival(entries[i - 1] as RequestLogEntry));
   }
   return intervals.length > 0 ? median(intervals) : 0;
 }

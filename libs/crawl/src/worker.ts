@@ -119,7 +119,8 @@ export class CrawlWorker {
 
   /** Resolves when every partition's consumer is connected and the page-analysis thread is up. */
   async ready(): Promise<void> {
-    await Promise.all([...[...this.consumers.values()].map((c) => c.worker.ready()), this.deps.analyzer?.ready()]);
+    const consumers = [...this.consumers.values()].map((c) => c.worker.ready());
+    await Promise.all([...consumers, this.deps.analyzer?.ready()]);
   }
 
   /**

@@ -25,13 +25,6 @@ export interface RuntimeOptions {
   clock?: Clock;
 }
 
-/**
- * The adapters one trawl process works with, opened once from the configuration: Redis and
- * PostgreSQL connections, the frontier, the seen-set, the fetch queues, the crawl policy and the
- * counters. What only a fetch worker needs (the HTTP client, the content store) is built on first
- * use, so a scheduler or a dashboard never opens it. Apps compose their loops on a runtime and
- * close it on SIGTERM.
- */
 /** The frontier as every trawl process opens it, from the configuration. */
 export function frontierOptions(config: Config, prefix: string, clock: Clock): FrontierOptions {
   return {
@@ -48,6 +41,13 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
   };
 }
 
+/**
+ * The adapters one trawl process works with, opened once from the configuration: Redis and
+ * PostgreSQL connections, the frontier, the seen-set, the fetch queues, the crawl policy and the
+ * counters. What only a fetch worker needs (the HTTP client, the content store) is built on first
+ * use, so a scheduler or a dashboard never opens it. Apps compose their loops on a runtime and
+ * close it on SIGTERM.
+ */
 export class Runtime {
   private blocking: Redis | undefined;
   private fetcherInstance: Fetcher | undefined;
