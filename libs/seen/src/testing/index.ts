@@ -123,14 +123,18 @@ export function bloomContract(
       }
     });
 
-    it('sharded: each fingerprint new exactly once across concurrent callers', async () => {
+    it('sharded: no fingerprint is new to two concurrent callers, and each is new to one unless it is a false positive', async () => {
       const { filter, cleanup } = await make({ capacity: 10_000, errorRate: 0.001, shards: 4 });
       try {
         const fps = randomFingerprints(2000);
         const results = await Promise.all([0, 1, 2, 3].map(() => filter.addIfNew(fps)));
-        for (let i = 0; i < fps.length; i += 1) {
-          expect(results.filter((r) => r[i]).length).toBe(1);
-        }
+        const newTo = fps.map((_, i) => results.filter((r) => r[i]).length);
+        // Atomic per fingerprint: never new twice.
+        expect(Math.max(...newTo)).toBe(1);
+        // New to nobody only if the filter already held it: a false positive against the members
+        // added before it. Expected well under one here (a fifth of capacity); a lost reply or a
+        // script run twice would show as many.
+        expect(newTo.filter((n) => n === 0).length).toBeLessThanOrEqual(2);
       } finally {
         await cleanup();
       }
