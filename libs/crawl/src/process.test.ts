@@ -413,10 +413,27 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     expect(of('ack')).toHaveLength(1);
   });
 
+  it('a Verify copy whose twin was recorded between its first check and the gate is not fetched: asked again with the host held', async () => {
+    f.urlState = 'queued';
+    const d = deps();
+    d.frontier.acquire = async () => {
+      f.events.push({ kind: 'acquire' });
+      f.urlState = 'done'; // the twin recorded and acknowledged meanwhile: the gate lets this one through
+      return { kind: 'ok', health: { streak: 0, backoffMs: 0 } };
+    };
+    expect(await processFetchJob(d, job(1, 3, { f: UrlFlag.Verify }))).toMatchObject({ outcome: 'done', summary: { alreadyRecorded: 'done' } });
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('state')).toHaveLength(2);
+    // The host is handed back with its due time untouched (nothing was fetched), then the lease acked.
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: 0, keepHost: false, leaseUntil: undefined, streak: undefined }]);
+    expect(order()).toEqual(['release', 'ack']);
+  });
+
   it('a redelivered job whose URL was not recorded (the worker died between fetch and record) fetches it again', async () => {
     f.urlState = 'queued';
     expect(await processFetchJob(deps(), job(1, 3, { f: UrlFlag.Verify }, true))).toMatchObject({ outcome: 'done', summary: { status: 200 } });
-    expect(of('state')).toHaveLength(1);
+    // Asked before the gate and again once the host is held.
+    expect(of('state')).toHaveLength(2);
     expect(of('fetch')).toHaveLength(1);
     expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
   });

@@ -166,7 +166,8 @@ function keepLease(deps: PipelineDeps, hold: HostHold): { stop(): void } {
 
 /**
  * A job that may repeat finished work — redelivered after its worker died, or carrying a URL that
- * came back from an unacknowledged lease or a rebuild (UrlFlag.Verify) — first asks PostgreSQL:
+ * came back from an unacknowledged lease or a rebuild (UrlFlag.Verify) — asks PostgreSQL (first,
+ * and a Verify job again once it holds the host):
  * a URL recorded since it was queued (queueing sets `urls.state` to new/queued; a record sets
  * done/skipped) was fetched by the earlier attempt, which died after its record and before its
  * ack. Its lease is acknowledged now and nothing is fetched. Null: fetch as usual.
@@ -210,6 +211,13 @@ async function decide(deps: PipelineDeps, job: FetchJobContext, hold: HostHold, 
     return defer(earlyForQueue(deps, gate.at));
   }
   hold.acquired();
+  // A copy of this URL under another lease (a rebuild's beside one pushed after the loss) may
+  // have been recorded while this job waited for the host: the gate held it back while that copy
+  // was being recorded, so asking again now, with the host held, is the answer that counts.
+  if ((data.f & UrlFlag.Verify) !== 0) {
+    const recorded = await alreadyRecorded(deps, job);
+    if (recorded) return recorded;
+  }
 
   const sitemap = (job.data.f & UrlFlag.Sitemap) !== 0;
   const fetched = await fetchUnderGate(deps, job, policy, gate.health);

@@ -13,10 +13,11 @@
       hand) gets an entry in the tombstone set, kept a day like an expired lease's.
 
   KEYS[1] leases  KEYS[2] leaseData  KEYS[3] stats  KEYS[4] tombstones
-  KEYS[5] fetched (lease id -> the attempt that fetched its URL; see releaseHost)
+  KEYS[5] fetched (lease id -> the attempt that fetched its URL, and its URL mark; see releaseHost)
   ARGV[1] now (ms)   ARGV[2..] lease ids
   Returns the number of leases removed.
 ]]
+--- @include "urlMark"
 local now = tonumber(ARGV[1])
 local done = 0
 for i = 2, #ARGV do
@@ -25,6 +26,7 @@ for i = 2, #ARGV do
     done = done + 1
     if not string.match(id, '^p%d+%-%d+$') then redis.call('ZADD', KEYS[4], now, id) end
   end
+  clearUrlMark(KEYS[5], redis.call('HGET', KEYS[2], id), id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[5], id)
 end

@@ -12,13 +12,15 @@
               backoffMs are the host's health (consecutive failures, current back-off) for the
               politeness model, written back by releaseHost
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
-    3 BUSY    another live lease or attempt holds the host; run again at atMs
+    3 BUSY    another live lease or attempt holds the host, or is recording this URL; run again
+              at atMs
     4 STALE   this lease expired (its URL went back to the queue) or was acknowledged; drop the job
     5 PAUSED  an operator paused this host (or the whole crawl: member '*' of <base>paused):
               the URL went back to the front of its queue (as an expired lease would, with a
               tombstone), where it waits for the resume; drop the job
 ]]
 --- @include "requeueLease"
+--- @include "urlMark"
 local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = tonumber(ARGV[5])
 local leaseMs = tonumber(ARGV[6])
@@ -59,6 +61,18 @@ local mark = redis.call('HGET', base .. 'fetched', id)
 if mark then
   local by, alive = string.match(mark, '^(.*) (%d+)$')
   if by ~= token and tonumber(alive or '0') > now then return { 3, tonumber(alive) + busyRetryMs } end
+end
+
+-- The same URL under another lease (two copies of it were queued: see includes/urlMark) was
+-- fetched by an attempt that is still recording it: wait while that attempt is alive. Once it has
+-- acked, this job passes and (flagged Verify) finds the URL recorded in PostgreSQL.
+local urlKey = urlMark(host, ARGV[9])
+local other = urlKey and redis.call('HGET', base .. 'fetched', urlKey)
+if other and other ~= id then
+  local otherMark = redis.call('HGET', base .. 'fetched', other)
+  local alive = otherMark and tonumber(string.match(otherMark, ' (%d+)$') or '0') or 0
+  if alive > now then return { 3, alive + busyRetryMs } end
+  redis.call('HDEL', base .. 'fetched', urlKey)
 end
 
 local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')

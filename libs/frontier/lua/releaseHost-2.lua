@@ -16,11 +16,13 @@
            pushUrls and lease expiry PERSIST the hash again when URLs are queued.
   ARGV[12] alive-until (ms) when this attempt fetched the lease's URL and goes on to record it,
            else '': while it keeps renewing that time (renewLease) and until the lease is
-           acknowledged, no other attempt of the lease passes the gate (acquireHost)
+           acknowledged, no other attempt of the lease passes the gate (acquireHost), and no
+           other lease of the same URL either (the URL mark, see includes/urlMark)
   Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
   a fetch did happen).
 ]]
 --- @include "hostReady"
+--- @include "urlMark"
 local base, host, id, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = tonumber(ARGV[5])
 local nextDue = tonumber(ARGV[6])
@@ -35,7 +37,11 @@ redis.call('HSET', hostKey, 'due', due)
 if ARGV[8] ~= '' then redis.call('HSET', hostKey, 'streak', ARGV[8], 'backoff', ARGV[9]) end
 -- GT: a release never shortens a lease (the gate or a renewal may already keep it longer).
 if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', 'GT', leaseUntil, id) end
-if (ARGV[12] or '') ~= '' and redis.call('ZSCORE', KEYS[2], id) then redis.call('HSET', base .. 'fetched', id, token .. ' ' .. ARGV[12]) end
+if (ARGV[12] or '') ~= '' and redis.call('ZSCORE', KEYS[2], id) then
+  redis.call('HSET', base .. 'fetched', id, token .. ' ' .. ARGV[12])
+  local mark = leaseUrlMark(redis.call('HGET', base .. 'leasedata', id))
+  if mark then redis.call('HSET', base .. 'fetched', mark, id) end
+end
 if state[1] == id and keepClaim then return 1 end
 local held = 0
 if state[1] == id then

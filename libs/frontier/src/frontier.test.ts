@@ -397,7 +397,16 @@ describe('crash windows', () => {
     await f.push([item('b', '/1'), item('a', '/2')]);
     expect((await f.claim(0, 10)).leases).toEqual([]);
     await f.markLive(); // the rebuild's last frontier step
-    expect((await f.claim(0, 10)).leases.map((l) => l.url).sort()).toEqual(['http://a/2', 'http://b/1']);
+    // Pushed into a frontier that had lost its data, they come out flagged Verify: the rebuild
+    // may have restored the same URLs from PostgreSQL, and only the first copy is fetched.
+    const after = (await f.claim(0, 10)).leases;
+    expect(after.map((l) => [l.url, (l.flags & UrlFlag.Verify) !== 0]).sort()).toEqual([
+      ['http://a/2', true],
+      ['http://b/1', true],
+    ]);
+    // Pushed while the partition is live: no flag.
+    await f.push([item('c', '/1')]);
+    expect((await f.claim(0, 10)).leases.map((l) => [l.url, l.flags & UrlFlag.Verify])).toEqual([['http://c/1', 0]]);
   });
 
   it('a job of a wiped frontier reaching the gate is stale, not adopted onto a host whose due time and token are gone', async () => {
@@ -601,16 +610,75 @@ describe('an attempt whose job was handed over while it still works', () => {
   });
 });
 
+describe('two copies of one URL under two leases (a rebuild restored it beside a copy pushed after the loss)', () => {
+  it('the second waits at the gate while the first is being recorded, and passes once it is acknowledged', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('a', '/1'), { ...item('a', '/1'), flags: UrlFlag.Verify }, item('a', '/2')]);
+    const [first] = (await f.claim(0, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(first, 'first'))).toMatchObject({ kind: 'ok' });
+    await f.release(ticket(first, 'first'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 3000 });
+    clock.advance(200);
+    const [second] = (await f.claim(0, 1)).leases as [Lease];
+    expect([second.url, second.id === first.id]).toEqual(['http://a/1', false]);
+    expect(await f.acquire(ticket(second, 'second'))).toEqual({ kind: 'busy', at: clock.now() - 200 + 3000 + 500 });
+    // The first attempt renews while it stores and records: still busy after its first alive time.
+    clock.advance(2000);
+    await f.extendLease(0, first.id, clock.now() + 10_000, { token: 'first', aliveUntil: clock.now() + 3000 });
+    clock.advance(2000);
+    expect(await f.acquire(ticket(second, 'second'))).toMatchObject({ kind: 'busy' });
+    // Recorded and acknowledged: the copy passes (its job then finds the URL recorded), and the mark is gone.
+    await f.ack(0, [first.id]);
+    expect(await t.redis.hkeys(f.keysOf(0).fetched)).toEqual([]);
+    expect(await f.acquire(ticket(second, 'second'))).toMatchObject({ kind: 'ok' });
+  });
+
+  it('a first copy whose attempt died (no renewals) lets the second through, and only the same URL is held back', async () => {
+    const f = makeFrontier({ leaseMs: 60_000 });
+    await f.push([item('b', '/1'), item('c', '/1'), item('b', '/1'), { ...item('b', '/1'), url: 'https://b/1' }]);
+    const { leases } = await f.claim(0, 2);
+    const first = leases.find((l) => l.host === 'b') as Lease;
+    const other = leases.find((l) => l.host === 'c') as Lease;
+    await f.acquire(ticket(first, 'first'));
+    await f.release(ticket(first, 'first'), clock.now(), { leaseUntil: clock.now() + 60_000, fetchedAliveUntil: clock.now() + 3000 });
+    // Another host's URL of the same path is not held back.
+    expect(await f.acquire(ticket(other, 'other'))).toMatchObject({ kind: 'ok' });
+    const second = (await f.claim(0, 1)).leases[0] as Lease;
+    expect(second.url).toBe('http://b/1');
+    expect(await f.acquire(ticket(second, 'second'))).toMatchObject({ kind: 'busy' });
+    clock.advance(3500); // no renewal came: the first attempt is dead
+    expect(await f.acquire(ticket(second, 'second'))).toMatchObject({ kind: 'ok' });
+    expect(await t.redis.hexists(f.keysOf(0).fetched, 'u:http://b/1')).toBe(0);
+    // The https URL of the same path is another URL.
+    await f.release(ticket(second, 'second'), clock.now(), { leaseUntil: clock.now() + 60_000, fetchedAliveUntil: clock.now() + 3000 });
+    const https = (await f.claim(0, 1)).leases[0] as Lease;
+    expect(https.url).toBe('https://b/1');
+    expect(await f.acquire(ticket(https, 'https'))).toMatchObject({ kind: 'ok' });
+  });
+
+  it('a lease that expires takes its URL mark with it', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([item('d', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(lease, 'first'));
+    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 60_000 });
+    expect(await t.redis.hget(f.keysOf(0).fetched, 'u:http://d/1')).toBe(lease.id);
+    clock.advance(10_001);
+    const again = (await f.claim(0, 1)).leases[0] as Lease;
+    expect(await t.redis.hkeys(f.keysOf(0).fetched)).toEqual([]);
+    expect(await f.acquire(ticket(again, 'third'))).toMatchObject({ kind: 'ok' });
+  });
+});
+
 describe('a push the client sends twice', () => {
   it('(its reply lost when the connection dropped, ioredis resends it on reconnect) queues each URL once', async () => {
     const f = makeFrontier({ maxUrlsPerHost: 2 });
     const keys = f.keysOf(0);
     // The script exactly as the frontier runs it, called twice with the same arguments.
-    const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-2');
-    const args = [keys.base, clock.now(), 2, 'call-1', 'a', 2, '0 0 0 /1', '', 0, 'a', 2, '0 0 0 /2', '', 0, 'a', 2, '0 0 0 /3', '', 0];
+    const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-3');
+    const args = [keys.base, clock.now(), 2, 'call-1', 0, 'a', 2, '0 0 0 /1', '', 0, 'a', 2, '0 0 0 /2', '', 0, 'a', 2, '0 0 0 /3', '', 0];
     const script = lua;
-    const first = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
-    const again = await t.redis.eval(script, 2, keys.ready, keys.stats, ...args);
+    const first = await t.redis.eval(script, 3, keys.ready, keys.stats, keys.live, ...args);
+    const again = await t.redis.eval(script, 3, keys.ready, keys.stats, keys.live, ...args);
     expect(first).toEqual([2, 1, 0, '..b']);
     expect(again).toEqual(first);
     expect(await f.stats()).toMatchObject({ queued: 2 });

@@ -7,7 +7,7 @@ import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
 import { HashRing } from './ring.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', [
-  'pushUrls-2',
+  'pushUrls-3',
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
@@ -17,7 +17,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'restoreUrls-3',
   'renewLease-2',
 ]);
-const SCRIPT_VERSION = 'frontier3';
+const SCRIPT_VERSION = 'frontier4';
 type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'resumeHosts' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
@@ -215,14 +215,14 @@ export class Frontier {
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
         const chunk = list.slice(i, i + PUSH_CHUNK);
         // A call id per call: pushUrls runs once even if the client resends it after a reconnect.
-        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, randomUUID()];
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, randomUUID(), this.options.requireLiveMark ? 1 : 0];
         for (const { item } of chunk) {
           const variant = item.variantKey ?? '';
           const cap = variant === '' ? 0 : isDateVariant(variant) ? maxDateVariants : maxQueryVariants;
           args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), variant, cap);
         }
         calls.push(
-          this.scripts.pushUrls([keys.ready, keys.stats], args).then((reply) => {
+          this.scripts.pushUrls([keys.ready, keys.stats, keys.live], args).then((reply) => {
             const [pushed, refused, refusedVariants, verdicts] = reply as [number, number, number, string];
             result.pushed += Number(pushed);
             result.refused += Number(refused);

@@ -1,4 +1,5 @@
 --- @include "hostReady"
+--- @include "urlMark"
 -- Returns a lease's URL to the front of its host's back queue and frees the host if the lease
 -- held it. Leaves a tombstone so a job still carrying this lease id is recognised as stale.
 --
@@ -11,6 +12,7 @@ local function requeueLease(base, keys, id, now)
   local data = redis.call('HGET', keys.leaseData, id)
   redis.call('ZREM', keys.leases, id)
   redis.call('HDEL', keys.leaseData, id)
+  clearUrlMark(base .. 'fetched', data, id)
   redis.call('HDEL', base .. 'fetched', id)
   redis.call('ZADD', keys.tombstones, now, id)
   if not data then return 0 end

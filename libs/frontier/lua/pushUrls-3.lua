@@ -1,15 +1,20 @@
 --[[
-  pushUrls (v2): appends discovered URLs to their hosts' back queues (one partition).
+  pushUrls (v3): appends discovered URLs to their hosts' back queues (one partition).
 
   KEYS[1] ready   ZSET host -> due time (ms); hosts with queued URLs that no lease holds
   KEYS[2] stats   HASH partition counters (queued, done)
+  KEYS[3] live    STRING the partition's data is intact (see claimReady)
   ARGV[1] key base "<prefix>:{p<n>}:"; host state is <base>h:<host>, back queues <base>q:<host>:<band>
   ARGV[2] now (ms)
   ARGV[3] per-host budget: URLs ever queued for one host; 0 = unlimited
   ARGV[4] call id (unique per call): a call run twice — the client resends a command whose reply
           was lost when the connection dropped (a Redis restart) — pushes once; the second run
           returns the first one's verdicts (kept a minute in <base>push:<call id>)
-  ARGV[5..] quintuples: host, band (integer, higher is served first), entry, variant key ('' = none),
+  ARGV[5] 1 = the caller requires the live mark: a push into a partition without it (Redis lost
+          the crawl; a process still running pushes what it discovers before `trawl frontier
+          rebuild` has run) flags its URLs Verify (16, UrlFlag.Verify). The rebuild may restore
+          the same URL from PostgreSQL; of the two copies only the first is fetched
+  ARGV[6..] quintuples: host, band (integer, higher is served first), entry, variant key ('' = none),
           the cap on that key (0 = unlimited): URLs ever queued under one host and URL pattern
           (one path's queries, one calendar's dates), counted in <base>v:<host>
   Returns { pushed, refusedOverBudget, refusedOverVariants, verdicts }
@@ -23,6 +28,8 @@ local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
 local callKey = base .. 'push:' .. ARGV[4]
+local VERIFY = 16
+local verifyAll = ARGV[5] == '1' and redis.call('EXISTS', KEYS[3]) == 0
 local done = redis.call('GET', callKey)
 if done then
   local _, pushedBefore = string.gsub(done, '%.', '')
@@ -32,7 +39,7 @@ if done then
 end
 local pushed, refused, refusedVariants = 0, 0, 0
 local verdicts = {}
-for i = 5, #ARGV, 5 do
+for i = 6, #ARGV, 5 do
   local host, band, entry, variant = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local maxVariants = tonumber(ARGV[i + 4])
   local hostKey = base .. 'h:' .. host
@@ -55,6 +62,10 @@ for i = 5, #ARGV, 5 do
     refused = refused + 1
     verdicts[#verdicts + 1] = 'b'
   else
+    if verifyAll then
+      local depth, hops, flags, url = string.match(entry, '^([%d/]+) (%d+) (%d+) (.*)$')
+      if flags then entry = depth .. ' ' .. hops .. ' ' .. bit.bor(tonumber(flags), VERIFY) .. ' ' .. url end
+    end
     redis.call('RPUSH', base .. 'q:' .. host .. ':' .. band, entry)
     redis.call('HINCRBY', hostKey, 'n', 1)
     -- A host with queued URLs never expires (releaseHost lets idle hosts expire).
