@@ -24,11 +24,11 @@
   The caller has already deduplicated through the seen-set; this script never checks membership.
 ]]
 --- @include "hostReady"
+--- @include "entry"
 local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])
 local callKey = base .. 'push:' .. ARGV[4]
-local VERIFY = 16
 local verifyAll = ARGV[5] == '1' and redis.call('EXISTS', KEYS[3]) == 0
 local done = redis.call('GET', callKey)
 if done then
@@ -62,10 +62,7 @@ for i = 6, #ARGV, 5 do
     refused = refused + 1
     verdicts[#verdicts + 1] = 'b'
   else
-    if verifyAll then
-      local depth, hops, flags, url = string.match(entry, '^([%d/]+) (%d+) (%d+) (.*)$')
-      if flags then entry = depth .. ' ' .. hops .. ' ' .. bit.bor(tonumber(flags), VERIFY) .. ' ' .. url end
-    end
+    if verifyAll then entry = entryWithVerify(entry) end
     redis.call('RPUSH', base .. 'q:' .. host .. ':' .. band, entry)
     redis.call('HINCRBY', hostKey, 'n', 1)
     -- A host with queued URLs never expires (releaseHost lets idle hosts expire).

@@ -595,17 +595,19 @@ describe('an attempt whose job was handed over while it still works', () => {
     expect(await t.redis.hget(f.keysOf(0).fetched, lease.id)).toMatch(/^first /);
   });
 
-  it('a lease that expires takes its mark with it', async () => {
+  it('a lease that expires takes its mark, and its URL mark, with it', async () => {
     const f = makeFrontier({ leaseMs: 10_000 });
     await f.push([item('c', '/1')]);
     const [lease] = (await f.claim(0, 1)).leases as [Lease];
     await f.acquire(ticket(lease, 'first'));
     await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 60_000 });
+    expect(await t.redis.hget(f.keysOf(0).fetched, 'u:http://c/1')).toBe(lease.id);
     clock.advance(10_001);
     const again = (await f.claim(0, 10)).leases;
     expect(again.map((l) => [l.url, (l.flags & UrlFlag.Verify) !== 0])).toEqual([['http://c/1', true]]);
     expect(await f.acquire(ticket(lease, 'second'))).toEqual({ kind: 'stale' });
     expect(await t.redis.hexists(f.keysOf(0).fetched, lease.id)).toBe(0);
+    expect(await t.redis.hkeys(f.keysOf(0).fetched)).toEqual([]);
     expect(await f.acquire(ticket(again[0] as Lease, 'third'))).toMatchObject({ kind: 'ok' });
   });
 });
@@ -653,19 +655,6 @@ describe('two copies of one URL under two leases (a rebuild restored it beside a
     const https = (await f.claim(0, 1)).leases[0] as Lease;
     expect(https.url).toBe('https://b/1');
     expect(await f.acquire(ticket(https, 'https'))).toMatchObject({ kind: 'ok' });
-  });
-
-  it('a lease that expires takes its URL mark with it', async () => {
-    const f = makeFrontier({ leaseMs: 10_000 });
-    await f.push([item('d', '/1')]);
-    const [lease] = (await f.claim(0, 1)).leases as [Lease];
-    await f.acquire(ticket(lease, 'first'));
-    await f.release(ticket(lease, 'first'), clock.now(), { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 60_000 });
-    expect(await t.redis.hget(f.keysOf(0).fetched, 'u:http://d/1')).toBe(lease.id);
-    clock.advance(10_001);
-    const again = (await f.claim(0, 1)).leases[0] as Lease;
-    expect(await t.redis.hkeys(f.keysOf(0).fetched)).toEqual([]);
-    expect(await f.acquire(ticket(again, 'third'))).toMatchObject({ kind: 'ok' });
   });
 });
 

@@ -1,4 +1,5 @@
 --- @include "hostReady"
+--- @include "entry"
 --- @include "urlMark"
 -- Returns a lease's URL to the front of its host's back queue and frees the host if the lease
 -- held it. Leaves a tombstone so a job still carrying this lease id is recognised as stale.
@@ -7,7 +8,6 @@
 -- worker may have fetched and recorded it all the same (killed between the record and the ack,
 -- or its acknowledgement lost), so the job that takes it next asks PostgreSQL first and does not
 -- fetch a URL already recorded.
-local VERIFY = 16
 local function requeueLease(base, keys, id, now)
   local data = redis.call('HGET', keys.leaseData, id)
   redis.call('ZREM', keys.leases, id)
@@ -17,9 +17,7 @@ local function requeueLease(base, keys, id, now)
   redis.call('ZADD', keys.tombstones, now, id)
   if not data then return 0 end
   local host, band, entry = string.match(data, '^([^\n]*)\n([^\n]*)\n(.*)$')
-  -- "<depth> <hops> <flags> <url>"; the depth may carry its seed's limit ("<depth>/<max>").
-  local depth, hops, flags, url = string.match(entry, '^([%d/]+) (%d+) (%d+) (.*)$')
-  if flags then entry = depth .. ' ' .. hops .. ' ' .. bit.bor(tonumber(flags), VERIFY) .. ' ' .. url end
+  entry = entryWithVerify(entry)
   local hostKey = base .. 'h:' .. host
   redis.call('LPUSH', base .. 'q:' .. host .. ':' .. band, entry)
   redis.call('HINCRBY', hostKey, 'n', 1)

@@ -1,3 +1,4 @@
+--- @include "entry"
 -- A URL being recorded: when an attempt has fetched a lease's URL and goes on to store and record
 -- it (releaseHost's `fetched` mark), the `fetched` hash also maps the URL itself to that lease:
 -- field "u:<url>" -> lease id. Two leases can carry one URL (a copy restored by a rebuild beside
@@ -6,17 +7,10 @@
 -- PostgreSQL comes too early and the URL is fetched twice. The field goes with the lease's ack
 -- or expiry; one left by an attempt that stopped renewing is dropped by the next gate that reads it.
 --
--- The URL comes from a queue entry ("<depth> <hops> <flags> <url>"): a path on its own host is
--- made whole again (scheme from the HTTPS_PATH flag bit, 1024), so every copy names it alike.
-local HTTPS_PATH = 1024
+-- The URL comes from a queue entry, made whole (see includes/entry), so every copy names it alike.
 local function urlMark(host, entry)
-  if not entry then return nil end
-  local flags, url = string.match(entry, '^[%d/]+ %d+ (%d+) (.*)$')
-  if not flags then return nil end
-  if string.sub(url, 1, 1) == '/' then
-    url = (bit.band(tonumber(flags), HTTPS_PATH) ~= 0 and 'https://' or 'http://') .. host .. url
-  end
-  return 'u:' .. url
+  local url = entry and entryUrl(host, entry)
+  return url and 'u:' .. url
 end
 
 -- The URL mark of a lease from its lease data ("<host>\n<band>\n<entry>"), or nil.
