@@ -77,6 +77,8 @@ interface RunResult {
   medianIntervalMs: number;
   /** Where a polite run's time went beyond the ideal (null without a Crawl-delay). */
   loss: PoliteLoss | null;
+  /** Allowed pages of the web's largest host (what the ideal polite time counts). */
+  largestHost: number;
 }
 
 /**
@@ -223,6 +225,76 @@ function requestsByHost(log: readonly RequestLogEntry[]): Map<string, RequestLog
   return byHost;
 }
 
+/** Smaller copies of the polite web, for the defaults row beside the full one. */
+const SCALE_HOSTS = [20, 50];
+
+/**
+ * The defaults row on smaller copies of the polite web (fewer hosts, the same pages per host and
+ * Crawl-delay, so the same ideal time): with the delay fixed, the pages per second the crawl has
+ * to sustain grow with the hosts, and the efficiency shows how much of the loss is the crawler's
+ * load rather than its per-request path. Returns the markdown table (the full web's row from
+ * `full`, measured in the same run).
+ */
+async function politeScale(scenario: Scenario, row: TrawlRow, rounds: number, full: RunResult[]): Promise<string> {
+  const bySize = new Map<number, RunResult[]>([[scenario.web.hosts, full]]);
+  for (const hosts of SCALE_HOSTS) {
+    const sized: Scenario = { ...scenario, web: { ...scenario.web, hosts } };
+    const web = await TestWeb.start(sized.web);
+    const hostsFile = join(mkdtempSync(join(tmpdir(), 'trawl-bench-')), 'hosts');
+    writeFileSync(hostsFile, web.hostsFile());
+    try {
+      for (let round = 0; round < rounds; round += 1) {
+        const result = await judged(web, sized, row.name, () => runTrawl(web, sized, row, hostsFile));
+        bySize.set(hosts, [...(bySize.get(hosts) ?? []), result]);
+        console.log(`${scenario.id} ${hosts} hosts round ${round + 1} ${row.name}: ${fmt(result.durationMs / 1000, 2)} s, intervals under ${result.intervalViolations}`);
+      }
+    } finally {
+      await web.stop();
+    }
+  }
+  const rows = [...bySize]
+    .sort(([a], [b]) => a - b)
+    .map(([hosts, runs]) => {
+      const m = (f: (r: RunResult) => number) => median(runs.map(f));
+      const ideal = idealMsOf(scenario, runs);
+      return [
+        hosts,
+        fmt(hosts / scenario.crawlDelayS),
+        fmt(m((r) => (r.pages * 1000) / r.durationMs), 1),
+        fmt(m((r) => r.durationMs) / 1000, 2),
+        fmt(ideal / m((r) => r.durationMs), 2),
+        fmt(m((r) => r.cpuMs / r.pages), 2),
+        fmt(m((r) => r.loss?.lastHostIntervalsExcessMs ?? 0)),
+        `${fmt(m((r) => r.loss?.afterDelayP50Ms ?? 0), 1)} / ${fmt(m((r) => r.loss?.afterDelayP90Ms ?? 0), 1)}`,
+        fmt(m((r) => r.intervalViolations)),
+        fmt(m((r) => r.concurrencyViolations)),
+        `${fmt(m((r) => r.coverage) * 100, 1)} %`,
+      ];
+    });
+  return `**${row.name}** on copies of this web with fewer hosts (the same ${scenario.web.pagesPerHost} pages per host and
+Crawl-delay, so the same ideal time; ${rounds} rounds each, medians): the hosts × the delay set the pages per second
+the crawl must sustain, and with them the load on the crawl process (which shares the 2 cores with Redis,
+PostgreSQL and the synthetic web). CPU per page includes the process's start-up, a larger share of a smaller crawl.
+
+${table(
+  [
+    'hosts',
+    'pages/s the Crawl-delay allows',
+    'pages/s',
+    'duration s',
+    'polite efficiency',
+    'CPU ms / page',
+    'last host: later intervals beyond the delay (sum) ms',
+    'end → next request beyond the delay, p50 / p90 ms',
+    'intervals under the Crawl-delay',
+    'concurrent requests to one host',
+    'coverage',
+  ],
+  rows,
+)}
+`;
+}
+
 const arrival = (e: RequestLogEntry) => e.startHr ?? e.start;
 
 /** Median of every start-to-start interval between consecutive requests to one host. */
@@ -239,7 +311,6 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
   const measured = await run();
   await web.idle();
   const expected = web.groundTruth(web.rootUrls(), 'any', { allow: (url) => !new URL(url).pathname.startsWith(DISALLOWED) });
-  expectedCache = { id: scenario.id, urls: expected };
   const analysis = analyzeLog(web.log, { minIntervalMs: scenario.crawlDelayS * 1000, expected });
   const robotsViolations = web.log.filter((e) => e.path.startsWith(DISALLOWED)).length;
   const coverage = analysis.coverage ? (analysis.coverage.expected - analysis.coverage.missingCount) / analysis.coverage.expected : 0;
@@ -258,16 +329,28 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
     serverSpanMs: analysis.durationMs,
     medianIntervalMs: medianHostInterval(web.log),
     loss: politeLoss(web.log, scenario.crawlDelayS * 1000, measured.durationMs),
+    largestHost: largestHostOf(expected),
   };
 }
 
-let expectedCache: { id: string; urls: Set<string> } | null = null;
-function expectedOf(scenario: Scenario): Set<string> {
-  return expectedCache?.id === scenario.id ? expectedCache.urls : new Set();
+/** Allowed pages of the host with the most of them. */
+function largestHostOf(expected: ReadonlySet<string>): number {
+  const perHost = new Map<string, number>();
+  for (const url of expected) perHost.set(new URL(url).host, (perHost.get(new URL(url).host) ?? 0) + 1);
+  return Math.max(0, ...perHost.values());
 }
 
 /**
- * Runs each crawler `rounds` times over the scenario's web and writes the section. For
+ * The ideal polite time: the largest host's allowed pages, each one Crawl-delay after the request
+ * before it. robots.txt is a request to the host too (the server's log judges its interval like
+ * any other), so N pages take N + 1 requests and N delays, start to start.
+ */
+const idealMsOf = (scenario: Scenario, runs: readonly RunResult[]): number =>
+  scenario.crawlDelayS > 0 ? median(runs.map((r) => r.largestHost)) * scenario.crawlDelayS * 1000 : 0;
+
+/**
+ * Runs each crawler `rounds` times over the scenario's web and writes the section; a polite
+ * scenario also runs the defaults row on smaller copies of its web (`politeScale`). For
  * development, BENCH_HOSTS shrinks the web, BENCH_ONLY (substrings of rows' names, split by |) picks
  * rows, BENCH_AB runs named settings side by side, BENCH_NODE_ARGS passes Node flags; a run with
  * any of them prints its table and leaves BENCHMARKS.md alone.
@@ -307,13 +390,13 @@ export async function compareBench(rounds: number, only?: Scenario['id']): Promi
     } finally {
       await web.stop();
     }
-    // The ideal polite time: the largest host's allowed pages, each one Crawl-delay after the
-    // request before it. robots.txt is a request to the host too (the server's log judges its
-    // interval like any other), so N pages take N + 1 requests and N delays, start to start.
-    const perHost = new Map<string, number>();
-    for (const url of expectedOf(scenario)) perHost.set(new URL(url).host, (perHost.get(new URL(url).host) ?? 0) + 1);
-    const largestHost = Math.max(...perHost.values());
-    const ideal = scenario.crawlDelayS > 0 ? largestHost * scenario.crawlDelayS * 1000 : 0;
+    const ideal = idealMsOf(scenario, [...results.values()].flat());
+    const largestHost = scenario.crawlDelayS > 0 ? ideal / (scenario.crawlDelayS * 1000) : 0;
+    const defaults = TRAWL_ROWS[0] as TrawlRow;
+    const scale =
+      scenario.crawlDelayS > 0 && hostsOverride === null && AB_ROWS === null && results.has(defaults.name)
+        ? await politeScale(scenario, defaults, rounds, results.get(defaults.name) ?? [])
+        : '';
     const rows = [...results].map(([name, runs]) => {
       const m = (f: (r: RunResult) => number) => median(runs.map(f));
       return [
@@ -420,6 +503,7 @@ RSS: sum of the processes' peaks. Politeness and coverage are judged from the se
 ${table(headers, rows)}
 
 ${lossTable}
+${scale}
 pages/s counts distinct pages a correct crawl must fetch (robots.txt-allowed, canonical), as the
 server saw them; requests/s counts every request (robots.txt, files, duplicates, disallowed). CPU per
 page divides by those distinct pages. The median interval is start to start between consecutive
