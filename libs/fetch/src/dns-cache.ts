@@ -223,7 +223,7 @@ export class DnsCache {
   }
 }
 
-/** A fresh error for each caller (got and node annotate the errors they are given). */
+/** A fresh error for each caller (node annotates the errors it is given). */
 function failureError(hostname: string, failure: CachedFailure, cached: boolean): NodeJS.ErrnoException {
   return Object.assign(new Error(failure.message), {
     code: failure.code,
