@@ -105,8 +105,7 @@ describe('Duplicates', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const slowWrites = {
-      firstWithContent: index.firstWithContent.bind(index),
-      findNearMany: index.findNearMany.bind(index),
+      lookup: index.lookup.bind(index),
       urlsOf: index.urlsOf.bind(index),
       index: async (entries: Parameters<NearDupIndex['index']>[0]) => {
         await held;
@@ -130,13 +129,12 @@ describe('Duplicates', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     let lookups = 0;
     const slowFirstLookup = {
-      firstWithContent: index.firstWithContent.bind(index),
       urlsOf: index.urlsOf.bind(index),
       index: index.index.bind(index),
-      findNearMany: async (...args: Parameters<NearDupIndex['findNearMany']>) => {
+      lookup: async (...args: Parameters<NearDupIndex['lookup']>) => {
         lookups += 1;
         if (lookups === 1) await held;
-        return index.findNearMany(...args);
+        return index.lookup(...args);
       },
     };
     const dups = new Duplicates(slowFirstLookup, () => Date.now(), { maxBatch: 1, maxWaitMs: 0, rememberBodies: 100 });
@@ -149,5 +147,28 @@ describe('Duplicates', () => {
     release();
     expect((await head).verdict).toBeNull();
     expect(await copy).toMatchObject({ verdict: { kind: 'near', of: fingerprint('http://h.example/1'), distance: 2 }, ofUrl: 'http://h.example/1' });
+  });
+
+  it('a batch reads with one statement, and writes its new heads with one more', async () => {
+    const statements: string[] = [];
+    const counted = new NearDupIndex({
+      options: db.options,
+      pool: {
+        query: (sql: string, params: unknown[]) => {
+          statements.push(sql);
+          return db.pool.query(sql, params);
+        },
+      } as unknown as Database['pool'],
+    });
+    const dups = new Duplicates(counted, () => Date.now(), { maxBatch: 100, maxWaitMs: 1, rememberBodies: 100 });
+    const fp = FP ^ (0xffffn << 24n);
+    const answers = await Promise.all([
+      dups.classify(query('http://i.example/1', 'body-i', fp)),
+      dups.classify(query('http://i.example/2', 'body-i2', fp ^ 1n)),
+      dups.classify(query('http://i.example/3.pdf', 'pdf-i', null)),
+    ]);
+    expect(answers.map((a) => a.verdict?.kind ?? null)).toEqual([null, 'near', null]);
+    // The lookup and the index write; every duplicate is named from the batch, so no `urls` read.
+    expect(statements).toHaveLength(2);
   });
 });

@@ -1,5 +1,5 @@
 import { Batcher } from '@trawl/core';
-import type { IndexedFingerprint, NearDupIndex } from '@trawl/db';
+import type { FirstCapture, IndexedFingerprint, NearDupIndex } from '@trawl/db';
 import { classifyBatch, type DuplicateVerdict, type NearCandidate } from '@trawl/dedup';
 
 /** One fetched body to classify. */
@@ -36,7 +36,7 @@ export interface DuplicateAnswer {
 }
 
 interface Lookups {
-  stored: Awaited<ReturnType<NearDupIndex['firstWithContent']>>;
+  stored: ReadonlyMap<string, FirstCapture>;
   /** Band matches per query (empty for a query without a fingerprint). */
   candidates: NearCandidate[][];
   maxDistance: number;
@@ -49,7 +49,7 @@ interface Classified {
   unnamed: Buffer[];
 }
 
-export type DuplicateIndex = Pick<NearDupIndex, 'firstWithContent' | 'findNearMany' | 'index' | 'urlsOf'>;
+export type DuplicateIndex = Pick<NearDupIndex, 'lookup' | 'index' | 'urlsOf'>;
 
 export interface DuplicatesOptions {
   maxBatch: number;
@@ -154,21 +154,20 @@ export class Duplicates {
     }
   }
 
-  private lookup(queries: DuplicateQuery[]): Promise<Lookups> {
+  private async lookup(queries: DuplicateQuery[]): Promise<Lookups> {
     // One distance per batch: the policy's (queries differ only while a new policy spreads).
     const maxDistance = (queries[queries.length - 1] as DuplicateQuery).maxDistance;
     const withText = queries.flatMap((q, i) => (q.simhash === null ? [] : [i]));
-    return Promise.all([
-      this.index.firstWithContent(queries.map((q) => q.contentHash)),
-      this.index.findNearMany(
-        withText.map((i) => ({ simhash: (queries[i] as DuplicateQuery).simhash as bigint, exclude: (queries[i] as DuplicateQuery).urlHash })),
-        maxDistance,
-      ),
-    ]).then(([stored, near]) => {
-      const candidates: NearCandidate[][] = queries.map(() => []);
-      withText.forEach((i, k) => (candidates[i] = near[k] ?? []));
-      return { stored, candidates, maxDistance };
-    });
+    // Body hashes and fingerprints in one statement: a batch is a few pages, so its round
+    // trips, not its rows, are what it costs.
+    const { first, near } = await this.index.lookup(
+      queries.map((q) => q.contentHash),
+      withText.map((i) => ({ simhash: (queries[i] as DuplicateQuery).simhash as bigint, exclude: (queries[i] as DuplicateQuery).urlHash })),
+      maxDistance,
+    );
+    const candidates: NearCandidate[][] = queries.map(() => []);
+    withText.forEach((i, k) => (candidates[i] = near[k] ?? []));
+    return { stored: first, candidates, maxDistance };
   }
 
   /** Classification of one batch, once the batches before it are classified. */

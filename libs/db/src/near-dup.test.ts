@@ -124,6 +124,7 @@ describe('NearDupIndex', () => {
       const before = await scans();
       for (let i = 0; i < 20; i++) await onOne.findNear(BigInt.asIntN(64, (next() << 32n) | next()), 3);
       await onOne.findNearMany(Array.from({ length: 50 }, () => ({ simhash: BigInt.asIntN(64, (next() << 32n) | next()) })), 3);
+      await onOne.lookup(['c1', 'c2'], Array.from({ length: 50 }, () => ({ simhash: BigInt.asIntN(64, (next() << 32n) | next()), exclude: fp('bulk-0-0') })), 3);
       const after = await scans();
       expect(after.seq).toBe(before.seq);
       expect(after.idx).toBeGreaterThan(before.idx);
@@ -148,6 +149,92 @@ describe('NearDupIndex', () => {
     // Unchanged since 400: that is when its body was captured.
     expect(first.get('c2')).toEqual({ urlHash: fp('http://dup.example/other'), url: 'http://dup.example/other', capturedAt: new Date(400) });
     expect((await index.firstWithContent([])).size).toBe(0);
+  });
+
+  describe('lookup: body hashes and fingerprints in one statement', () => {
+    const L = 0x0f0f_1234_5678_9abcn;
+
+    it('answers both, as firstWithContent and findNearMany would, leaving out the asking page', async () => {
+      await db.recordPages([
+        page('http://lookup.example/first', 'l1', 2_000),
+        page('http://lookup.example/late', 'l1', 3_000),
+        page('http://lookup.example/earliest-but-exact', 'l1', 1_000),
+        { ...page('http://lookup.example/unchanged', 'l2', 1_000), lastChangedAt: 500 },
+      ]);
+      await index.recordDuplicates([
+        { urlHash: fp('http://lookup.example/earliest-but-exact'), simhash: null, duplicateOf: fp('http://lookup.example/first'), duplicateKind: 'exact', duplicateDistance: 0 },
+      ]);
+      await index.index([
+        { urlHash: fp('lookup-self'), simhash: L },
+        { urlHash: fp('lookup-d1'), simhash: flip(L, 7) },
+      ]);
+
+      const hashes = ['l1', 'missing', 'l2', 'l1'];
+      const queries = [{ simhash: L, exclude: fp('lookup-self') }, { simhash: ~L }, { simhash: flip(L, 7, 33) }];
+      const { first, near } = await index.lookup(hashes, queries, 3);
+      expect(first).toEqual(
+        new Map([
+          ['l1', { urlHash: fp('http://lookup.example/first'), url: 'http://lookup.example/first', capturedAt: new Date(2_000) }],
+          ['l2', { urlHash: fp('http://lookup.example/unchanged'), url: 'http://lookup.example/unchanged', capturedAt: new Date(500) }],
+        ]),
+      );
+      // The page asking (a re-crawl) does not find its own fingerprint, only the other one.
+      expect(near.map((matches) => matches.map((m) => [m.urlHash, m.simhash, m.distance]))).toEqual([
+        [[fp('lookup-d1'), flip(L, 7), 1]],
+        [],
+        [
+          [fp('lookup-d1'), flip(L, 7), 1],
+          [fp('lookup-self'), L, 2],
+        ],
+      ]);
+      expect(near[0]?.[0]?.indexedAt).toBeGreaterThan(Date.now() - 60_000);
+      expect({ first, near }).toEqual({ first: await index.firstWithContent(hashes), near: await index.findNearMany(queries, 3) });
+    });
+
+    it('sorts each list nearest first, then earliest indexed, then by url_hash', async () => {
+      const S = 0x3c3c_0000_ffff_1234n;
+      const entries = [
+        { name: 'sort-d2-early', simhash: flip(S, 1, 2), indexedAt: 1_000 },
+        { name: 'sort-d1-late', simhash: flip(S, 3), indexedAt: 2_000 },
+        { name: 'sort-d2-late-a', simhash: flip(S, 17, 18), indexedAt: 2_000 },
+        { name: 'sort-d2-late-b', simhash: flip(S, 33, 34), indexedAt: 2_000 },
+      ];
+      await index.index(entries.map((e) => ({ urlHash: fp(e.name), simhash: e.simhash })));
+      await db.pool.query(
+        `UPDATE "${db.options.schema}".simhash_bands AS b SET indexed_at = to_timestamp(x.at / 1000.0)
+         FROM unnest($1::bytea[], $2::bigint[]) AS x(h, at) WHERE b.url_hash = x.h`,
+        [entries.map((e) => fp(e.name)), entries.map((e) => e.indexedAt)],
+      );
+      const { near } = await index.lookup([], [{ simhash: S }], 3);
+      const tiedByUrl = [fp('sort-d2-late-a'), fp('sort-d2-late-b')].sort(Buffer.compare);
+      expect(near[0]?.map((m) => [m.urlHash, m.distance, m.indexedAt])).toEqual([
+        [fp('sort-d1-late'), 1, 2_000],
+        [fp('sort-d2-early'), 2, 1_000],
+        [tiedByUrl[0], 2, 2_000],
+        [tiedByUrl[1], 2, 2_000],
+      ]);
+    });
+
+    it('works with only one part asked, and sends nothing when both are empty', async () => {
+      await db.recordPages([page('http://lookup.example/only', 'l3', 1_000)]);
+      await index.index([{ urlHash: fp('lookup-only'), simhash: ~L }]);
+
+      const onlyBodies = await index.lookup(['l3'], [], 3);
+      expect([...onlyBodies.first.keys()]).toEqual(['l3']);
+      expect(onlyBodies.near).toEqual([]);
+
+      const onlyFingerprints = await index.lookup([], [{ simhash: flip(~L, 40) }, { simhash: L ^ 0x00ff_00ff_00ff_00ffn }], 3);
+      expect(onlyFingerprints.first).toEqual(new Map());
+      expect(onlyFingerprints.near.map((matches) => matches.map((m) => m.urlHash))).toEqual([[fp('lookup-only')], []]);
+
+      const silent = new NearDupIndex({
+        options: db.options,
+        pool: { query: () => Promise.reject(new Error('no statement expected')) } as unknown as Database['pool'],
+      });
+      expect(await silent.lookup([], [], 3)).toEqual({ first: new Map(), near: [] });
+      await expect(silent.lookup(['l3'], [], 4)).rejects.toThrow(RangeError);
+      await expect(silent.lookup([], [], -1)).rejects.toThrow(RangeError);
+    });
   });
 
   it('recordDuplicates writes simhash and the duplicate columns; inconsistent ones are refused', async () => {
@@ -223,9 +310,15 @@ describe('NearDupIndex plans', () => {
         } as unknown as Database['pool'],
       });
       const batch = Array.from({ length: 20 }, (_, i) => fingerprint(i * 7));
+      // A classified batch's lookup (bodies and fingerprints), the fingerprints alone, and the write.
+      await explaining.lookup(
+        batch.map((_, i) => `body ${i}`),
+        batch.map((simhash, i) => ({ simhash, exclude: fp(`plan ${i}`) })),
+        3,
+      );
       await explaining.findNearMany(batch.map((simhash) => ({ simhash })), 3);
       await explaining.index(batch.map((simhash, i) => ({ urlHash: fp(`plan ${i}`), simhash })));
-      expect(plans).toHaveLength(2);
+      expect(plans).toHaveLength(3);
       for (const plan of plans) {
         const onBands = nodes(plan).filter((n) => n['Relation Name'] === 'simhash_bands');
         expect(onBands.length).toBeGreaterThan(0);

@@ -52,6 +52,11 @@ export const MAX_INDEXED_DISTANCE = 3;
 /** Band `g.band` of fingerprint `s`, as stored in simhash_bands.value (0–65535; band 0 highest). */
 const BAND_VALUE = (fingerprint: string, band: string): string => `((${fingerprint} >> (48 - 16 * ${band})) & 65535)::int`;
 
+/** A row of `lookup`'s statement: a first capture (no ord) or a band match of the ord-th fingerprint. */
+type LookupRow =
+  | { ord: null; content_hash: string; url_hash: Buffer; url: string; at: Date; simhash: null; distance: null }
+  | { ord: string; content_hash: null; url_hash: Buffer; url: null; at: Date; simhash: string; distance: number };
+
 const lastPerUrl = <T extends { urlHash: Buffer }>(rows: readonly T[]): T[] => {
   const byUrl = new Map<string, T>();
   for (const row of rows) byUrl.set(row.urlHash.toString('latin1'), row);
@@ -80,45 +85,71 @@ export class NearDupIndex {
 
   /** `findNear` for many fingerprints in one statement; the answer lists match the queries. */
   async findNearMany(queries: readonly NearQuery[], maxDistance: number): Promise<NearMatch[][]> {
+    return (await this.lookup([], queries, maxDistance)).near;
+  }
+
+  /**
+   * What classifying a batch of bodies reads, in one statement: `firstWithContent` of the body
+   * hashes and `findNearMany` of the fingerprints, the same answers as those two give.
+   */
+  async lookup(
+    contentHashes: readonly string[],
+    queries: readonly NearQuery[],
+    maxDistance: number,
+  ): Promise<{ first: Map<string, FirstCapture>; near: NearMatch[][] }> {
     if (!Number.isInteger(maxDistance) || maxDistance < 0 || maxDistance > MAX_INDEXED_DISTANCE) {
       throw new RangeError(`maxDistance must be 0–${MAX_INDEXED_DISTANCE} (four 16-bit bands), got ${maxDistance}`);
     }
-    const results: NearMatch[][] = queries.map(() => []);
-    if (queries.length === 0) return results;
-    const { rows } = await this.db.pool.query<{ ord: string; url_hash: Buffer; simhash: string; indexed_at: Date; distance: number }>(
-      // One index range per (fingerprint, band): the LATERAL subquery (kept apart by OFFSET 0)
-      // runs once per key with the band and value as parameters, so it is always an index scan.
-      // Written as a join, the band value computed from both sides left the planner a filter
-      // over every row of the table (a scan per batch, growing with the index) whenever its
-      // statistics lagged behind the table.
-      `WITH k AS (
+    const first = new Map<string, FirstCapture>();
+    const near: NearMatch[][] = queries.map(() => []);
+    const distinct = [...new Set(contentHashes)];
+    if (distinct.length === 0 && queries.length === 0) return { first, near };
+    const { rows } = await this.db.pool.query<LookupRow>(
+      // One round trip for both answers: a row with a null ord is a first capture, else a band
+      // match of the ord-th fingerprint (either part may be asked with an empty array).
+      // `near` reads one index range per (fingerprint, band): the LATERAL subquery (kept apart by
+      // OFFSET 0) runs once per key with the band and value as parameters, so it is always an
+      // index scan. Written as a join, the band value computed from both sides left the planner
+      // a filter over every row of the table (a scan per batch, growing with the index) whenever
+      // its statistics lagged behind the table.
+      `WITH first AS (
+         SELECT DISTINCT ON (content_hash) content_hash, url_hash, url, COALESCE(last_changed_at, fetched_at) AS captured_at
+         FROM ${this.t.pages}
+         WHERE content_hash = ANY($1::text[]) AND duplicate_kind IS DISTINCT FROM 'exact'
+         ORDER BY content_hash, fetched_at, url_hash
+       ),
+       k AS (
          SELECT q.ord, q.s, q.self, g.band::smallint AS band, ${BAND_VALUE('q.s', 'g.band')} AS value
-         FROM unnest($1::bigint[], $2::bytea[]) WITH ORDINALITY AS q(s, self, ord)
+         FROM unnest($2::bigint[], $3::bytea[]) WITH ORDINALITY AS q(s, self, ord)
          CROSS JOIN generate_series(0, 3) AS g(band)
+       ),
+       near AS (
+         SELECT DISTINCT ON (k.ord, b.url_hash)
+                k.ord, b.url_hash, b.simhash, b.indexed_at, bit_count((k.s # b.simhash)::bit(64))::int AS distance
+         FROM k
+         CROSS JOIN LATERAL (
+           SELECT url_hash, simhash, indexed_at FROM ${this.t.bands} WHERE band = k.band AND value = k.value OFFSET 0
+         ) b
+         WHERE (k.self IS NULL OR b.url_hash <> k.self)
+           AND bit_count((k.s # b.simhash)::bit(64)) <= $4
+         ORDER BY k.ord, b.url_hash
        )
-       SELECT DISTINCT ON (k.ord, b.url_hash)
-              k.ord, b.url_hash, b.simhash, b.indexed_at, bit_count((k.s # b.simhash)::bit(64))::int AS distance
-       FROM k
-       CROSS JOIN LATERAL (
-         SELECT url_hash, simhash, indexed_at FROM ${this.t.bands} WHERE band = k.band AND value = k.value OFFSET 0
-       ) b
-       WHERE (k.self IS NULL OR b.url_hash <> k.self)
-         AND bit_count((k.s # b.simhash)::bit(64)) <= $3
-       ORDER BY k.ord, b.url_hash`,
-      [queries.map((q) => q.simhash.toString()), queries.map((q) => q.exclude ?? null), maxDistance],
+       SELECT NULL::bigint AS ord, content_hash, url_hash, url, captured_at AS at, NULL::bigint AS simhash, NULL::int AS distance FROM first
+       UNION ALL
+       SELECT ord, NULL::text, url_hash, NULL::text, indexed_at, simhash, distance FROM near`,
+      [distinct, queries.map((q) => q.simhash.toString()), queries.map((q) => q.exclude ?? null), maxDistance],
     );
     for (const row of rows) {
-      results[Number(row.ord) - 1]?.push({
-        urlHash: row.url_hash,
-        simhash: BigInt(row.simhash),
-        indexedAt: row.indexed_at.getTime(),
-        distance: row.distance,
-      });
+      if (row.ord === null) {
+        first.set(row.content_hash, { urlHash: row.url_hash, url: row.url, capturedAt: row.at });
+      } else {
+        near[Number(row.ord) - 1]?.push({ urlHash: row.url_hash, simhash: BigInt(row.simhash), indexedAt: row.at.getTime(), distance: row.distance });
+      }
     }
-    for (const matches of results) {
+    for (const matches of near) {
       matches.sort((a, b) => a.distance - b.distance || a.indexedAt - b.indexedAt || Buffer.compare(a.urlHash, b.urlHash));
     }
-    return results;
+    return { first, near };
   }
 
   /**
@@ -162,18 +193,8 @@ export class NearDupIndex {
    * are absent.
    */
   async firstWithContent(contentHashes: readonly string[]): Promise<Map<string, FirstCapture>> {
-    const result = new Map<string, FirstCapture>();
-    const distinct = [...new Set(contentHashes)];
-    if (distinct.length === 0) return result;
-    const { rows } = await this.db.pool.query<{ content_hash: string; url_hash: Buffer; url: string; captured_at: Date }>(
-      `SELECT DISTINCT ON (content_hash) content_hash, url_hash, url, COALESCE(last_changed_at, fetched_at) AS captured_at
-       FROM ${this.t.pages}
-       WHERE content_hash = ANY($1::text[]) AND duplicate_kind IS DISTINCT FROM 'exact'
-       ORDER BY content_hash, fetched_at, url_hash`,
-      [distinct],
-    );
-    for (const row of rows) result.set(row.content_hash, { urlHash: row.url_hash, url: row.url, capturedAt: row.captured_at });
-    return result;
+    // No fingerprints asked about: any valid distance will do.
+    return (await this.lookup(contentHashes, [], 0)).first;
   }
 
   /**
