@@ -179,7 +179,7 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
   const log = logger(cfg, 'status', true, ctx);
   const { runtime, services } = await open(cfg, log, 'status', false);
   try {
-    const seedsQueue = new SeedsQueue(runtime.redis, cfg.namespace);
+    const seedsQueue = new SeedsQueue(runtime.queueRedis, cfg.namespace);
     const [frontier, queues, seeds, counters, db, policy, schedulers, workers] = await Promise.all([
       runtime.frontier.stats(),
       runtime.queues.counts(),

@@ -63,7 +63,7 @@ export class CrawlOperator {
       const specs = await discoverQueues(this.runtime.redis, this.runtime.config.namespace, this.runtime.config.partitions);
       for (const spec of specs) {
         const id = `${spec.prefix}:${spec.name}`;
-        if (!this.queues.has(id)) this.queues.set(id, { spec, queue: openQueue(this.runtime.redis, spec) });
+        if (!this.queues.has(id)) this.queues.set(id, { spec, queue: openQueue(this.runtime.queueRedis, spec) });
       }
     }
     return [...this.queues.values()];

@@ -40,7 +40,7 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     },
     { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs },
   );
-  const sweepsQueue = new SweepsQueue(runtime.redis, config.namespace);
+  const sweepsQueue = new SweepsQueue(runtime.queueRedis, config.namespace);
   const scheduler = new Scheduler(
     {
       redis: runtime.redis,

@@ -58,6 +58,11 @@ export class Runtime {
     readonly logger: Logger,
     readonly clock: Clock,
     readonly redis: Redis,
+    /**
+     * The connection of BullMQ's producers (the fetch, seeds and sweeps queues), apart from
+     * `redis` (see `open`).
+     */
+    readonly queueRedis: Redis,
     readonly db: Database,
     readonly frontier: Frontier,
     readonly seen: SeenSet,
@@ -77,6 +82,13 @@ export class Runtime {
     const name = `trawl:${config.namespace}:${options.role}:${process.pid}`;
     const redis = createRedis(options.redisUrl, { name, cluster: config.redisCluster });
     redis.on('error', (error) => logger.error({ err: error }, 'redis connection error'));
+    // BullMQ defines its ~65 scripts on every connection it is given, and ioredis copies each
+    // defined script onto every pipeline it builds — with auto-pipelining, one per tick that sends
+    // a command. On trawl's own connection that copying was a tenth of a crawling thread's time;
+    // BullMQ's producers get a connection of their own, which needs no auto-pipelining (they send
+    // few commands, a bulk add as one MULTI).
+    const queueRedis = createRedis(options.redisUrl, { name: `${name}:queues`, autoPipelining: false, cluster: config.redisCluster });
+    queueRedis.on('error', (error) => logger.error({ err: error }, 'redis connection error (queues)'));
     let lastRetryLog = 0;
     const db = new Database({
       url: options.databaseUrl,
@@ -107,23 +119,33 @@ export class Runtime {
       if (!settings.wiped) await frontier.markLive();
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
-      const queues = new FetchQueues(redis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
+      const queues = new FetchQueues(queueRedis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
       const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
       const counters = new Counters(redis, config.namespace);
       const policyStore = new PolicyStore(redis, config.namespace);
       const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
       logger.info({ namespace: config.namespace, role: options.role, partitions: config.partitions, bloom: bloom.backend }, 'runtime ready');
-      return new Runtime(config, logger, clock, redis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.role);
+      return new Runtime(config, logger, clock, redis, queueRedis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.role);
     } catch (error) {
       redis.disconnect();
+      queueRedis.disconnect();
       await db.close().catch(() => undefined);
       throw error;
     }
   }
 
-  /** A connection for blocking consumers (BullMQ workers), opened on first use. */
+  /**
+   * A connection for blocking consumers (BullMQ workers), opened on first use. Without
+   * auto-pipelining, for the reason `queueRedis` has none: a worker's commands are one at a time
+   * per job, and each would build a pipeline carrying BullMQ's scripts.
+   */
   blockingRedis(): Redis {
-    this.blocking ??= createRedis(this.redisUrl, { name: `trawl:${this.config.namespace}:${this.role}:${process.pid}:blocking`, blocking: true, cluster: this.config.redisCluster });
+    this.blocking ??= createRedis(this.redisUrl, {
+      name: `trawl:${this.config.namespace}:${this.role}:${process.pid}:blocking`,
+      blocking: true,
+      autoPipelining: false,
+      cluster: this.config.redisCluster,
+    });
     return this.blocking;
   }
 
@@ -186,6 +208,7 @@ export class Runtime {
     await this.storeInstance?.close().catch(() => undefined);
     await this.db.close().catch(() => undefined);
     this.blocking?.disconnect();
+    this.queueRedis.disconnect();
     this.redis.disconnect();
   }
 }
