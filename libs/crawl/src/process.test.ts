@@ -8,7 +8,7 @@ import type { ContentStore } from '@trawl/store';
 import { silentLogger } from '@trawl/telemetry';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from './policy.js';
-import { type PipelineDeps, processFetchJob } from './process.js';
+import { GATE_ASK_AHEAD_MS, type PipelineDeps, processFetchJob } from './process.js';
 import type { FetchRecord } from './records.js';
 
 /**
@@ -24,10 +24,10 @@ const DELAY = 1000;
 const T0 = 1_700_000_000_000;
 
 type Event =
-  | { kind: 'acquire' }
+  | { kind: 'acquire'; at?: number }
   | { kind: 'release'; dueAt: number; keepHost: boolean; leaseUntil: number | undefined; streak: number | undefined }
   | { kind: 'extend'; until: number }
-  | { kind: 'fetch'; url: string }
+  | { kind: 'fetch'; url: string; at: number }
   | { kind: 'robots' }
   | { kind: 'store' }
   | { kind: 'discover'; urls: string[] }
@@ -91,8 +91,8 @@ function deps(): PipelineDeps {
   };
   return {
     frontier: {
-      acquire: async () => {
-        events.push({ kind: 'acquire' });
+      acquire: async (_ticket, options = {}) => {
+        events.push(options.at === undefined ? { kind: 'acquire' } : { kind: 'acquire', at: options.at });
         return f.gate.shift() ?? { kind: 'ok', health: { streak: 0, backoffMs: 0 } };
       },
       release: async (_ticket, dueAt, options = {}) => {
@@ -107,7 +107,7 @@ function deps(): PipelineDeps {
     },
     fetcher: {
       fetch: async (url) => {
-        events.push({ kind: 'fetch', url });
+        events.push({ kind: 'fetch', url, at: f.clock.now() });
         return f.fetch();
       },
       fetchRobots: async () => {
@@ -205,6 +205,24 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('release')).toHaveLength(0);
     expect(of('record')).toHaveLength(0);
     expect(of('ack')).toHaveLength(0);
+  });
+
+  it('a host due in a moment: the gate is asked as of its due time, and the fetch waits for it', async () => {
+    const due = T0 + GATE_ASK_AHEAD_MS - 1;
+    // The test's clock only moves when told: it reaches the due time 30 ms (real time) from now.
+    setTimeout(() => f.clock.advance(GATE_ASK_AHEAD_MS), 30);
+    const result = await processFetchJob(deps(), job(1, 3, { t: due }));
+    expect(result).toMatchObject({ outcome: 'done' });
+    expect(of('acquire')).toEqual([{ kind: 'acquire', at: due }]);
+    const [fetched] = of('fetch');
+    expect(fetched?.at).toBeGreaterThanOrEqual(due);
+  });
+
+  it('a host due later than a round trip ahead: the gate is asked as of now', async () => {
+    f.gate = [{ kind: 'not-due', at: T0 + 60_000 }];
+    await processFetchJob(deps(), job(1, 3, { t: T0 + 60_000 }));
+    expect(of('acquire')).toEqual([{ kind: 'acquire' }]);
+    expect(of('fetch')).toHaveLength(0);
   });
 
   it('host busy or not due: defers to (a little before) its due time without releasing it', async () => {

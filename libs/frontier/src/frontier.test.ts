@@ -117,6 +117,22 @@ describe('Frontier push and claim', () => {
     expect(await f.acquire(ticket(l2, 'early'))).toMatchObject({ kind: 'ok' });
   });
 
+  it('asked as of a moment ahead (`at`), the gate answers for then: the host due then is granted, one due later is not', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3')]);
+    const [l1] = (await f.claim(0, 1)).leases as [Lease];
+    await f.acquire(ticket(l1));
+    await f.release(ticket(l1), clock.now() + 1000);
+    clock.advance(996);
+    const [l2] = (await f.claim(0, 5, { leadMs: 30 })).leases as [Lease];
+    expect(await f.acquire(ticket(l2, 'a'), { at: clock.now() + 3 })).toEqual({ kind: 'not-due', at: clock.now() + 4 });
+    expect(await f.acquire(ticket(l2, 'b'), { at: clock.now() + 4 })).toMatchObject({ kind: 'ok' });
+    // A moment in the past counts as now.
+    await f.release(ticket(l2, 'b'), clock.now() + 1000);
+    const [l3] = (await f.claim(0, 5, { leadMs: 2000 })).leases as [Lease];
+    expect(await f.acquire(ticket(l3), { at: clock.now() - 5000 })).toMatchObject({ kind: 'not-due' });
+  });
+
   it('keeps depth, hops and flags through the queue', async () => {
     const f = makeFrontier();
     await f.push([{ host: 'h', url: 'http://h/x', depth: 7, hops: 2, flags: 4, priority: 1 }]);

@@ -276,9 +276,14 @@ export class Frontier {
     await Promise.all(this.keys.map((keys) => this.redis.set(keys.live, '1')));
   }
 
-  /** The host gate: may this attempt fetch from the host now? */
-  async acquire(ticket: GateTicket): Promise<GateDecision> {
+  /**
+   * The host gate: may this attempt fetch from the host now — or, with `at` (a moment a round
+   * trip ahead, when the caller will start its request and not before), then? Asking as of `at`
+   * takes the round trip off the politeness clock; the caller must not start before `at`.
+   */
+  async acquire(ticket: GateTicket, options: { at?: number } = {}): Promise<GateDecision> {
     const keys = this.keysOf(ticket.partition);
+    const now = Math.max(this.options.clock.now(), Math.ceil(options.at ?? 0));
     const [code, at, streak, backoff] = (await this.scripts.acquireHost(
       [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats],
       [
@@ -286,7 +291,7 @@ export class Frontier {
         ticket.host,
         ticket.leaseId,
         ticket.token,
-        this.options.clock.now(),
+        now,
         this.options.leaseMs,
         this.options.fetchHoldMs,
         ticket.band,
