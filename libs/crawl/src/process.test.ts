@@ -209,13 +209,16 @@ describe('processFetchJob: every exit path releases once, records before it acks
 
   it('a host due in a moment: the gate is asked as of its due time, and the fetch waits for it', async () => {
     const due = T0 + GATE_ASK_AHEAD_MS - 1;
-    // The test's clock only moves when told: it reaches the due time 30 ms (real time) from now.
-    setTimeout(() => f.clock.advance(GATE_ASK_AHEAD_MS), 30);
+    // The test's clock only moves when told: it reaches the due time 30 ms (real time) from now,
+    // and passes it 30 ms later.
+    setTimeout(() => f.clock.advance(GATE_ASK_AHEAD_MS - 1), 30);
+    setTimeout(() => f.clock.advance(1), 60);
     const result = await processFetchJob(deps(), job(1, 3, { t: due }));
     expect(result).toMatchObject({ outcome: 'done' });
     expect(of('acquire')).toEqual([{ kind: 'acquire', at: due }]);
     const [fetched] = of('fetch');
-    expect(fetched?.at).toBeGreaterThanOrEqual(due);
+    // Past the due millisecond, not in it (the clock counts whole milliseconds).
+    expect(fetched?.at).toBeGreaterThan(due);
   });
 
   it('a host due later than a round trip ahead: the gate is asked as of now', async () => {

@@ -277,13 +277,16 @@ async function passGate(deps: PipelineDeps, job: FetchJobContext, hold: HostHold
 /**
  * Asks the gate for the host as of `due` when that is at most GATE_ASK_AHEAD_MS away (else as of
  * now), and once it says yes waits out whatever is left: the fetch starts at the due time, not a
- * round trip after it, and never before it.
+ * round trip after it, and never before it. The clock counts whole milliseconds (a response that
+ * ended at 1000.9 was stamped 1000, its host due at 1000 + delay), so the wait lasts until the
+ * due millisecond has passed: the request then starts at least the delay after the response's
+ * real end, as it did when the gate's round trip came after the wait.
  */
 async function acquireAt(deps: PipelineDeps, hold: HostHold, due: number | undefined): Promise<Gate> {
   const { clock } = deps;
   const ahead = due !== undefined && due > clock.now() && due - clock.now() <= GATE_ASK_AHEAD_MS;
   const gate = await deps.frontier.acquire(hold.ticket, ahead ? { at: due } : {});
-  if (ahead && gate.kind === 'ok') while (due > clock.now()) await sleep(due - clock.now());
+  if (ahead && gate.kind === 'ok') while (clock.now() <= due) await sleep(due + 1 - clock.now());
   return gate;
 }
 
