@@ -90,7 +90,6 @@ export type TimeoutPhase = keyof typeof PHASES;
 
 /** Raised by the fetcher when a phase's timer runs out (the cause of an ERR_FETCH_TIMEOUT). */
 export class PhaseTimeout extends Error {
-  readonly code = 'ETIMEDOUT';
   constructor(readonly phase: TimeoutPhase) {
     super(`timeout: ${PHASES[phase].phase}`);
     this.name = 'PhaseTimeout';

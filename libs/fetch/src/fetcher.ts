@@ -186,30 +186,30 @@ export class Fetcher {
         // pending output is not wanted.
         if (decoder !== null && !decoder.writableFinished) decoder.destroy();
       };
-      const succeed = (): void => {
+      /** Settles the exchange once: later outcomes (a destroyed socket's error, a late end) do nothing. */
+      const settle = (then: () => void): void => {
         if (settled) return;
         settled = true;
         cleanUp();
-        if (response === undefined) {
-          reject(toFetchError(new Error('the response ended before its headers'), url, timeouts));
-          return;
-        }
-        resolve(buildResult(url, response, { request: sentRequest(request), remoteAddress }, {
-          body: Buffer.concat(chunks, size),
-          truncated,
-          bodySkipped,
-          rawBytes,
-          startedAt,
-          firstByteAt,
-          endedAt: this.clock.now(),
-        }));
+        then();
       };
-      const fail = (error: unknown): void => {
-        if (settled) return;
-        settled = true;
-        cleanUp();
-        reject(toFetchError(error, url, timeouts, signal));
-      };
+      const succeed = (): void =>
+        settle(() => {
+          if (response === undefined) {
+            reject(toFetchError(new Error('the response ended before its headers'), url, timeouts));
+            return;
+          }
+          resolve(buildResult(url, response, { request: sentRequest(request), remoteAddress }, {
+            body: Buffer.concat(chunks, size),
+            truncated,
+            bodySkipped,
+            rawBytes,
+            startedAt,
+            firstByteAt,
+            endedAt: this.clock.now(),
+          }));
+        });
+      const fail = (error: unknown): void => settle(() => reject(toFetchError(error, url, timeouts, signal)));
       /** Ends the exchange with `error` and tears the socket down (nothing more is read). */
       const abandon = (error: unknown): void => {
         fail(error);
@@ -270,9 +270,8 @@ export class Fetcher {
           try {
             accepted = acceptBody(parseContentType(incoming.headers['content-type']).contentType);
           } catch (error) {
-            settled = true;
-            cleanUp();
-            reject(error);
+            // The caller's own error, as it threw it.
+            settle(() => reject(error));
             request.destroy();
             return;
           }
