@@ -28,20 +28,28 @@ export default tseslint.config(
         enforceBuildableLibDependency: false,
         allow: [],
         depConstraints: [
-          // Layers: app → feature → adapter → platform → domain/contract.
+          // Layers: app → role → runtime → service → model → adapter → platform → domain/contract,
+          // with the fetch-job pipeline (type:pipeline) beside the service layer: only the worker
+          // role composes it. The crawl model every process shares (policy, counters, discovery)
+          // is type:model, so a scheduler or a dashboard never imports the worker's pipeline.
+          // The embedded servers (type:embedded) are for the `trawl` command alone.
           // The CLI composes the role apps (worker, scheduler, dashboard) in one process; a role app
           // is a composition root over the runtime and the libs.
-          { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:role', 'type:runtime', 'type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
-          { sourceTag: 'type:role', onlyDependOnLibsWithTags: ['type:runtime', 'type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
-          { sourceTag: 'type:runtime', onlyDependOnLibsWithTags: ['type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
-          { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
-          { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:role', 'type:runtime', 'type:service', 'type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing', 'type:embedded'] },
+          { sourceTag: 'type:role', onlyDependOnLibsWithTags: ['type:runtime', 'type:service', 'type:pipeline', 'type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'scope:dashboard', notDependOnLibsWithTags: ['type:pipeline'] },
+          { sourceTag: 'scope:scheduler', notDependOnLibsWithTags: ['type:pipeline'] },
+          { sourceTag: 'type:runtime', onlyDependOnLibsWithTags: ['type:service', 'type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:pipeline', onlyDependOnLibsWithTags: ['type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:model', onlyDependOnLibsWithTags: ['type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
+          { sourceTag: 'type:embedded', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
           { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
           { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
           { sourceTag: 'type:contract', onlyDependOnLibsWithTags: ['type:contract'] },
           { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
-          { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['type:app', 'type:role', 'type:runtime', 'type:service', 'type:feature', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
+          { sourceTag: 'type:bench', onlyDependOnLibsWithTags: ['type:app', 'type:role', 'type:runtime', 'type:service', 'type:pipeline', 'type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract', 'type:testing'] },
           // One owner per I/O package: each scope lists the npm packages it may import.
           { sourceTag: 'scope:core', allowedExternalImports: allow() },
           { sourceTag: 'scope:config', allowedExternalImports: allow('zod') },
@@ -62,7 +70,8 @@ export default tseslint.config(
           { sourceTag: 'scope:warc', allowedExternalImports: allow('warcio') },
           { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
           { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
-          { sourceTag: 'scope:crawl', allowedExternalImports: allow('zod') },
+          { sourceTag: 'scope:model', allowedExternalImports: allow('zod') },
+          { sourceTag: 'scope:crawl', allowedExternalImports: allow() },
           { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },

@@ -14,8 +14,8 @@ const ALSO_ON_CLUSTER = [
   'libs/seen/src/seen-set.test.ts',
   'libs/queue/src/queues.test.ts',
   'libs/robots/src/cache.test.ts',
-  'libs/crawl/src/policy.test.ts',
-  'libs/crawl/src/discovery.test.ts',
+  'libs/model/src/policy.test.ts',
+  'libs/model/src/discovery.test.ts',
   'libs/dispatch/src/seeds.test.ts',
   'libs/dispatch/src/scheduler.test.ts',
 ];

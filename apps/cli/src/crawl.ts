@@ -1,6 +1,6 @@
 import { ErrorCode, sleep } from '@trawl/core';
 import type { Logger } from '@trawl/telemetry';
-import { type CounterValues, policyFromConfig } from '@trawl/crawl';
+import { type CounterValues, policyFromConfig, withSettings } from '@trawl/model';
 import { addSeeds } from '@trawl/dispatch';
 import type { Runtime } from '@trawl/runtime';
 import { startSchedulerService } from '@trawl/scheduler';
@@ -71,11 +71,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   // Settings of this run (limits, delay, normalization) apply, max-pages counts from here, and
   // earlier seeds stay in scope.
   const fresh = policyFromConfig(config, []);
-  await runtime.policyStore.update((stored) => ({
-    ...fresh,
-    pagesBaseline: startStats.done,
-    scope: stored && stored.scope.mode === fresh.scope.mode ? stored.scope : fresh.scope,
-  }));
+  await runtime.policyStore.update((stored) => withSettings(stored, fresh, startStats.done));
   const seedDiscovery = runtime.discovery();
   const added = await addSeeds({ policyStore: runtime.policyStore, discovery: seedDiscovery, basePolicy: () => fresh }, { urls: [...options.seeds] }, { partial: true });
   await runtime.counters.flush();

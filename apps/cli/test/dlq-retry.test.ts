@@ -1,6 +1,6 @@
 import { ManualClock } from '@trawl/core';
 import { Frontier, type GateDecision, type Lease } from '@trawl/frontier';
-import { type FetchJobContext, FetchQueues, FetchWorker, type JobResult } from '@trawl/queue';
+import { decodeFetchJob, type FetchJobContext, FetchQueues, FetchWorker, type JobResult } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropNamespace, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
@@ -29,12 +29,12 @@ afterAll(() => queues.close());
 /** The pipeline's first step, as the crawl runs it: the host gate, with the job's lease id. */
 const gate = (job: FetchJobContext): Promise<GateDecision> =>
   frontier.acquire({
-    partition: job.data.p,
-    host: job.data.h,
-    leaseId: job.data.l ?? `job-${job.id}`,
+    partition: job.job.partition,
+    host: job.job.host,
+    leaseId: job.job.leaseId ?? `job-${job.id}`,
     token: job.token,
-    band: job.data.b,
-    entry: { url: job.data.u, depth: job.data.d, hops: job.data.x, flags: job.data.f },
+    band: job.job.band,
+    entry: { url: job.job.url, depth: job.job.depth, hops: job.job.hops, flags: job.job.flags },
   });
 
 async function runWorker(handler: (job: FetchJobContext) => Promise<JobResult>, until: () => Promise<boolean>): Promise<void> {
@@ -52,7 +52,7 @@ describe('trawl dlq retry', () => {
     const url = 'http://dlq.example/page';
     await frontier.push([{ url, host: 'dlq.example', depth: 1, hops: 0, flags: 0, priority: 0.5 }]);
     const [lease] = (await frontier.claim(0, 1)).leases as [Lease];
-    await queues.addLeased(0, [{ u: lease.url, h: lease.host, p: 0, d: lease.depth, x: 0, f: 0, b: lease.band, l: lease.id }]);
+    await queues.addLeased(0, [decodeFetchJob({ u: lease.url, h: lease.host, p: 0, d: lease.depth, x: 0, f: 0, b: lease.band, l: lease.id })]);
 
     // The attempt fails for good (dead-lettered) ...
     await runWorker(
@@ -69,15 +69,15 @@ describe('trawl dlq retry', () => {
     expect((await cli.exited).code).toBe(0);
     expect(cli.stdout()).toMatch(/^1 job\(s\) moved back to waiting/);
 
-    const runs: { lease: string | undefined; attempt: number; gate: GateDecision['kind'] }[] = [];
+    const runs: { lease: string | null; attempt: number; gate: GateDecision['kind'] }[] = [];
     await runWorker(
       async (job) => {
         const decision = await gate(job);
-        runs.push({ lease: job.data.l, attempt: job.attempt, gate: decision.kind });
+        runs.push({ lease: job.job.leaseId, attempt: job.attempt, gate: decision.kind });
         if (decision.kind !== 'ok') return { outcome: 'stale' };
-        await frontier.release({ partition: 0, host: job.data.h, leaseId: job.data.l as string, token: job.token }, clock.now());
-        await frontier.ack(0, [job.data.l as string]);
-        return { outcome: 'done', summary: { fetched: job.data.u } };
+        await frontier.release({ partition: 0, host: job.job.host, leaseId: job.job.leaseId as string, token: job.token }, clock.now());
+        await frontier.ack(0, [job.job.leaseId as string]);
+        return { outcome: 'done', summary: { fetched: job.job.url } };
       },
       async () => (await queues.counts()).completed === 1,
     );

@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { loadConfig } from '@trawl/config';
 import { addSeeds } from '@trawl/dispatch';
-import { policyFromConfig } from '@trawl/crawl';
+import { policyFromConfig } from '@trawl/model';
 import { Database } from '@trawl/db';
 import { changeIntervalS } from '@trawl/recrawl';
 import { Runtime } from '@trawl/runtime';

@@ -1,4 +1,4 @@
-import type { ResolvedPolicy } from '@trawl/crawl';
+import type { ResolvedPolicy } from '@trawl/model';
 import type { OperatorQueries } from '@trawl/db';
 import { explainDelay } from '@trawl/politeness';
 import { decide, parseRobots, type RobotsEntry } from '@trawl/robots';

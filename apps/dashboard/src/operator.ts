@@ -1,4 +1,4 @@
-import { type CrawlPolicy, type Discovery, policyFromConfig, type ResolvedPolicy, resolvePolicy } from '@trawl/crawl';
+import { type CrawlPolicy, type Discovery, policyFromConfig, type ResolvedPolicy, resolvePolicy } from '@trawl/model';
 import { Freshness, type FreshnessQuery, OperatorQueries } from '@trawl/db';
 import { addSeeds } from '@trawl/dispatch';
 import { UrlFlag } from '@trawl/frontier';

@@ -1,4 +1,4 @@
-import type { ResolvedPolicy } from '@trawl/crawl';
+import type { ResolvedPolicy } from '@trawl/model';
 import type { Freshness, OperatorQueries } from '@trawl/db';
 import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { isFetchQueueName, type openQueue, type QueueSpec } from '@trawl/queue';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fingerprint } from '@trawl/url';
-import { FetchQueues, FetchWorker } from '@trawl/queue';
+import { decodeFetchJob, FetchQueues, FetchWorker } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
 import type { Runtime } from '@trawl/runtime';
@@ -518,7 +518,7 @@ describe('bull-board', () => {
     const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000 }, async () => ({ outcome: 'dead', reason: 'ERR_FETCH_TIMEOUT: gave up' }));
     void worker.run();
     try {
-      await queues.addLeased(0, ['p0-801', 'p0-802'].map((l) => ({ u: `http://dead.example/${l}`, h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l })));
+      await queues.addLeased(0, ['p0-801', 'p0-802'].map((l) => decodeFetchJob({ u: `http://dead.example/${l}`, h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l })));
       const end = Date.now() + 10_000;
       while (((await queues.counts()).failed ?? 0) < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       await worker.close();
@@ -543,7 +543,7 @@ describe('bull-board', () => {
     const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async () => ({ outcome: 'dead', reason: 'ERR_HTTP_5XX: HTTP 500' }));
     void worker.run();
     try {
-      await queues.addLeased(0, [{ u: 'http://dead.example/x', h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-900' }]);
+      await queues.addLeased(0, [decodeFetchJob({ u: 'http://dead.example/x', h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-900' })]);
       const end = Date.now() + 10_000;
       while ((await queues.counts()).failed !== 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
       await worker.close();

@@ -8,6 +8,7 @@ export {
   type TrawlErrorOptions,
 } from './errors.js';
 export { Batcher, type BatcherOptions } from './batcher.js';
+export { classifyStatus, isTransientStatus, type StatusClass } from './http-status.js';
 export { jitter, sleep } from './time.js';
 export { bearerToken, tokenId, TokenSet } from './tokens.js';
 export { ThreadCalls, type ThreadCallsOptions, type ThreadReply } from './thread-calls.js';

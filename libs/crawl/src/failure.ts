@@ -1,54 +1,15 @@
-import { describeError, ErrorCode, isTrawlError } from '@trawl/core';
+import { describeError, ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import type { FetchJobContext } from '@trawl/queue';
-import { fingerprint } from '@trawl/url';
-import type { HostRelease, JobOutcome } from './outcome.js';
-import type { PipelineDeps } from './process.js';
-import type { FetchRecord } from './records.js';
 import { retryDecision } from '@trawl/politeness';
-import { errorAction } from './retry.js';
-
-/** A record for a URL that produced no page (failed, skipped, disallowed). */
-export function outcomeRecord(
-  job: FetchJobContext,
-  state: 'failed' | 'skipped',
-  code: string,
-  message: string,
-  fetchedAt: number,
-  response: FetchResult | null,
-): FetchRecord {
-  return {
-    hash: fingerprint(job.data.u),
-    url: job.data.u,
-    host: job.data.h,
-    depth: job.data.d,
-    state,
-    httpStatus: response?.status ?? null,
-    contentType: response?.contentType ?? null,
-    contentHash: null,
-    storageKey: null,
-    fetchedAt: response?.startedAt ?? fetchedAt,
-    contentLength: response?.body.length ?? null,
-    truncated: response?.truncated ?? false,
-    fetchMs: response ? response.endedAt - response.startedAt : null,
-    redirectTo: null,
-    canonicalUrl: null,
-    linksFound: null,
-    errorCode: code,
-    errorMessage: message.slice(0, 1000),
-    etag: null,
-    lastModified: null,
-    charset: null,
-    noindex: false,
-    nofollow: false,
-    bodySkipped: response?.bodySkipped ?? false,
-  };
-}
+import type { Attempt } from './attempt.js';
+import type { PipelineDeps } from './deps.js';
+import type { HostRelease, JobOutcome } from './outcome.js';
+import { recordOf } from './record.js';
 
 /** Recorded on purpose, never retried (robots, scope, SSRF, content type, …): the job completes. */
 export function skipOutcome(
   deps: Pick<PipelineDeps, 'clock'>,
-  job: FetchJobContext,
+  attempt: Attempt,
   code: string,
   reason: string,
   release?: HostRelease,
@@ -56,49 +17,62 @@ export function skipOutcome(
 ): JobOutcome {
   return {
     release,
-    record: outcomeRecord(job, 'skipped', code, reason, deps.clock.now(), response),
+    record: recordOf(attempt, { state: 'skipped', at: deps.clock.now(), errorCode: code, errorMessage: reason }, response),
     ack: true,
     result: { outcome: 'done', summary: { skipped: code } },
   };
 }
 
 /**
- * A URL that could not be fetched: retry (through the gate, after the retry delay) while
- * attempts remain — keeping its lease alive until the retry has had its chance — else record
- * the failure and dead-letter it with its reason. `release` is the host's fate, decided by the
- * caller from what happened on the wire.
+ * The one place an error becomes an outcome. What the error's action says:
+ * - `skip`: recorded as skipped, never retried;
+ * - `retry` (and any error that is not trawl's own): tried again through the gate after the URL's
+ *   retry delay while its tries last (fewer after timeouts or robots.txt outages; never sooner
+ *   than a server's Retry-After), its lease kept alive until the retry has had its chance; then
+ *   recorded as failed and dead-lettered with its reason;
+ * - `fail`: recorded as failed and dead-lettered at once;
+ * - `fatal`: thrown, so the worker stops taking jobs (the job waits for a healthy worker).
+ * `release` is the host's fate, decided by the caller from what happened on the wire (absent:
+ * the host was released already, or never held).
  */
 export function failOutcome(
   deps: Pick<PipelineDeps, 'clock' | 'counters' | 'logger' | 'retry' | 'leaseMs'>,
-  job: FetchJobContext,
+  attempt: Attempt,
   error: unknown,
   response: FetchResult | null,
   release?: HostRelease,
 ): JobOutcome {
   const { clock, counters } = deps;
-  const action = errorAction(error);
+  const action = isTrawlError(error) ? error.action : 'retry';
+  if (action === 'fatal') throw error;
   const reason = describeError(error);
   const code = isTrawlError(error) ? error.code : ErrorCode.FetchNetwork;
   const now = clock.now();
-  if (action === 'skip') return skipOutcome(deps, job, code, reason, release, response);
-  // A URL's own retry schedule: fewer tries after timeouts (each held its host up to the
-  // deadline), and a delay that never moves its host's due time.
-  const decision =
-    action === 'retry'
-      ? retryDecision({ code, attempt: job.attempt, retryAt: isTrawlError(error) ? error.retryAt : undefined }, { ...deps.retry, attempts: Math.min(job.maxAttempts, deps.retry.attempts) }, now)
-      : null;
+  if (action === 'skip') return skipOutcome(deps, attempt, code, reason, release, response);
+  const tries = { ...deps.retry, attempts: Math.min(attempt.maxAttempts, deps.retry.attempts) };
+  const decision = action === 'retry' ? retryDecision({ code, attempt: attempt.attempt, retryAt: isTrawlError(error) ? error.retryAt : undefined }, tries, now) : null;
   if (decision?.kind === 'retry') {
     const { delayMs } = decision;
     counters.add('retries');
-    deps.logger.debug({ url: job.data.u, attempt: job.attempt, delayMs, reason }, 'will retry');
+    deps.logger.debug({ url: attempt.job.url, attempt: attempt.attempt, delayMs, reason }, 'will retry');
     return { release, leaseUntil: now + delayMs + deps.leaseMs, ack: false, result: { outcome: 'retry', reason, delayMs } };
   }
   counters.add('dead');
-  deps.logger.warn({ url: job.data.u, attempts: job.attempt, reason }, 'giving up on URL (dead-lettered)');
+  deps.logger.warn({ url: attempt.job.url, attempts: attempt.attempt, reason }, 'giving up on URL (dead-lettered)');
   return {
     release,
-    record: outcomeRecord(job, 'failed', code, reason, now, response),
+    record: recordOf(attempt, { state: 'failed', at: now, errorCode: code, errorMessage: reason }, response),
     ack: true,
-    result: { outcome: 'dead', reason: `${reason} (after ${job.attempt} attempt${job.attempt === 1 ? '' : 's'})` },
+    result: { outcome: 'dead', reason: `${reason} (after ${attempt.attempt} attempt${attempt.attempt === 1 ? '' : 's'})` },
   };
+}
+
+/**
+ * Store or database trouble after a good fetch (the host is released already): an error of the
+ * store or PostgreSQL that is not trawl's own is retried like any transient failure.
+ */
+export function processingFailed(deps: Pick<PipelineDeps, 'clock' | 'counters' | 'logger' | 'retry' | 'leaseMs'>, attempt: Attempt, error: unknown): JobOutcome {
+  deps.logger.warn({ err: error, url: attempt.job.url, attempt: attempt.attempt }, 'processing failed after fetch');
+  const failure = isTrawlError(error) ? error : new TrawlError(ErrorCode.Store, describeError(error), { action: 'retry', cause: error });
+  return failOutcome(deps, attempt, failure, null);
 }

@@ -1,9 +1,9 @@
-import type { GateTicket, HostHealthState } from '@trawl/frontier';
-import type { JobResult } from '@trawl/queue';
-import type { Candidate } from './discovery.js';
-import type { PipelineDeps } from './process.js';
-import type { FetchRecord } from './records.js';
 import { ErrorCode } from '@trawl/core';
+import type { GateTicket, HostHealthState } from '@trawl/frontier';
+import type { Candidate } from '@trawl/model';
+import type { JobResult } from '@trawl/queue';
+import type { PipelineDeps } from './deps.js';
+import type { FetchRecord } from './record.js';
 
 /** When the host this job holds may be fetched again, and what the politeness model learnt. */
 export interface HostRelease {

@@ -2,8 +2,7 @@ import { Batcher } from '@trawl/core';
 import { type Database, Freshness, pageValidators, type PageRecord, type UrlState } from '@trawl/db';
 import type { Frontier } from '@trawl/frontier';
 import { observationOf, planRecrawl, type RecrawlOptions } from '@trawl/recrawl';
-
-export type FetchRecord = Omit<PageRecord, 'changeFrequencyS' | 'lastChangedAt' | 'nextCrawlAt' | 'recrawl'>;
+import type { FetchRecord } from './record.js';
 
 /** The frontier lease a record finishes: acknowledged once the record is written. */
 export interface LeaseRef {

@@ -1,18 +1,12 @@
-import { type Clock, isTrawlError, type TrawlError } from '@trawl/core';
-import type { Database } from '@trawl/db';
-import type { Frontier } from '@trawl/frontier';
+import { isTrawlError, type TrawlError } from '@trawl/core';
+import type { Counters, Discovery } from '@trawl/model';
 import { type FetchJobContext, FetchWorker, type JobResult } from '@trawl/queue';
 import type { Redis } from '@trawl/redis';
-import type { RobotsCache } from '@trawl/robots';
-import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
-import type { CrawlArchive } from './archive.js';
-import type { Counters } from './counters.js';
-import { Discovery } from './discovery.js';
-import type { PolicyFollower } from './policy.js';
-import { type PipelineDeps, processFetchJob } from './process.js';
+import type { PipelineDeps } from './deps.js';
+import { processFetchJob } from './fetch/fetch-job.js';
+import type { CrawlArchive } from './process/archive.js';
 import type { Acks, Records } from './records.js';
-import { cachedDisallowReasons } from './robots-step.js';
 
 export interface CrawlWorkerOptions {
   /** A connection for BullMQ's blocking commands. */
@@ -109,7 +103,7 @@ export class CrawlWorker {
       if (!isTrawlError(error) || error.action !== 'fatal') throw error;
       if (!this.fatal) {
         this.fatal = error;
-        this.options.logger.fatal({ err: error, url: job.data.u }, 'fatal error: this worker stops taking jobs');
+        this.options.logger.fatal({ err: error, url: job.job.url }, 'fatal error: this worker stops taking jobs');
         this.options.onFatal?.(error);
       }
       // Not an attempt and not a failure: the job waits for a healthy worker (or this one, fixed).
@@ -141,42 +135,4 @@ export class CrawlWorker {
     await this.deps.counters.flush().catch(() => undefined);
     return { drained };
   }
-}
-
-export interface DiscoveryParts {
-  seen: SeenSet;
-  db: Database;
-  frontier: Frontier;
-  counters: Counters;
-  robots: RobotsCache;
-  policy: PolicyFollower;
-  clock: Clock;
-  logger: Logger;
-  /** Limits used until a policy is published. */
-  defaults: { maxUrlsPerHost: number; maxQueryVariants: number; maxDateVariants: number };
-}
-
-/** A discovery batcher that follows the published policy's limits and consults the robots.txt cache. */
-export function createDiscovery(parts: DiscoveryParts): Discovery {
-  let limits = parts.defaults;
-  const refresh = () =>
-    void parts.policy.get().then((p) => {
-      if (p) limits = { maxUrlsPerHost: p.policy.maxUrlsPerHost, maxQueryVariants: p.policy.maxQueryVariants, maxDateVariants: p.policy.maxDateVariants };
-    });
-  refresh();
-  return new Discovery({
-    seen: parts.seen,
-    db: parts.db,
-    frontier: parts.frontier,
-    counters: parts.counters,
-    logger: parts.logger,
-    limits: () => {
-      refresh();
-      return limits;
-    },
-    robotsVerdicts: async (urls) => {
-      const policy = await parts.policy.get();
-      return policy ? cachedDisallowReasons({ cache: parts.robots, now: () => parts.clock.now() }, policy, urls) : urls.map(() => null);
-    },
-  });
 }

@@ -1,12 +1,12 @@
 import { loadConfig } from '@trawl/config';
 import { ManualClock } from '@trawl/core';
-import { PolicyFollower, policyFromConfig, PolicyStore } from '@trawl/crawl';
+import { PolicyFollower, policyFromConfig, PolicyStore } from '@trawl/model';
 import { Frontier, type Lease } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { testRedis } from '@trawl/redis/testing';
 import { silentLogger } from '@trawl/telemetry';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Dispatcher, jobDataOf } from './dispatcher.js';
+import { Dispatcher, fetchJobOf } from './dispatcher.js';
 
 /**
  * The window between a dispatcher's claim and its jobs reaching the queue, against real Redis and
@@ -51,7 +51,7 @@ describe('Dispatcher.reclaimOrphans', () => {
     expect(leases).toHaveLength(3);
     // The dead dispatcher added a's job only, then died.
     const a = leases.find((l) => l.host === 'a.example') as Lease;
-    await queues.addLeased(0, [jobDataOf(a)]);
+    await queues.addLeased(0, [fetchJobOf(a)]);
     // A claim still in flight (younger than orphanAgeMs) is not touched.
     expect(await dispatcher.reclaimOrphans(0)).toBe(0);
     clock.advance(2500);

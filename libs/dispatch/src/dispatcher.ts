@@ -1,8 +1,8 @@
 import { type Clock, sleep } from '@trawl/core';
 import type { Frontier, Lease } from '@trawl/frontier';
-import type { FetchJobData, FetchQueues } from '@trawl/queue';
+import type { FetchJob, FetchQueues } from '@trawl/queue';
 import type { Logger } from '@trawl/telemetry';
-import type { PolicyFollower } from '@trawl/crawl';
+import type { PolicyFollower } from '@trawl/model';
 
 export interface DispatcherDeps {
   frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions' | 'leasesExpiringBy' | 'requeue' | 'options'>;
@@ -34,17 +34,17 @@ export interface DispatcherOptions {
 /** Lease ids the dispatcher issues: `p<partition>-<sequence>`, also the fetch job's id. */
 const DISPATCHED_LEASE = /^p\d+-\d+$/;
 
-export const jobDataOf = (lease: Lease): FetchJobData => ({
-  u: lease.url,
-  h: lease.host,
-  p: lease.partition,
-  d: lease.depth,
-  ...(lease.maxDepth === null || lease.maxDepth === undefined ? {} : { m: lease.maxDepth }),
-  x: lease.hops,
-  f: lease.flags,
-  b: lease.band,
-  l: lease.id,
-  t: Math.round(lease.dueAt),
+export const fetchJobOf = (lease: Lease): FetchJob => ({
+  url: lease.url,
+  host: lease.host,
+  partition: lease.partition,
+  depth: lease.depth,
+  maxDepth: lease.maxDepth ?? null,
+  hops: lease.hops,
+  flags: lease.flags,
+  band: lease.band,
+  leaseId: lease.id,
+  hostDueAt: lease.dueAt,
 });
 
 /**
@@ -129,7 +129,7 @@ export class Dispatcher {
     const claim = await frontier.claim(partition, Math.max(0, room), { leadMs: this.options.leadMs });
     if (claim.expired > 0) this.deps.logger.warn({ partition, expired: claim.expired }, 'returned expired leases to the frontier');
     if (claim.leases.length > 0) {
-      await queues.addLeased(partition, claim.leases.map(jobDataOf));
+      await queues.addLeased(partition, claim.leases.map(fetchJobOf));
       const depth = this.depth.get(partition);
       if (depth) depth.added += claim.leases.length;
     }

@@ -1,4 +1,4 @@
-export { Dispatcher, type DispatcherDeps, type DispatcherOptions, jobDataOf } from './dispatcher.js';
+export { Dispatcher, type DispatcherDeps, type DispatcherOptions, fetchJobOf } from './dispatcher.js';
 export { Membership, preferredOwners, Rounds, workerAssignments } from './membership.js';
 export { PartitionOwnership } from './ownership.js';
 export { policyDifferences, publishConfigPolicy } from './publish.js';

@@ -1,5 +1,5 @@
 import type { Config } from '@trawl/config';
-import { type CrawlPolicy, policyFromConfig, type PolicyStore } from '@trawl/crawl';
+import { type CrawlPolicy, policyFromConfig, type PolicyStore, withSettings } from '@trawl/model';
 import type { Logger } from '@trawl/telemetry';
 
 /** Settings that differ between two policies (scope and bookkeeping fields aside). */
@@ -33,10 +33,6 @@ export async function publishConfigPolicy(
       const changed = policyDifferences(stored, fresh);
       if (changed.length > 0) options.logger.warn({ changed }, 'publishing this process\'s crawl settings over the ones the crawl had');
     }
-    return {
-      ...fresh,
-      pagesBaseline: options.pagesBaseline,
-      scope: stored && stored.scope.mode === fresh.scope.mode ? stored.scope : fresh.scope,
-    };
+    return withSettings(stored, fresh, options.pagesBaseline);
   });
 }

@@ -1,7 +1,7 @@
 import { OperatorQueries } from '@trawl/db';
 import { loadConfig } from '@trawl/config';
 import { ManualClock } from '@trawl/core';
-import { PolicyStore } from '@trawl/crawl';
+import { PolicyStore } from '@trawl/model';
 import { discovered, fp, record, testDatabase } from '@trawl/db/testing';
 import { Frontier, type Lease, UrlFlag } from '@trawl/frontier';
 import { testRedis } from '@trawl/redis/testing';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '@trawl/config';
 import { type Clock, ErrorCode, TrawlError } from '@trawl/core';
-import { PRIORITY, type PolicyStore, withSeeds } from '@trawl/crawl';
+import { PRIORITY, type PolicyStore, withSeeds } from '@trawl/model';
 import type { Database, RebuildRow } from '@trawl/db';
 import { type Frontier, type RestoreItem, UrlFlag } from '@trawl/frontier';
 import type { Redis } from '@trawl/redis';

@@ -1,5 +1,5 @@
 import type { Clock } from '@trawl/core';
-import type { Counters } from '@trawl/crawl';
+import type { Counters } from '@trawl/model';
 import { type Database, takeDuePages } from '@trawl/db';
 import { type Frontier, UrlFlag } from '@trawl/frontier';
 import { recrawlPriority } from '@trawl/recrawl';

@@ -1,5 +1,5 @@
 import { type Clock, ErrorCode } from '@trawl/core';
-import type { Discovery } from '@trawl/crawl';
+import type { Discovery } from '@trawl/model';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
 import type { Dispatcher } from './dispatcher.js';

@@ -1,5 +1,5 @@
 import { loadConfig } from '@trawl/config';
-import { type Candidate, type CrawlPolicy, policyFromConfig } from '@trawl/crawl';
+import { type Candidate, type CrawlPolicy, policyFromConfig } from '@trawl/model';
 import { SeedsQueue, SeedsRejected, SeedsWorker } from '@trawl/queue';
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';

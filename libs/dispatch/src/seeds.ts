@@ -1,4 +1,4 @@
-import { type Candidate, type CrawlPolicy, type Discovery, type PolicyStore, resolvePolicy, seedCandidate, withSeeds } from '@trawl/crawl';
+import { type Candidate, type CrawlPolicy, type Discovery, type PolicyStore, resolvePolicy, seedCandidate, withSeeds } from '@trawl/model';
 import type { SeedsJobData, SeedsJobResult } from '@trawl/queue';
 import { SeedsRejected } from '@trawl/queue';
 

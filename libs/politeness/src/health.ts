@@ -1,4 +1,4 @@
-import { ErrorCode, isTrawlError } from '@trawl/core';
+import { ErrorCode, isTransientStatus, isTrawlError } from '@trawl/core';
 import type { PolitenessOptions } from './delay.js';
 
 /** A host's health, kept in Redis with its due time so every worker sees the same. */
@@ -58,9 +58,7 @@ export function outcomeOfStatus(status: number): FetchOutcomeKind {
   if (status === 429 || status === 503) return 'throttled';
   // RFC 9110 §15.6.3, §15.6.5: the gateway could not get an answer from the server behind it.
   if (status === 502 || status === 504) return 'error';
-  if (status === 408 || status === 425) return 'url-error';
-  if (status >= 500 && status !== 501 && status !== 505) return 'url-error';
-  return 'success';
+  return isTransientStatus(status) ? 'url-error' : 'success';
 }
 
 /** Timeout phases before the request reached the server: the host is unreachable. */

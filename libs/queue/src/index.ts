@@ -1,4 +1,14 @@
-export { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
+export {
+  decodeFetchJob,
+  encodeFetchJob,
+  type FetchJob,
+  type FetchJobContext,
+  type FetchJobData,
+  fetchJobDataSchema,
+  fetchQueueName,
+  fetchQueuePrefix,
+  type JobResult,
+} from './job.js';
 export {
   DEAD_LETTER_MAX_AGE_S,
   type DeadLetter,

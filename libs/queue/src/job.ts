@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
 /**
- * A fetch job's payload. Kept small (BullMQ stores it per waiting job): the URL and the few
- * fields the gate and the pipeline need. Field names are short on purpose.
+ * A fetch job's payload on the wire. Kept small (BullMQ stores it per waiting job): the URL and
+ * the few fields the gate and the pipeline need. Field names are short on purpose and never
+ * travel past the queue's edge: `decodeFetchJob` turns them into a `FetchJob`.
  */
 export const fetchJobDataSchema = z.object({
   /** Canonical URL. */
@@ -28,6 +29,60 @@ export const fetchJobDataSchema = z.object({
 });
 export type FetchJobData = z.output<typeof fetchJobDataSchema>;
 
+/** A fetch job as the pipeline reads it, decoded once from its payload. */
+export interface FetchJob {
+  /** Canonical URL. */
+  url: string;
+  /** Host (the politeness key). */
+  host: string;
+  /** Frontier partition. */
+  partition: number;
+  /** Depth from the seed. */
+  depth: number;
+  /** Links followed from its seed at most, when the seed set a limit of its own. */
+  maxDepth: number | null;
+  /** Redirect hops that led here. */
+  hops: number;
+  /** `UrlFlag` bits (seed, re-crawl, redirect target, sitemap, verify). */
+  flags: number;
+  /** Priority band (to put the URL back where it came from). */
+  band: number;
+  /** Frontier lease id; null for a job added by hand (it is adopted at the gate). */
+  leaseId: string | null;
+  /** When the host comes due (epoch ms), if the job was handed out ahead of it: a hint, the gate decides. */
+  hostDueAt: number | null;
+}
+
+export function decodeFetchJob(data: FetchJobData): FetchJob {
+  return {
+    url: data.u,
+    host: data.h,
+    partition: data.p,
+    depth: data.d,
+    maxDepth: data.m ?? null,
+    hops: data.x,
+    flags: data.f,
+    band: data.b,
+    leaseId: data.l ?? null,
+    hostDueAt: data.t ?? null,
+  };
+}
+
+export function encodeFetchJob(job: FetchJob): FetchJobData {
+  return {
+    u: job.url,
+    h: job.host,
+    p: job.partition,
+    d: job.depth,
+    ...(job.maxDepth === null ? {} : { m: job.maxDepth }),
+    x: job.hops,
+    f: job.flags,
+    b: job.band,
+    ...(job.leaseId === null ? {} : { l: job.leaseId }),
+    ...(job.hostDueAt === null ? {} : { t: Math.round(job.hostDueAt) }),
+  };
+}
+
 /** What the pipeline decided about one job; the queue turns it into a BullMQ action. */
 export type JobResult =
   /** Finished (fetched and recorded, or skipped on purpose): complete the job. */
@@ -42,8 +97,9 @@ export type JobResult =
   | { outcome: 'stale' };
 
 export interface FetchJobContext {
+  /** The BullMQ job id (the lease id for a dispatched job). */
   id: string;
-  data: FetchJobData;
+  job: FetchJob;
   /** Unique per processing attempt (the job lock token). */
   token: string;
   /** 1 for the first try. */

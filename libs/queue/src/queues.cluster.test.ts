@@ -1,7 +1,7 @@
 import { prefixPattern, scanKeys } from '@trawl/redis';
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FetchJobData, JobResult } from './job.js';
+import { decodeFetchJob, type FetchJob, type JobResult } from './job.js';
 import { FetchQueues, FetchWorker } from './queues.js';
 
 // Runs in the redis-cluster test project. BullMQ's scripts touch many keys of a queue at once
@@ -14,7 +14,7 @@ afterAll(async () => {
   await t.cleanup();
 });
 
-const job = (id: string, partition: number): FetchJobData => ({ u: `http://h/${id}`, h: 'h', p: partition, d: 0, x: 0, f: 0, b: 0, l: id });
+const job = (id: string, partition: number): FetchJob => decodeFetchJob({ u: `http://h/${id}`, h: 'h', p: partition, d: 0, x: 0, f: 0, b: 0, l: id });
 
 async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FetchJobContext, FetchJobData, JobResult } from './job.js';
+import { decodeFetchJob, type FetchJob, type FetchJobContext, type JobResult } from './job.js';
 import { FETCH_EVENTS_MAX_LEN, FetchQueues, FetchWorker } from './queues.js';
 import { openQueue } from './registry.js';
 import { fetchQueueName, fetchQueuePrefix } from './job.js';
@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 let n = 0;
 
-const job = (id: string, url = `http://h/${id}`): FetchJobData => ({ u: url, h: 'h', p: 0, d: 0, x: 0, f: 0, b: 0, l: id });
+const job = (id: string, url = `http://h/${id}`): FetchJob => decodeFetchJob({ u: url, h: 'h', p: 0, d: 0, x: 0, f: 0, b: 0, l: id });
 
 async function withWorker(
   attempts: number,
@@ -62,7 +62,7 @@ describe('FetchQueues and FetchWorker', () => {
   it('completes done jobs, and one lease id makes one job', async () => {
     const seen: string[] = [];
     await withWorker(3, async (ctx) => {
-      seen.push(ctx.data.u);
+      seen.push(ctx.job.url);
       return { outcome: 'done', summary: { ok: true } };
     }, async (queues) => {
       await queues.addLeased(0, [job('p0-1'), job('p0-1'), job('p0-2')]);
@@ -103,10 +103,10 @@ describe('FetchQueues and FetchWorker', () => {
 
   it('re-runs dead letters with fresh attempts and a fresh, explicit lease id each time', async () => {
     let rounds = 0;
-    const runs: { id: string; lease: string | undefined; attempt: number }[] = [];
+    const runs: { id: string; lease: string | null; attempt: number }[] = [];
     await withWorker(2, async (ctx) => {
       rounds += 1;
-      runs.push({ id: ctx.id, lease: ctx.data.l, attempt: ctx.attempt });
+      runs.push({ id: ctx.id, lease: ctx.job.leaseId, attempt: ctx.attempt });
       return rounds <= 3 ? { outcome: 'dead', reason: `ERR_HTTP_5XX: try ${ctx.attempt}` } : { outcome: 'done', summary: {} };
     }, async (queues) => {
       await queues.addLeased(0, [job('p0-7'), job('p0-8')]);

@@ -1,7 +1,7 @@
 import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '@trawl/redis';
 import { freshLeaseRetry } from './retry.js';
-import { type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
+import { decodeFetchJob, encodeFetchJob, type FetchJob, type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
 
 export interface FetchQueueOptions {
   namespace: string;
@@ -79,14 +79,14 @@ export class FetchQueues {
    * Adds one job per leased URL. The job id is the lease id, so adding the same lease twice
    * (a dispatcher retrying after a timeout) creates one job.
    */
-  async addLeased(partition: number, jobs: readonly FetchJobData[]): Promise<void> {
+  async addLeased(partition: number, jobs: readonly FetchJob[]): Promise<void> {
     if (jobs.length === 0) return;
     await this.queue(partition).addBulk(
-      jobs.map((data) => ({
+      jobs.map((job) => ({
         name: 'fetch',
-        data,
+        data: encodeFetchJob(job),
         opts: {
-          jobId: data.l,
+          jobId: job.leaseId ?? undefined,
           attempts: this.options.attempts,
           backoff: { type: 'trawl' },
           removeOnComplete: this.options.keepCompleted ?? DEFAULT_KEEP_COMPLETED,
@@ -202,7 +202,7 @@ export class FetchWorker {
         }
         const result = await process({
           id: String(job.id),
-          data: parsed.data,
+          job: decodeFetchJob(parsed.data),
           token: token ?? `${job.id}:${job.attemptsStarted}`,
           attempt: job.attemptsMade + 1,
           maxAttempts: job.opts.attempts ?? 1,

@@ -1,7 +1,7 @@
 import { createRedis } from '@trawl/redis';
 import { TEST_REDIS_URL, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FetchJobData } from './job.js';
+import { decodeFetchJob, type FetchJobData } from './job.js';
 import { FetchQueues, FetchWorker } from './queues.js';
 import { discoverQueues, knownQueues, openQueue } from './registry.js';
 import { freshLeaseRetry, isFetchQueueName } from './retry.js';
@@ -26,15 +26,15 @@ describe('freshLeaseRetry', () => {
   it('re-runs a dead-lettered fetch job with fresh attempts under a new, explicit lease id', async () => {
     const namespace = `${t.prefix}a`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 2 });
-    const seen: { lease: string | undefined; attempt: number }[] = [];
+    const seen: { lease: string | null; attempt: number }[] = [];
     const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async (ctx) => {
-      seen.push({ lease: ctx.data.l, attempt: ctx.attempt });
+      seen.push({ lease: ctx.job.leaseId, attempt: ctx.attempt });
       return seen.length === 1 ? { outcome: 'dead', reason: 'ERR_HTTP_5XX: HTTP 500' } : { outcome: 'done', summary: {} };
     });
     void worker.run();
     try {
       const data: FetchJobData = { u: 'http://h/x', h: 'h', p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-41' };
-      await queues.addLeased(0, [data]);
+      await queues.addLeased(0, [decodeFetchJob(data)]);
       await until(async () => (await queues.counts()).failed === 1);
       const job = await queues.queue(0).getJob('p0-41');
       await freshLeaseRetry(job!);

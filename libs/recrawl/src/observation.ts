@@ -1,3 +1,4 @@
+import { isTransientStatus } from '@trawl/core';
 import type { Observation } from './policy.js';
 
 /** One visit's outcome as the fetch pipeline knows it. */
@@ -30,7 +31,5 @@ export function observationOf(outcome: VisitOutcome): Observation {
     return status === 301 || status === 308 ? 'moved' : 'redirected';
   }
   if (status === 404 || status === 410) return 'gone';
-  if (status === 408 || status === 425 || status === 429) return 'failed';
-  if (status >= 500 && status !== 501 && status !== 505) return 'failed';
-  return 'refused';
+  return isTransientStatus(status) ? 'failed' : 'refused';
 }

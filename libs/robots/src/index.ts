@@ -6,6 +6,8 @@ export {
   decide,
   entryFromFetch,
   needsFetch,
+  refusalOf,
+  type RobotsRefusal,
   ROBOTS_MAX_TTL_MS,
   type RobotsDecision,
   type RobotsEntry,

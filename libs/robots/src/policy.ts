@@ -59,6 +59,19 @@ export type RobotsDecision =
   /** robots.txt could not be fetched: treat as disallow-all for now. */
   | { verdict: 'unavailable'; retryAt: number; reason: string };
 
+/** A URL robots.txt refuses for good: recorded as skipped with this code and reason, never fetched, never retried. */
+export interface RobotsRefusal {
+  code: typeof ErrorCode.RobotsDisallowed | typeof ErrorCode.CrawlDelayTooLong;
+  reason: string;
+}
+
+/** The refusal a decision makes (a disallowed URL, a host whose Crawl-delay is over the cap), or null. */
+export function refusalOf(decision: RobotsDecision): RobotsRefusal | null {
+  if (decision.verdict === 'disallow') return { code: ErrorCode.RobotsDisallowed, reason: decision.reason };
+  if (decision.verdict === 'skip-host') return { code: ErrorCode.CrawlDelayTooLong, reason: decision.reason };
+  return null;
+}
+
 /** RFC 9309 §2.4: "Crawlers SHOULD NOT use the cached version for more than 24 hours". */
 export const ROBOTS_MAX_TTL_MS = 24 * 60 * 60 * 1000;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS } from '@trawl/config';
-import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/crawl';
+import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/model';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile } from '@trawl/fetch';

@@ -1,6 +1,6 @@
 import { simhash } from '@trawl/dedup';
 import { decodeHtml } from '@trawl/parse';
-import { type ParsedContent, parseContent } from './stages.js';
+import { type ParsedContent, parseContent } from './store-body.js';
 
 /** What a page's analysis needs: the raw body and what the response and the policy say. */
 export interface PageAnalysisInput {

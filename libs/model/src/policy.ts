@@ -182,6 +182,15 @@ export function withSeeds(policy: CrawlPolicy, seeds: readonly string[], mode: '
     : { ...policy, scope: { ...policy.scope, extraDomains: union(policy.scope.extraDomains, scope.domains) } };
 }
 
+/**
+ * A process's own settings (`fresh`) published over the stored policy: the scope earlier seeds
+ * widened is kept while the scope's mode is the same, and a max-pages limit counts from
+ * `pagesBaseline` (the frontier's done count now).
+ */
+export function withSettings(stored: CrawlPolicy | null, fresh: CrawlPolicy, pagesBaseline: number): CrawlPolicy {
+  return { ...fresh, pagesBaseline, scope: stored && stored.scope.mode === fresh.scope.mode ? stored.scope : fresh.scope };
+}
+
 /** The policy in the forms the pipeline uses. */
 export interface ResolvedPolicy {
   policy: CrawlPolicy;

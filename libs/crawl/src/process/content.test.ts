@@ -8,7 +8,8 @@ import type { StoredCapture } from '@trawl/db';
 import { simhash } from '@trawl/dedup';
 import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
-import type { FetchJobContext } from '@trawl/queue';
+import { policyFromConfig, resolvePolicy } from '@trawl/model';
+import { decodeFetchJob } from '@trawl/queue';
 import { LocalContentStore } from '@trawl/store';
 import { fingerprint } from '@trawl/url';
 import { payloadDigest, WarcWriter } from '@trawl/warc';
@@ -17,8 +18,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CrawlArchive } from './archive.js';
 import { keepContent } from './content.js';
 import type { DuplicateAnswer, DuplicateQuery } from './duplicates.js';
-import { policyFromConfig, resolvePolicy } from './policy.js';
-import type { FetchRecord } from './records.js';
+import { type Attempt, attemptOf } from '../attempt.js';
 
 /**
  * The content stage of one 200: what is parsed, classified, stored, archived and followed, with
@@ -82,15 +82,8 @@ function response(body: string, extra: Partial<FetchResult> = {}): FetchResult {
   };
 }
 
-function emptyRecord(): FetchRecord {
-  return {
-    hash: fingerprint(URL_), url: URL_, host: 'site.example', depth: 0, state: 'done', httpStatus: 200, contentType: 'text/html', contentHash: null,
-    storageKey: null, fetchedAt: T0, contentLength: 0, truncated: false, fetchMs: 10, redirectTo: null, canonicalUrl: null, linksFound: null,
-    errorCode: null, errorMessage: null, etag: null, lastModified: null, charset: null, noindex: false, nofollow: false, bodySkipped: false,
-  };
-}
-
-const job = (flags = 0): FetchJobContext => ({ id: 'j', data: { u: URL_, h: 'site.example', p: 0, d: 0, x: 0, f: flags, b: 2, l: 'l' }, token: 't', attempt: 1, maxAttempts: 3, signal: undefined });
+const job = (flags = 0): Attempt =>
+  attemptOf({ id: 'j', job: decodeFetchJob({ u: URL_, h: 'site.example', p: 0, d: 0, x: 0, f: flags, b: 2, l: 'l' }), token: 't', attempt: 1, maxAttempts: 3, signal: undefined });
 
 function deps(archive = false) {
   return {
@@ -113,8 +106,7 @@ const FIRST = fingerprint('http://site.example/first');
 
 describe('keepContent', () => {
   it('a new page: body and text stored, fingerprint and text recorded, links followed', async () => {
-    const record = emptyRecord();
-    const links = await keepContent(deps(), job(), policyWith(), response(HTML), record);
+    const { content: record, discover: links } = await keepContent(deps(), job(), policyWith(), response(HTML));
     expect(links.map((c) => c.url).sort()).toEqual(['http://site.example/home', 'http://site.example/next']);
     const text = 'Rivers\nThe Danube flows through ten countries before it reaches the sea.\nSee the next part.';
     expect(queries).toEqual([{ urlHash: fingerprint(URL_), url: URL_, simhash: simhash(text), contentHash: sha256(HTML), fetchedAt: T0, recrawl: false, maxDistance: 3 }]);
@@ -127,9 +119,8 @@ describe('keepContent', () => {
 
   it('a near-duplicate under TRAWL_NEAR_DUP_STORE_BODY=false and FOLLOW_LINKS=false: text kept, body and links not', async () => {
     answers.push({ verdict: { kind: 'near', of: FIRST, distance: 2 }, ofUrl: 'http://site.example/first', earlier: null });
-    const record = emptyRecord();
     const policy = policyWith({ TRAWL_NEAR_DUP_STORE_BODY: 'false', TRAWL_NEAR_DUP_FOLLOW_LINKS: 'false', TRAWL_NEAR_DUP_DISTANCE: '2' });
-    const links = await keepContent(deps(), job(UrlFlag.Recrawl), policy, response(HTML), record);
+    const { content: record, discover: links } = await keepContent(deps(), job(UrlFlag.Recrawl), policy, response(HTML));
     expect(links).toEqual([]);
     expect(queries[0]).toMatchObject({ maxDistance: 2, recrawl: true });
     expect(record.storageKey).toBeNull();
@@ -142,8 +133,7 @@ describe('keepContent', () => {
 
   it('an exact duplicate: stored once (content-addressed), recorded against its first page, links followed by default', async () => {
     answers.push({ verdict: { kind: 'exact', of: FIRST, distance: 0 }, ofUrl: 'http://site.example/first', earlier: { url: 'http://site.example/first', capturedAt: T0 - 1000 } });
-    const record = emptyRecord();
-    const links = await keepContent(deps(), job(), policyWith({ TRAWL_NEAR_DUP_STORE_BODY: 'false' }), response(HTML), record);
+    const { content: record, discover: links } = await keepContent(deps(), job(), policyWith({ TRAWL_NEAR_DUP_STORE_BODY: 'false' }), response(HTML));
     expect(links).toHaveLength(2);
     expect(record.storageKey).toBe(`sha256:${sha256(HTML)}`);
     expect(record.dedup).toMatchObject({ duplicateOf: FIRST, duplicateKind: 'exact', duplicateDistance: 0 });
@@ -151,12 +141,11 @@ describe('keepContent', () => {
   });
 
   it('nofollow pages and non-HTML bodies: no links; a body without text is classified by its hash alone', async () => {
-    const nofollow = emptyRecord();
-    expect(await keepContent(deps(), job(), policyWith(), response(HTML.replace('<head>', '<head><meta name="robots" content="nofollow">')), nofollow)).toEqual([]);
+    const { content: nofollow, discover } = await keepContent(deps(), job(), policyWith(), response(HTML.replace('<head>', '<head><meta name="robots" content="nofollow">')));
+    expect(discover).toEqual([]);
     expect(nofollow.nofollow).toBe(true);
 
-    const pdf = emptyRecord();
-    const links = await keepContent(deps(), job(), policyWith({ TRAWL_NON_HTML: 'store' }), response('%PDF-1.4 binary', { contentType: 'application/pdf', headers: { 'content-type': 'application/pdf' } }), pdf);
+    const { content: pdf, discover: links } = await keepContent(deps(), job(), policyWith({ TRAWL_NON_HTML: 'store' }), response('%PDF-1.4 binary', { contentType: 'application/pdf', headers: { 'content-type': 'application/pdf' } }));
     expect(links).toEqual([]);
     expect(queries[1]).toMatchObject({ simhash: null, contentHash: sha256('%PDF-1.4 binary') });
     expect(pdf.dedup).toEqual({ simhash: null, duplicateOf: null, duplicateKind: null, duplicateDistance: null });
@@ -166,11 +155,11 @@ describe('keepContent', () => {
 
   it('writes WARC records: response + request for a new body, revisit for a repeat, metadata for a near-duplicate, revisit for a 304', async () => {
     const d = deps(true);
-    await keepContent(d, job(), policyWith(), response(HTML), emptyRecord());
+    await keepContent(d, job(), policyWith(), response(HTML));
     answers.push({ verdict: { kind: 'exact', of: FIRST, distance: 0 }, ofUrl: 'http://site.example/first', earlier: { url: 'http://site.example/first', capturedAt: T0 - 1000 } });
-    await keepContent(d, job(), policyWith(), response(HTML, { url: 'http://mirror.example/article' }), emptyRecord());
+    await keepContent(d, job(), policyWith(), response(HTML, { url: 'http://mirror.example/article' }));
     answers.push({ verdict: { kind: 'near', of: FIRST, distance: 1 }, ofUrl: 'http://site.example/first', earlier: null });
-    await keepContent(d, job(), policyWith(), response(`${HTML}<p>x</p>`, { url: 'http://site.example/print' }), emptyRecord());
+    await keepContent(d, job(), policyWith(), response(`${HTML}<p>x</p>`, { url: 'http://site.example/print' }));
     captures.set(fingerprint(URL_).toString('latin1'), { url: URL_, contentHash: sha256(HTML), storageKey: `sha256:${sha256(HTML)}`, capturedAt: new Date(T0) });
     await d.archive?.notModified(response('', { status: 304, startedAt: T0 + 60_000 }), fingerprint(URL_));
     const [file] = await d.archive!.close();

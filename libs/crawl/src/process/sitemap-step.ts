@@ -2,13 +2,12 @@ import { describeError } from '@trawl/core';
 import type { DuePage, Sitemaps } from '@trawl/db';
 import type { FetchResult } from '@trawl/fetch';
 import { type Frontier, UrlFlag } from '@trawl/frontier';
-import type { FetchJobContext } from '@trawl/queue';
+import { candidatesFromLinks, type ResolvedPolicy } from '@trawl/model';
 import { parseSitemap, sitemapDecision } from '@trawl/sitemap';
-import { fingerprint, normalizeUrl } from '@trawl/url';
-import { candidatesFromLinks } from './discovery.js';
-import type { JobOutcome } from './outcome.js';
-import type { ResolvedPolicy } from './policy.js';
-import type { PipelineDeps } from './process.js';
+import { normalizeUrl } from '@trawl/url';
+import type { Attempt } from '../attempt.js';
+import type { PipelineDeps } from '../deps.js';
+import type { JobOutcome } from '../outcome.js';
 
 /** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */
 export interface SitemapDeps {
@@ -26,9 +25,9 @@ export interface SitemapDeps {
  * pushed back into the frontier at once, at the top priority. Nothing is stored for the sitemap
  * itself but its row in the `sitemaps` table.
  */
-export async function handleSitemap(deps: PipelineDeps, job: FetchJobContext, policy: ResolvedPolicy, response: FetchResult): Promise<JobOutcome> {
+export async function handleSitemap(deps: PipelineDeps, attempt: Attempt, policy: ResolvedPolicy, response: FetchResult): Promise<JobOutcome> {
   const sink = deps.sitemaps;
-  const url = job.data.u;
+  const url = attempt.job.url;
   const done = (summary: Record<string, unknown>): JobOutcome => ({ ack: true, result: { outcome: 'done', summary: { sitemap: true, ...summary } } });
   if (!sink) return done({ ignored: 'sitemaps are off' });
   deps.counters.add('sitemapsFetched');
@@ -59,7 +58,7 @@ export async function handleSitemap(deps: PipelineDeps, job: FetchJobContext, po
   }
   const candidates = candidatesFromLinks(
     parsed.entries.map((e) => ({ url: e.loc, nofollow: false })),
-    { url, hash: fingerprint(url), depth: 0 },
+    { url, hash: attempt.hash, depth: 0 },
     policy,
     deps.counters,
     now,
@@ -97,11 +96,11 @@ async function pushDueNow(sink: SitemapDeps, pages: readonly DuePage[]): Promise
 }
 
 /** A sitemap job that ended without a usable response: its outcome goes to the sitemaps table, not to a page record. */
-export async function sitemapFailure(deps: PipelineDeps, job: FetchJobContext, outcome: JobOutcome): Promise<JobOutcome> {
+export async function sitemapFailure(deps: PipelineDeps, attempt: Attempt, outcome: JobOutcome): Promise<JobOutcome> {
   if (!outcome.record || !deps.sitemaps) return outcome;
   const { record, ...rest } = outcome;
   await deps.sitemaps.store
-    .recordFetch(job.data.u, { status: record.httpStatus, entries: 0, truncated: false, error: record.errorMessage ?? record.errorCode })
-    .catch((error: unknown) => deps.logger.warn({ err: describeError(error), url: job.data.u }, 'could not record a sitemap fetch'));
+    .recordFetch(attempt.job.url, { status: record.httpStatus, entries: 0, truncated: false, error: record.errorMessage ?? record.errorCode })
+    .catch((error: unknown) => deps.logger.warn({ err: describeError(error), url: attempt.job.url }, 'could not record a sitemap fetch'));
   return rest;
 }

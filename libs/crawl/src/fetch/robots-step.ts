@@ -1,8 +1,20 @@
 import { ErrorCode } from '@trawl/core';
 import type { Fetcher } from '@trawl/fetch';
-import { decide, entryFromFetch, needsFetch, originOf, parseRobots, type RobotsCache, type RobotsDecision, type RobotsEntry, robotsUrlFor } from '@trawl/robots';
-import type { Counters } from './counters.js';
-import type { ResolvedPolicy } from './policy.js';
+import type { Counters, ResolvedPolicy } from '@trawl/model';
+import {
+  decide,
+  entryFromFetch,
+  needsFetch,
+  originOf,
+  parseRobots,
+  type RobotsCache,
+  type RobotsDecision,
+  type RobotsEntry,
+  type RobotsRefusal,
+  refusalOf,
+  robotsUrlFor,
+} from '@trawl/robots';
+import type { PipelineDeps } from '../deps.js';
 
 export type RobotsStep =
   /** robots.txt says yes (or is not obeyed): fetch the page, honouring the Crawl-delay. */
@@ -20,24 +32,18 @@ export type RobotsStep =
       retryAt: number;
       reason: string;
     }
-  /** The URL is disallowed: record it, never fetch it, never retry it. */
-  | { kind: 'disallow'; reason: string }
-  /** Crawl-delay above the cap, with TRAWL_CRAWL_DELAY_OVER_CAP=skip. */
-  | { kind: 'skip-host'; reason: string }
+  /**
+   * The URL is disallowed, or its host's Crawl-delay is over the cap with
+   * TRAWL_CRAWL_DELAY_OVER_CAP=skip: record it, never fetch it, never retry it.
+   */
+  | { kind: 'refused'; refusal: RobotsRefusal }
   /** robots.txt could not be fetched: the host counts as fully disallowed until retryAt. */
   | { kind: 'unavailable'; retryAt: number; reason: string };
 
 function fromDecision(decision: RobotsDecision): RobotsStep {
-  switch (decision.verdict) {
-    case 'allow':
-      return { kind: 'allow', crawlDelayMs: decision.crawlDelayMs };
-    case 'disallow':
-      return { kind: 'disallow', reason: decision.reason };
-    case 'skip-host':
-      return { kind: 'skip-host', reason: decision.reason };
-    case 'unavailable':
-      return { kind: 'unavailable', retryAt: decision.retryAt, reason: decision.reason };
-  }
+  if (decision.verdict === 'allow') return { kind: 'allow', crawlDelayMs: decision.crawlDelayMs };
+  if (decision.verdict === 'unavailable') return { kind: 'unavailable', retryAt: decision.retryAt, reason: decision.reason };
+  return { kind: 'refused', refusal: refusalOf(decision) as RobotsRefusal };
 }
 
 export interface RobotsDeps {
@@ -49,50 +55,15 @@ export interface RobotsDeps {
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
 }
 
+export function robotsDepsOf(deps: Pick<PipelineDeps, 'fetcher' | 'robots' | 'counters' | 'clock' | 'recordSitemaps'>): RobotsDeps {
+  return { fetcher: deps.fetcher, cache: deps.robots, counters: deps.counters, now: () => deps.clock.now(), recordSitemaps: deps.recordSitemaps };
+}
+
 /**
  * The robots.txt check, run while the job holds the host's token (so fetching robots.txt is
  * itself a polite request). RFC 9309: a fresh copy decides; a missing or stale one is fetched
  * first, and the page waits for the host's next turn.
  */
-/**
- * The verdict of the cached robots.txt alone (no fetch), for a job that has not yet waited for
- * its host: a URL robots.txt already forbids is settled without a turn at the host.
- */
-export async function cachedRobotsVerdict(deps: RobotsDeps, policy: ResolvedPolicy, url: string): Promise<RobotsStep | null> {
-  if (!policy.policy.robots.obey) return null;
-  const cached = await deps.cache.get(originOf(url));
-  if (needsFetch(cached, deps.now())) return null;
-  const step = fromDecision(decide(cached as RobotsEntry, url, deps.now(), policy.robots));
-  return step.kind === 'disallow' || step.kind === 'skip-host' ? step : null;
-}
-
-/** For discovery: per URL, why the cached robots.txt forbids it (null: allowed or not yet known). */
-export async function cachedDisallowReasons(deps: Pick<RobotsDeps, 'cache' | 'now'>, policy: ResolvedPolicy, urls: readonly string[]): Promise<(string | null)[]> {
-  if (!policy.policy.robots.obey) return urls.map(() => null);
-  const origins = urls.map((url) => {
-    try {
-      return originOf(url);
-    } catch {
-      return null;
-    }
-  });
-  // One lookup per distinct origin, all at once (mostly answered by the in-process cache).
-  const distinct = [...new Set(origins.filter((o): o is string => o !== null))];
-  const entries = new Map(await Promise.all(distinct.map(async (origin) => [origin, await deps.cache.get(origin)] as const)));
-  const out: (string | null)[] = [];
-  urls.forEach((url, i) => {
-    const origin = origins[i];
-    const entry = origin ? (entries.get(origin) ?? null) : null;
-    if (origin === null || origin === undefined || needsFetch(entry, deps.now())) {
-      out.push(null);
-      return;
-    }
-    const step = fromDecision(decide(entry as RobotsEntry, url, deps.now(), policy.robots));
-    out.push(step.kind === 'disallow' || step.kind === 'skip-host' ? `${step.kind === 'disallow' ? ErrorCode.RobotsDisallowed : ErrorCode.CrawlDelayTooLong}: ${step.reason}` : null);
-  });
-  return out;
-}
-
 export async function robotsStep(
   deps: RobotsDeps,
   policy: ResolvedPolicy,

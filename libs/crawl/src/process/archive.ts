@@ -3,7 +3,7 @@ import type { FetchResult } from '@trawl/fetch';
 import type { ContentStore } from '@trawl/store';
 import { type HttpExchange, payloadDigest, type WarcWriter } from '@trawl/warc';
 import type { Capture } from './duplicates.js';
-import { storeFailure } from './stages.js';
+import { storeFailure } from './store-body.js';
 
 /** How the crawl judged a 200's body, for its WARC records. */
 export interface ArchivedPage {

@@ -1,11 +1,13 @@
-import { Batcher, ErrorCode } from '@trawl/core';
+import { Batcher, type Clock, ErrorCode } from '@trawl/core';
 import type { Database } from '@trawl/db';
 import { type Frontier, type PushItem, type RefusalReason, UrlFlag } from '@trawl/frontier';
+import type { RobotsCache } from '@trawl/robots';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
 import { fingerprint, hostOf, ignoredExtension, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
 import type { Counters } from './counters.js';
-import type { ResolvedPolicy } from './policy.js';
+import type { PolicyFollower, ResolvedPolicy } from './policy.js';
+import { cachedRefusals } from './robots-verdicts.js';
 
 /** A URL on its way into the frontier. */
 export interface Candidate extends PushItem {
@@ -252,4 +254,44 @@ export class Discovery {
     const pushedKeys = new Set(queued.map((c) => c.hash.toString('latin1')));
     return items.map((item) => pushedKeys.has(item.hash.toString('latin1')) && byHash.get(item.hash.toString('latin1')) === item);
   }
+}
+
+export interface DiscoveryParts {
+  seen: SeenSet;
+  db: Database;
+  frontier: Frontier;
+  counters: Counters;
+  robots: RobotsCache;
+  policy: PolicyFollower;
+  clock: Clock;
+  logger: Logger;
+  /** Limits used until a policy is published. */
+  defaults: { maxUrlsPerHost: number; maxQueryVariants: number; maxDateVariants: number };
+}
+
+/** A discovery batcher that follows the published policy's limits and consults the robots.txt cache. */
+export function createDiscovery(parts: DiscoveryParts): Discovery {
+  let limits = parts.defaults;
+  const refresh = () =>
+    void parts.policy.get().then((p) => {
+      if (p) limits = { maxUrlsPerHost: p.policy.maxUrlsPerHost, maxQueryVariants: p.policy.maxQueryVariants, maxDateVariants: p.policy.maxDateVariants };
+    });
+  refresh();
+  return new Discovery({
+    seen: parts.seen,
+    db: parts.db,
+    frontier: parts.frontier,
+    counters: parts.counters,
+    logger: parts.logger,
+    limits: () => {
+      refresh();
+      return limits;
+    },
+    robotsVerdicts: async (urls) => {
+      const policy = await parts.policy.get();
+      if (!policy) return urls.map(() => null);
+      const refusals = await cachedRefusals({ cache: parts.robots, now: () => parts.clock.now() }, policy, urls);
+      return refusals.map((r) => (r === null ? null : `${r.code}: ${r.reason}`));
+    },
+  });
 }

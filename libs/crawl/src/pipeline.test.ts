@@ -2,14 +2,16 @@ import { loadConfig } from '@trawl/config';
 import { ErrorCode, ManualClock, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { type GateDecision, UrlFlag } from '@trawl/frontier';
-import type { FetchJobContext, FetchJobData } from '@trawl/queue';
+import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from '@trawl/model';
+import { decodeFetchJob, type FetchJobContext, type FetchJobData } from '@trawl/queue';
 import type { RobotsEntry } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import { silentLogger } from '@trawl/telemetry';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from './policy.js';
-import { GATE_ASK_AHEAD_MS, type PipelineDeps, processFetchJob } from './process.js';
-import type { FetchRecord } from './records.js';
+import type { PipelineDeps } from './deps.js';
+import { processFetchJob } from './fetch/fetch-job.js';
+import { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
+import type { FetchRecord } from './record.js';
 
 /**
  * Every exit path of a fetch job, with fakes for the frontier, fetcher, store, records and acks.
@@ -150,7 +152,7 @@ function deps(): PipelineDeps {
 }
 
 function job(attempt = 1, maxAttempts = 3, data: Partial<FetchJobData> = {}, redelivered = false): FetchJobContext {
-  return { id: 'p0-1', data: { u: URL_, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 2, l: 'p0-1', ...data }, token: 'tok', attempt, maxAttempts, signal: undefined, redelivered };
+  return { id: 'p0-1', job: decodeFetchJob({ u: URL_, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 2, l: 'p0-1', ...data }), token: 'tok', attempt, maxAttempts, signal: undefined, redelivered };
 }
 
 const of = <K extends Event['kind']>(kind: K) => f.events.filter((e): e is Extract<Event, { kind: K }> => e.kind === kind);

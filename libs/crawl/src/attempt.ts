@@ -1,0 +1,10 @@
+import type { FetchJobContext } from '@trawl/queue';
+import { fingerprint } from '@trawl/url';
+
+/** One attempt at a fetch job, as the pipeline's stages see it: the job's context and its URL's fingerprint, computed once. */
+export interface Attempt extends FetchJobContext {
+  /** `url_hash` of the job's URL. */
+  hash: Buffer;
+}
+
+export const attemptOf = (ctx: FetchJobContext): Attempt => ({ ...ctx, hash: fingerprint(ctx.job.url) });

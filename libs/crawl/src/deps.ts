@@ -1,0 +1,56 @@
+import type { Clock } from '@trawl/core';
+import type { Fetcher } from '@trawl/fetch';
+import type { Frontier } from '@trawl/frontier';
+import type { Counters, Discovery, PolicyFollower } from '@trawl/model';
+import type { RetryPolicy } from '@trawl/politeness';
+import type { RobotsCache } from '@trawl/robots';
+import type { ContentStore } from '@trawl/store';
+import type { Logger } from '@trawl/telemetry';
+import type { PageAnalyzer } from './process/analyzer.js';
+import type { CrawlArchive } from './process/archive.js';
+import type { Duplicates } from './process/duplicates.js';
+import type { SitemapDeps } from './process/sitemap-step.js';
+import type { Acks, Records, UrlStates, Validators } from './records.js';
+
+/** What the fetch-job pipeline works with: the crawl's state, its writers and its policies. */
+export interface PipelineDeps {
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched'>;
+  fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
+  store: ContentStore;
+  robots: Pick<RobotsCache, 'get' | 'set'>;
+  discovery: Pick<Discovery, 'add'>;
+  records: Pick<Records, 'add'>;
+  acks: Pick<Acks, 'ack'>;
+  policy: Pick<PolicyFollower, 'get' | 'refresh'>;
+  counters: Pick<Counters, 'add'>;
+  clock: Clock;
+  logger: Logger;
+  /** A URL's own retry schedule (tries, fewer after timeouts, delays). */
+  retry: RetryPolicy;
+  leaseMs: number;
+  /**
+   * How often a working job renews its lease and, once it has fetched its page, says it is alive
+   * (default a third of the lease). A job handed over while its first attempt still records waits
+   * for three missed renewals before fetching again: keep this well under the BullMQ lock
+   * (TRAWL_STALLED_MS) so a dead attempt's pages come back about as fast as its jobs.
+   */
+  renewEveryMs?: number;
+  /** A job whose host is due within this long waits in the worker instead of the delayed set. */
+  gateWaitMs: number;
+  recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
+  /** The stored validators of a re-crawled page, for its conditional GET. */
+  validators?: Pick<Validators, 'headers'>;
+  /** Where sitemap jobs report (absent: sitemaps are off). */
+  sitemaps?: SitemapDeps;
+  /** Where HTML pages are decoded, parsed and fingerprinted (absent: on the calling thread). */
+  analyzer?: PageAnalyzer;
+  /** Duplicate detection (absent: every body counts as new). */
+  duplicates?: Pick<Duplicates, 'classify'>;
+  /** WARC records written while crawling (TRAWL_WARC_WRITE; absent: none). */
+  archive?: Pick<CrawlArchive, 'page' | 'notModified'>;
+  /**
+   * Whether a URL is recorded already, for jobs that may repeat finished work (absent: never
+   * asked, every job fetches).
+   */
+  urlStates?: Pick<UrlStates, 'state'>;
+}

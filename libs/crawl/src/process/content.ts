@@ -1,0 +1,128 @@
+import { duplicateHandling } from '@trawl/dedup';
+import type { FetchResult } from '@trawl/fetch';
+import { UrlFlag } from '@trawl/frontier';
+import { type Candidate, candidatesFromLinks, type ResolvedPolicy } from '@trawl/model';
+import { mergeDirectives, parseXRobotsTag } from '@trawl/parse';
+import { contentHash } from '@trawl/store';
+import type { Attempt } from '../attempt.js';
+import type { PipelineDeps } from '../deps.js';
+import type { ContentFields } from '../record.js';
+import type { PageAnalysis } from './analyze.js';
+import { inlineAnalyzer, type PageAnalyzer } from './analyzer.js';
+import type { DuplicateAnswer } from './duplicates.js';
+import { isHtml, storeBody } from './store-body.js';
+
+/** What keeping a page's content adds: the record's content fields and the links to discover. */
+export interface KeptContent {
+  content: ContentFields;
+  discover: Candidate[];
+}
+
+/**
+ * A 200's body (the host is already released): parse HTML once for links and text, fingerprint
+ * the text, classify the body against the crawl's duplicates, then store the body (unless the
+ * verdict says not to) and the text beside it, and archive the exchange (TRAWL_WARC_WRITE).
+ * The links to discover are none when the page says nofollow or the verdict says not to follow
+ * a duplicate's links.
+ */
+export async function keepContent(
+  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
+  attempt: Attempt,
+  policy: ResolvedPolicy,
+  response: FetchResult,
+): Promise<KeptContent> {
+  const { job } = attempt;
+  const { body } = response;
+  // A body never downloaded (a type the crawl skips) says nothing new about the content.
+  if (response.bodySkipped) return { content: {}, discover: [] };
+  const analysis = isHtml(response) ? await analyzeHtml(deps.analyzer ?? inlineAnalyzer, policy, response, job.url) : null;
+  const parsed = analysis?.parsed ?? null;
+  if (parsed) deps.counters.add('linksFound', parsed.links.length);
+  const text = parsed?.text ?? null;
+  const simhash = analysis?.simhash ?? null;
+  const hash = body.length > 0 ? contentHash(body) : null;
+
+  const classifying: Promise<DuplicateAnswer | null> =
+    hash !== null && deps.duplicates
+      ? deps.duplicates.classify({
+          urlHash: attempt.hash,
+          url: job.url,
+          simhash,
+          contentHash: hash,
+          fetchedAt: response.startedAt,
+          recrawl: (job.flags & UrlFlag.Recrawl) !== 0,
+          maxDistance: policy.dedup.nearDupDistance,
+        })
+      : Promise.resolve(null);
+  // Every verdict keeps the body unless near-duplicates' bodies are dropped: only then does
+  // storing wait for the verdict (otherwise it overlaps the lookups).
+  const storing =
+    body.length === 0
+      ? null
+      : policy.dedup.nearDupStoreBody
+        ? storeBody(deps.store, body)
+        : classifying.then((a) => (duplicateHandling(a?.verdict ?? null, policy.dedup).storeBody ? storeBody(deps.store, body) : null));
+  const [answer, stored, storedText] = await Promise.all([
+    classifying,
+    storing,
+    text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null,
+  ]);
+  const verdict = answer?.verdict ?? null;
+  if (verdict) deps.counters.add(verdict.kind === 'exact' ? 'duplicatesExact' : 'duplicatesNear');
+  if (!stored && body.length > 0) deps.counters.add('bodiesNotStored');
+
+  if (deps.archive && body.length > 0) {
+    await deps.archive.page(response, {
+      earlier: answer?.earlier ?? null,
+      near: verdict?.kind === 'near' ? { url: answer?.ofUrl ?? null, distance: verdict.distance } : null,
+      bodyKept: stored !== null,
+    });
+  }
+
+  const content: ContentFields = {
+    ...(analysis ? analysis.markup : {}),
+    contentHash: hash,
+    storageKey: stored?.storageKey ?? null,
+    dedup: { simhash, duplicateOf: verdict?.of ?? null, duplicateKind: verdict?.kind ?? null, duplicateDistance: verdict?.distance ?? null },
+    text: {
+      title: text?.title ?? null,
+      description: text?.description ?? null,
+      language: text?.language ?? null,
+      wordCount: text === null ? null : text.wordCount,
+      textKey: storedText?.storageKey ?? null,
+    },
+  };
+  return { content, discover: linksToFollow(deps, attempt, policy, analysis, duplicateHandling(verdict, policy.dedup).followLinks) };
+}
+
+/** The page's links as candidates, unless the page says nofollow or its duplicate verdict says not to follow them. */
+function linksToFollow(
+  deps: Pick<PipelineDeps, 'counters' | 'clock'>,
+  attempt: Attempt,
+  policy: ResolvedPolicy,
+  analysis: HtmlAnalysis | null,
+  followDuplicates: boolean,
+): Candidate[] {
+  if (analysis === null) return [];
+  if (analysis.markup.nofollow) {
+    deps.counters.add('nofollowPages');
+    return [];
+  }
+  if (!followDuplicates) return [];
+  const { job } = attempt;
+  return candidatesFromLinks(analysis.parsed.links, { url: job.url, hash: attempt.hash, depth: job.depth, maxDepth: job.maxDepth }, policy, deps.counters, deps.clock.now());
+}
+
+type HtmlAnalysis = PageAnalysis & { markup: Required<Pick<ContentFields, 'charset' | 'noindex' | 'nofollow' | 'canonicalUrl' | 'linksFound'>> };
+
+/** Decode, parse (once) and fingerprint, and what the markup (with the X-Robots-Tag header) says about the page. */
+async function analyzeHtml(analyzer: PageAnalyzer, policy: ResolvedPolicy, response: FetchResult, url: string): Promise<HtmlAnalysis> {
+  const token = policy.robots.productToken;
+  const analysis = await analyzer.analyze({ body: response.body, charset: response.charset, url, maxLinks: policy.policy.maxLinksPerPage, productToken: token });
+  const { parsed } = analysis;
+  const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], token));
+  return {
+    ...analysis,
+    markup: { charset: analysis.charset, noindex: directives.noindex, nofollow: directives.nofollow, canonicalUrl: parsed.page.canonical, linksFound: parsed.links.length },
+  };
+}

@@ -1,0 +1,26 @@
+export { type CounterListener, type CounterName, Counters, COUNTERS, type CounterValues } from './counters.js';
+export {
+  type Candidate,
+  candidatesFromLinks,
+  createDiscovery,
+  Discovery,
+  type DiscoveryParts,
+  type DiscoveryResult,
+  type LinkSource,
+  linkSkipReason,
+  PRIORITY,
+  seedCandidate,
+} from './discovery.js';
+export {
+  type CrawlPolicy,
+  crawlPolicySchema,
+  DEFAULT_DEDUP_POLICY,
+  PolicyFollower,
+  policyFromConfig,
+  PolicyStore,
+  type ResolvedPolicy,
+  resolvePolicy,
+  withSeeds,
+  withSettings,
+} from './policy.js';
+export { cachedRefusals } from './robots-verdicts.js';
