@@ -444,14 +444,14 @@ export class Database {
            $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::text[], $15::text[], $16::int[], $17::text[], $18::text[],
            $19::int[], $20::timestamptz[], $21::timestamptz[], $22::text[], $23::text[],
            $24::text[], $25::bool[], $26::bool[], $27::bool[],
-           $28::bool[], $29::float8[], $30::float8[], $31::float8[], $32::float8[], $33::timestamptz[], $34::float8[], $35::int[],
-           $36::bool[], $37::bigint[], $38::bytea[], $39::text[], $40::smallint[],
-           $41::bool[], $42::text[], $43::text[], $44::text[], $45::int[], $46::text[]
+           $28::float8[], $29::float8[], $30::float8[], $31::float8[], $32::timestamptz[], $33::float8[], $34::int[],
+           $35::bigint[], $36::bytea[], $37::text[], $38::smallint[],
+           $39::text[], $40::text[], $41::text[], $42::int[], $43::text[]
          ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod,
                 charset, noindex, nofollow, skipped,
-                has_rc, rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
-                has_dd, simhash, dup_of, dup_kind, dup_dist,
-                has_tx, title, description, language, words, text_key)
+                rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
+                simhash, dup_of, dup_kind, dup_dist,
+                title, description, language, words, text_key)
        ),
        pages AS (
          INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, state, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
@@ -520,7 +520,6 @@ export class Database {
         col('noindex'),
         col('nofollow'),
         col('bodySkipped'),
-        rows.map((r) => Boolean(r.recrawl)),
         recrawl('visits'),
         recrawl('changes'),
         recrawl('changedS'),
@@ -528,12 +527,10 @@ export class Database {
         rows.map((r) => toDateOrNull(r.recrawl?.checkedAt)),
         recrawl('intervalS'),
         recrawl('failures'),
-        rows.map((r) => r.dedup !== undefined),
         rows.map((r) => (r.dedup?.simhash === null || r.dedup === undefined ? null : r.dedup.simhash.toString())),
         rows.map((r) => r.dedup?.duplicateOf ?? null),
         rows.map((r) => r.dedup?.duplicateKind ?? null),
         rows.map((r) => r.dedup?.duplicateDistance ?? null),
-        rows.map((r) => r.text !== undefined),
         rows.map((r) => storableTextOrNull(r.text?.title ?? null)),
         rows.map((r) => storableTextOrNull(r.text?.description ?? null)),
         pageText('language'),

@@ -73,13 +73,6 @@ export async function takeDuePages(pool: pg.Pool, schema: string, options: { lim
   }));
 }
 
-/** Makes pages due now (a sitemap's `<lastmod>` says they changed, or an operator asked). */
-export async function makeDueNow(pool: pg.Pool, schema: string, hashes: readonly Buffer[]): Promise<number> {
-  if (hashes.length === 0) return 0;
-  const { rowCount } = await pool.query(`UPDATE "${schema}".crawled_pages SET next_crawl_at = now() WHERE url_hash = ANY($1::bytea[]) AND (next_crawl_at IS NULL OR next_crawl_at > now())`, [hashes]);
-  return rowCount ?? 0;
-}
-
 /** The validators stored for pages (for a re-crawl's conditional GET), by latin1 fingerprint. */
 export async function pageValidators(pool: pg.Pool, schema: string, hashes: readonly Buffer[]): Promise<Map<string, { etag: string | null; lastModified: string | null }>> {
   const out = new Map<string, { etag: string | null; lastModified: string | null }>();

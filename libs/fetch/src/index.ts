@@ -15,4 +15,4 @@ export {
   type RobotsFetchOptions,
   type RobotsFetchResult,
 } from './robots-fetch.js';
-export { type AddressPolicy, blockedReason, DEFAULT_ADDRESS_POLICY } from './ssrf.js';
+export { type AddressPolicy, blockedReason } from './ssrf.js';

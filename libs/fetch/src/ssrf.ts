@@ -11,9 +11,6 @@ export interface AddressPolicy {
   allowNetworks: readonly string[];
 }
 
-/** The default: the guard is on and nothing private is allowed. */
-export const DEFAULT_ADDRESS_POLICY: AddressPolicy = Object.freeze({ allowNetworks: Object.freeze([]) });
-
 type IPv4 = ipaddr.IPv4;
 type IPv6 = ipaddr.IPv6;
 

@@ -43,4 +43,3 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
 }
 
 export const hostKey = (keys: FrontierKeys, host: string): string => `${keys.base}h:${host}`;
-export const queueKey = (keys: FrontierKeys, host: string, band: number): string => `${keys.base}q:${host}:${band}`;

@@ -17,4 +17,3 @@ export {
   type RecrawlState,
 } from './policy.js';
 export { DEFAULT_PRIORITY, type PriorityInput, type PriorityOptions, recrawlPriority } from './priority.js';
-export { nextCrawl, type PageHistory, type RecrawlDecision } from './legacy.js';

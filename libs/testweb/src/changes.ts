@@ -125,9 +125,6 @@ export class ChangeSchedule {
 /** An IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`. */
 export const httpDate = (ms: number): string => new Date(ms).toUTCString();
 
-/** W3C Datetime with milliseconds, as sitemaps' `<lastmod>` takes it: `2024-05-01T12:00:00.250Z`. */
-export const w3cDatetime = (ms: number): string => new Date(ms).toISOString();
-
 const opaqueTag = (tag: string): string => tag.trim().replace(/^W\//, '');
 
 export interface ConditionalHeaders {
