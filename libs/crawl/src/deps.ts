@@ -1,4 +1,5 @@
 import type { Clock } from '@trawl/core';
+import type { Sitemaps } from '@trawl/db';
 import type { Fetcher } from '@trawl/fetch';
 import type { Frontier } from '@trawl/frontier';
 import type { Counters, Discovery, PolicyFollower } from '@trawl/model';
@@ -9,7 +10,6 @@ import type { Logger } from '@trawl/telemetry';
 import type { PageAnalyzer } from './process/analyzer.js';
 import type { CrawlArchive } from './process/archive.js';
 import type { Duplicates } from './process/duplicates.js';
-import type { SitemapDeps } from './process/sitemap-step.js';
 import type { Acks, Records, UrlStates, Validators } from './records.js';
 
 /** What the fetch-job pipeline works with: the crawl's state, its writers and its policies. */
@@ -53,4 +53,13 @@ export interface PipelineDeps {
    * asked, every job fetches).
    */
   urlStates?: Pick<UrlStates, 'state'>;
+}
+
+/** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */
+export interface SitemapDeps {
+  store: Pick<Sitemaps, 'recordFetch' | 'add' | 'isChild' | 'lastChecked' | 'takePages'>;
+  frontier: Pick<Frontier, 'push'>;
+  markQueued: (hashes: readonly Buffer[]) => Promise<void>;
+  /** Entries read from one file at most. */
+  maxEntries: number;
 }

@@ -1,4 +1,4 @@
-export { type PipelineDeps } from './deps.js';
+export type { PipelineDeps, SitemapDeps } from './deps.js';
 export { processFetchJob } from './fetch/fetch-job.js';
 export { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
 export { type ContentFields, type FetchRecord, recordOf } from './record.js';
@@ -8,4 +8,4 @@ export { analyzePage, type PageAnalysis, type PageAnalysisInput } from './proces
 export { inlineAnalyzer, type PageAnalyzer, ThreadAnalyzer } from './process/analyzer.js';
 export { type ArchivedPage, CrawlArchive } from './process/archive.js';
 export { type Capture, type DuplicateAnswer, type DuplicateIndex, type DuplicateQuery, Duplicates, type DuplicatesOptions } from './process/duplicates.js';
-export { canonicalSitemapUrls, type SitemapDeps } from './process/sitemap-step.js';
+export { canonicalSitemapUrls } from './process/sitemap-step.js';

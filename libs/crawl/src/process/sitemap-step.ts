@@ -1,22 +1,13 @@
 import { describeError } from '@trawl/core';
-import type { DuePage, Sitemaps } from '@trawl/db';
+import type { DuePage } from '@trawl/db';
 import type { FetchResult } from '@trawl/fetch';
-import { type Frontier, UrlFlag } from '@trawl/frontier';
+import { UrlFlag } from '@trawl/frontier';
 import { candidatesFromLinks, type ResolvedPolicy } from '@trawl/model';
 import { parseSitemap, sitemapDecision } from '@trawl/sitemap';
 import { normalizeUrl } from '@trawl/url';
 import type { Attempt } from '../attempt.js';
-import type { PipelineDeps } from '../deps.js';
+import type { PipelineDeps, SitemapDeps } from '../deps.js';
 import type { JobOutcome } from '../outcome.js';
-
-/** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */
-export interface SitemapDeps {
-  store: Pick<Sitemaps, 'recordFetch' | 'add' | 'isChild' | 'lastChecked' | 'takePages'>;
-  frontier: Pick<Frontier, 'push'>;
-  markQueued: (hashes: readonly Buffer[]) => Promise<void>;
-  /** Entries read from one file at most. */
-  maxEntries: number;
-}
 
 /**
  * A sitemap, fetched under its host's gate like any URL. An index lists child sitemaps (followed
