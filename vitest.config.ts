@@ -10,6 +10,7 @@ const CLUSTER_ONLY = ['libs/*/src/**/*.cluster.test.ts', 'libs/*/test/**/*.clust
 // Redis Cluster (a global setup starts it; @trawl/redis/testing connects to it).
 const ALSO_ON_CLUSTER = [
   'libs/frontier/src/frontier.test.ts',
+  'libs/frontier/src/handoff.test.ts',
   'libs/seen/src/bloom.test.ts',
   'libs/seen/src/seen-set.test.ts',
   'libs/queue/src/queues.test.ts',

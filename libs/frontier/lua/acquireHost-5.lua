@@ -14,7 +14,8 @@
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host, or is recording this URL; run again
               at atMs
-    4 STALE   this lease expired (its URL went back to the queue) or was acknowledged; drop the job
+    4 STALE   this lease expired (its URL went back to the queue), was acknowledged, or was handed
+              to the process stage; drop the job
     5 PAUSED  an operator paused this host (or the whole crawl: member '*' of <base>paused):
               the URL went back to the front of its queue (as an expired lease would, with a
               tombstone), where it waits for the resume; drop the job
@@ -58,6 +59,9 @@ end
 -- (this job is then stale) or it stops renewing (it died between its fetch and its record, and
 -- the URL is fetched again: at-least-once).
 local mark = redis.call('HGET', base .. 'fetched', id)
+-- Handed to the process stage (handOff): the fetch of this lease is done; a job of it that turns
+-- up again (redelivered after its worker died) has nothing left to do.
+if mark and string.sub(mark, 1, 7) == 'handed:' then return { 4, 0 } end
 if mark then
   local by, alive = string.match(mark, '^(.*) (%d+)$')
   if by ~= token and tonumber(alive or '0') > now then return { 3, tonumber(alive) + busyRetryMs } end
@@ -70,6 +74,9 @@ local urlKey = urlMark(host, ARGV[9])
 local other = urlKey and redis.call('HGET', base .. 'fetched', urlKey)
 if other and other ~= id then
   local otherMark = redis.call('HGET', base .. 'fetched', other)
+  -- The other lease waits in the process stage's backlog, for as long as that takes: ask again
+  -- now and then, not at its (never-ending) alive time.
+  if otherMark and string.sub(otherMark, 1, 7) == 'handed:' then return { 3, now + 10 * busyRetryMs } end
   local alive = otherMark and tonumber(string.match(otherMark, ' (%d+)$') or '0') or 0
   if alive > now then return { 3, alive + busyRetryMs } end
   redis.call('HDEL', base .. 'fetched', urlKey)

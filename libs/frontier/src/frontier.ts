@@ -11,17 +11,24 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
-  'ackLeases-5',
+  'ackLeases-6',
+  'handOff-3',
   'resumeHosts-2',
   'requeueLeases-5',
   'restoreUrls-3',
   'renewLease-2',
 ]);
-const SCRIPT_VERSION = 'frontier4';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'resumeHosts' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
+const SCRIPT_VERSION = 'frontier5';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'handOff' | 'resumeHosts' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
+
+/**
+ * The expiry of a lease handed to the process stage: never, in practice (the year 2255). Its
+ * stream entry keeps the URL from then on, and the ack removes both.
+ */
+export const HANDED_UNTIL = 9e12;
 
 /** Largest number of URLs sent to one script call; bigger pushes are split. */
 const PUSH_CHUNK = 1000;
@@ -371,11 +378,29 @@ export class Frontier {
     await this.redis.hdel(this.keysOf(partition).fetched, leaseId);
   }
 
-  /** The URLs of these leases are finished. Returns how many leases were still live. */
-  async ack(partition: number, leaseIds: readonly string[]): Promise<number> {
-    if (leaseIds.length === 0) return 0;
+  /**
+   * The URLs of these leases are finished; `entries` are the process stage's stream entries of
+   * the same pages, acknowledged and deleted in the same step. Returns how many leases were
+   * still live.
+   */
+  async ack(partition: number, leaseIds: readonly string[], entries: readonly string[] = []): Promise<number> {
+    if (leaseIds.length === 0 && entries.length === 0) return 0;
     const keys = this.keysOf(partition);
-    return Number(await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched], [this.options.clock.now(), ...leaseIds]));
+    return Number(
+      await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched, keys.process], [this.options.clock.now(), leaseIds.length, ...leaseIds, ...entries]),
+    );
+  }
+
+  /**
+   * Hands a lease's URL, fetched and stored by this attempt (`token`), to the process stage: one
+   * entry on the partition's process stream carrying `payload`, in the same step as the lease
+   * stops expiring (see lua/handOff). Returns the entry's id, or null when the lease is no longer
+   * this attempt's (it expired or was acknowledged meanwhile): nothing was handed off.
+   */
+  async handOff(partition: number, leaseId: string, token: string, payload: string): Promise<string | null> {
+    const keys = this.keysOf(partition);
+    const entry = await this.scripts.handOff([keys.leases, keys.fetched, keys.process], [leaseId, token, payload, HANDED_UNTIL]);
+    return typeof entry === 'string' ? entry : null;
   }
 
   /**

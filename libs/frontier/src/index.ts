@@ -11,9 +11,11 @@ export {
   type PushResult,
   type RefusalReason,
   type RestoreItem,
+  HANDED_UNTIL,
   type Lease,
   type PartitionStats,
   type PushItem,
 } from './frontier.js';
 export { type FrontierKeys, frontierKeys } from './keys.js';
+export { entryTime, PROCESS_GROUP, type ProcessBacklog, type ProcessEntry, ProcessStream } from './process-stream.js';
 export { HashRing, murmur3 } from './ring.js';

@@ -23,6 +23,11 @@ export interface FrontierKeys {
   fetched: string;
   /** STRING: the partition's data is intact (set at start and by a rebuild; gone with a wipe). */
   live: string;
+  /**
+   * STREAM: pages fetched and stored, waiting for the process stage (consumer group `process`);
+   * an entry is deleted once its page is recorded.
+   */
+  process: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -39,6 +44,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     restored: `${base}restored`,
     fetched: `${base}fetched`,
     live: `${base}live`,
+    process: `${base}process`,
   };
 }
 

@@ -1,6 +1,8 @@
 --[[
-  ackLeases (v2): the URLs of these leases are done (recorded, outlinks pushed). Removes the
-  leases; a lease that already expired (its URL was requeued) is not counted.
+  ackLeases (v3): the URLs of these leases are done (recorded, outlinks pushed). Removes the
+  leases; a lease that already expired (its URL was requeued) is not counted. The process
+  stage's entries of the pages recorded (see handOff) are acknowledged and deleted in the same
+  step, so a page is never recorded-but-pending nor acknowledged-but-unrecorded.
 
   An acknowledged lease must never be adopted again: a worker killed between this ack and
   BullMQ's completion of the job leaves the job active, BullMQ's stalled check hands it to
@@ -14,13 +16,16 @@
 
   KEYS[1] leases  KEYS[2] leaseData  KEYS[3] stats  KEYS[4] tombstones
   KEYS[5] fetched (lease id -> the attempt that fetched its URL, and its URL mark; see releaseHost)
-  ARGV[1] now (ms)   ARGV[2..] lease ids
+  KEYS[6] process stream
+  ARGV[1] now (ms)   ARGV[2] n, the number of lease ids   ARGV[3 .. 2+n] lease ids
+  ARGV[3+n ..] process stream entry ids to acknowledge and delete
   Returns the number of leases removed.
 ]]
 --- @include "urlMark"
 local now = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
 local done = 0
-for i = 2, #ARGV do
+for i = 3, 2 + n do
   local id = ARGV[i]
   if redis.call('ZREM', KEYS[1], id) == 1 then
     done = done + 1
@@ -29,6 +34,11 @@ for i = 2, #ARGV do
   clearUrlMark(KEYS[5], redis.call('HGET', KEYS[2], id), id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[5], id)
+end
+if #ARGV > 2 + n then
+  local entries = { unpack(ARGV, 3 + n) }
+  redis.call('XACK', KEYS[6], 'process', unpack(entries))
+  redis.call('XDEL', KEYS[6], unpack(entries))
 end
 if done > 0 then redis.call('HINCRBY', KEYS[3], 'done', done) end
 return done

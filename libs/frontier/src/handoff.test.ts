@@ -1,0 +1,133 @@
+import { ManualClock } from '@trawl/core';
+import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { UrlFlag } from './entry.js';
+import { Frontier, type Lease, type PushItem } from './frontier.js';
+import { ProcessStream } from './process-stream.js';
+
+/**
+ * The hand-off from the fetch stage to the process stage, against the real scripts: a page
+ * fetched and stored becomes a process stream entry in the same step as its lease stops
+ * expiring, and is acknowledged with the lease once recorded. Nothing in between may send the
+ * URL back to be fetched again, lose it, or let a second copy of it through the gate.
+ */
+const t: TestRedis = testRedis('handoff');
+afterAll(() => t.cleanup());
+let clock: ManualClock;
+let run = 0;
+beforeEach(() => {
+  run += 1;
+  clock = new ManualClock(1_000_000);
+});
+
+const makeFrontier = () =>
+  new Frontier(t.redis, { prefix: `${t.prefix}:${run}`, partitions: 2, bands: 4, leaseMs: 10_000, fetchHoldMs: 30_000, busyRetryMs: 500, maxUrlsPerHost: 0, clock });
+const item = (host: string, path: string, flags = 0): PushItem => ({ host, url: `http://${host}${path}`, depth: 1, hops: 0, flags, priority: 0.5 });
+const ticket = (lease: Lease, token: string) => ({ partition: lease.partition, host: lease.host, leaseId: lease.id, token, band: lease.band, entry: lease });
+
+/** Claims the URL, passes the gate and releases the host as a fetch does, marked fetched by `token`. */
+async function fetchOne(f: Frontier, partition: number, token: string): Promise<Lease> {
+  const [lease] = (await f.claim(partition, 1)).leases as [Lease];
+  expect(await f.acquire(ticket(lease, token))).toMatchObject({ kind: 'ok' });
+  await f.release(ticket(lease, token), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 3000 });
+  return lease;
+}
+
+describe('handOff', () => {
+  it('adds one stream entry, and the lease then never expires: a long backlog or a dead fetcher never refetches', async () => {
+    const f = makeFrontier();
+    const host = 'a.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1'), item(host, '/2')]);
+    const lease = await fetchOne(f, p, 'tok');
+    const entry = await f.handOff(p, lease.id, 'tok', '{"page":1}');
+    expect(entry).toMatch(/^\d+-\d+$/);
+    clock.advance(24 * 3600_000); // a day in the backlog
+    const later = await f.claim(p, 10);
+    expect(later.expired).toBe(0);
+    expect(later.leases.map((l) => l.url)).toEqual(['http://a.example/2']);
+    // The fetch job of the handed lease, redelivered after its worker died, is stale at the gate.
+    expect(await f.acquire(ticket(lease, 'redelivered'))).toEqual({ kind: 'stale' });
+    expect((await f.stats()).leased).toBe(2);
+  });
+
+  it('hands off only a lease that is still this attempt’s: an expired one, or one another attempt fetched, adds nothing', async () => {
+    const f = makeFrontier();
+    const host = 'b.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1')]);
+    const lease = await fetchOne(f, p, 'first');
+    expect(await f.handOff(p, lease.id, 'second', 'x')).toBeNull();
+    clock.advance(10_001);
+    await f.claim(p, 10); // expires it
+    expect(await f.handOff(p, lease.id, 'first', 'x')).toBeNull();
+    expect(await t.redis.xlen(f.keysOf(p).process)).toBe(0);
+  });
+
+  it('the ack acknowledges and deletes the entry with its lease, and frees the URL mark for a second copy', async () => {
+    const f = makeFrontier();
+    const host = 'c.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1'), item(host, '/1', UrlFlag.Verify)]);
+    const first = await fetchOne(f, p, 'first');
+    const entry = (await f.handOff(p, first.id, 'first', 'payload')) as string;
+    clock.advance(200);
+    const [second] = (await f.claim(p, 1)).leases as [Lease];
+    // The copy waits while the first is in the backlog, asking again now and then.
+    expect(await f.acquire(ticket(second, 'second'))).toEqual({ kind: 'busy', at: clock.now() + 5000 });
+    const stream = new ProcessStream(t.redis, `${t.prefix}:${run}`, 2, 'c1');
+    const [read] = await stream.read([p], 10, 10);
+    expect(read).toEqual({ partition: p, id: entry, payload: 'payload', deliveries: 1 });
+    expect(await f.ack(p, [first.id], [entry])).toBe(1);
+    expect(await t.redis.xlen(f.keysOf(p).process)).toBe(0);
+    expect(await t.redis.xpending(f.keysOf(p).process, 'process')).toEqual([0, null, null, null]);
+    expect(await f.acquire(ticket(second, 'second'))).toMatchObject({ kind: 'ok' });
+  });
+});
+
+describe('ProcessStream', () => {
+  it('reads every partition in one call, gives each entry to one consumer, and reports the backlog', async () => {
+    const f = makeFrontier();
+    const hosts = ['d1.example', 'd2.example', 'd3.example', 'd4.example', 'd5.example', 'd6.example'];
+    for (const host of hosts) await f.push([item(host, '/1')]);
+    const handed: string[] = [];
+    for (const p of [0, 1]) {
+      for (const lease of (await f.claim(p, 10)).leases) {
+        await f.acquire(ticket(lease, 'tok'));
+        await f.release(ticket(lease, 'tok'), clock.now(), { fetchedAliveUntil: clock.now() + 3000 });
+        handed.push((await f.handOff(p, lease.id, 'tok', lease.url)) as string);
+      }
+    }
+    const prefix = `${t.prefix}:${run}`;
+    const backlog = await new ProcessStream(t.redis, prefix, 2, 'x').backlog();
+    expect(backlog.reduce((n, b) => n + b.depth, 0)).toBe(6);
+    expect(backlog.every((b) => b.depth === 0 || (b.oldestAt !== null && b.oldestAt > 0))).toBe(true);
+    const [ca, cb] = [testConnection(), testConnection()];
+    const a = new ProcessStream(ca, prefix, 2, 'a');
+    const b = new ProcessStream(cb, prefix, 2, 'b');
+    const [first, second] = await Promise.all([a.read([0, 1], 4, 50), b.read([0, 1], 4, 50)]);
+    ca.disconnect();
+    cb.disconnect();
+    const ids = [...first, ...second].map((e) => e.id).sort();
+    expect(ids).toEqual([...handed].sort());
+    expect(new Set([...first, ...second].map((e) => e.payload))).toEqual(new Set(hosts.map((h) => `http://${h}/1`)));
+  });
+
+  it('an entry its consumer left unacknowledged is claimed by another after the idle time, with its delivery count', async () => {
+    const f = makeFrontier();
+    const host = 'e.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1')]);
+    const lease = await fetchOne(f, p, 'tok');
+    await f.handOff(p, lease.id, 'tok', 'page');
+    const prefix = `${t.prefix}:${run}`;
+    const dead = new ProcessStream(t.redis, prefix, 2, 'dead');
+    expect(await dead.read([p], 1, 10)).toHaveLength(1);
+    const live = new ProcessStream(t.redis, prefix, 2, 'live');
+    expect(await live.claimStale(p, 60_000, 10)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const claimed = await live.claimStale(p, 20, 10);
+    expect(claimed).toMatchObject([{ partition: p, payload: 'page', deliveries: 2 }]);
+    expect(await live.read([p], 1, 10)).toEqual([]);
+  });
+});
