@@ -2,6 +2,7 @@ export { type RobotsCacheOptions, RobotsCache, type RobotsLookup } from './cache
 export { type RobotsRule } from './match.js';
 export { originOf, robotsUrlFor } from './origin.js';
 export { agentToken, parseRobots, type RobotsRules } from './parse.js';
+export { type UsagePreference } from './usage.js';
 export {
   decide,
   entryFromFetch,
