@@ -282,7 +282,13 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
       await runtime.frontier.release(t, now);
       await runtime.frontier.ack(other.partition, [other.id]);
     }
-    await runtime.robots.set('http://rules.example', { kind: 'rules', status: 200, body: 'User-agent: *\nDisallow: /private\nAllow: /private/ok\nCrawl-delay: 3\n', fetchedAt: now, expiresAt: now + 3_600_000 });
+    await runtime.robots.set('http://rules.example', {
+      kind: 'rules',
+      status: 200,
+      body: 'Content-Signal: search=yes, ai-train=no\nUser-agent: *\nDisallow: /private\nAllow: /private/ok\nCrawl-delay: 3\n',
+      fetchedAt: now,
+      expiresAt: now + 3_600_000,
+    });
     await runtime.frontier.push([1, 2, 3].map((i) => ({ url: `http://rules.example/${i}`, host: 'rules.example', depth: 1, hops: 0, flags: 0, priority: 0.5 })));
   });
 
@@ -301,6 +307,27 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
       dead_letters: 0,
     });
     expect(res.body.robots.rules).toEqual([{ allow: true, pattern: '/private/ok' }, { allow: false, pattern: '/private' }]);
+    expect(res.body.robots.usage).toEqual([{ record: 'content-signal', path: null, values: { search: 'yes', 'ai-train': 'no' } }]);
+  });
+
+  it('answers with the field names of the seed design beside its own', async () => {
+    const res = await call('GET', '/v1/crawl/domains/rules.example/status');
+    const seed = {
+      host: 'rules.example',
+      worker_id: 0,
+      crawl_delay_ms: 3000,
+      last_fetched_at: null,
+      next_available_at: expect.any(String),
+      queue_depth: 3,
+      backoff_until: null,
+      robots_disallowed_paths: ['/private'],
+    };
+    expect(res.body).toMatchObject(seed);
+    expect(res.body.worker_id).toBe(res.body.partition);
+    // The OpenAPI document names them too.
+    const doc = await call('GET', '/v1/openapi.json');
+    const properties = doc.body.components.schemas.DomainStatus.properties;
+    for (const name of Object.keys(seed)) expect(properties, name).toHaveProperty(name);
   });
 
   it('reports back-off as the reason when it is longer than the base delay', async () => {
