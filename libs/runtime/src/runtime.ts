@@ -120,7 +120,9 @@ export class Runtime {
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
       const queues = new FetchQueues(queueRedis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
-      const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
+      // A good copy stays for the outage fallback: the fallback period plus the copy's own lifetime.
+      const keepLastGoodMs = config.robots.outageFallbackMs > 0 ? config.robots.outageFallbackMs + config.robots.ttlMs : 0;
+      const robots = new RobotsCache(redis, { prefix: config.namespace, clock, keepLastGoodMs });
       const counters = new Counters(redis, config.namespace);
       const policyStore = new PolicyStore(redis, config.namespace);
       const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
