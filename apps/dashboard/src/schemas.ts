@@ -72,7 +72,7 @@ const urlStates = z.object({ new: z.number(), queued: z.number(), done: z.number
 export const domainStatus = z
   .object({
     host: z.string(),
-    worker_id: z.number().int().describe('The partition that owns the host (the design\'s one partition per worker); any worker consuming that partition fetches it'),
+    worker_id: z.number().int().describe('The partition that owns the host (one partition per worker in the original design); any worker consuming that partition fetches it'),
     partition: z.number().int(),
     paused: z.boolean(),
     crawl_delay_ms: z.number().int().describe('Delay between requests to this host now in force'),

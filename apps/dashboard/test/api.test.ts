@@ -310,9 +310,9 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
     expect(res.body.robots.usage).toEqual([{ record: 'content-signal', path: null, values: { search: 'yes', 'ai-train': 'no' } }]);
   });
 
-  it('answers with the field names of the seed design beside its own', async () => {
+  it('answers with the flat fields of the original API design beside its own', async () => {
     const res = await call('GET', '/v1/crawl/domains/rules.example/status');
-    const seed = {
+    const flat = {
       host: 'rules.example',
       worker_id: 0,
       crawl_delay_ms: 3000,
@@ -322,12 +322,12 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
       backoff_until: null,
       robots_disallowed_paths: ['/private'],
     };
-    expect(res.body).toMatchObject(seed);
+    expect(res.body).toMatchObject(flat);
     expect(res.body.worker_id).toBe(res.body.partition);
     // The OpenAPI document names them too.
     const doc = await call('GET', '/v1/openapi.json');
     const properties = doc.body.components.schemas.DomainStatus.properties;
-    for (const name of Object.keys(seed)) expect(properties, name).toHaveProperty(name);
+    for (const name of Object.keys(flat)) expect(properties, name).toHaveProperty(name);
   });
 
   it('reports back-off as the reason when it is longer than the base delay', async () => {

@@ -101,6 +101,11 @@ export const configSchema = z.object({
       'TRAWL_ROBOTS_ATTEMPTS',
       'Tries per URL while its host\'s robots.txt is unavailable (each waits for the next robots.txt try, TRAWL_ROBOTS_RETRY_BASE_MS doubling); at most TRAWL_ATTEMPTS. Then the URL is recorded as failed and the re-crawl tries it again later (TRAWL_RECRAWL_FAILURE_BASE_S), so a host that is down does not hold the crawl for minutes.',
     ),
+    serverError: set(
+      oneOf(['disallow', 'allow']).default('disallow'),
+      'TRAWL_ROBOTS_SERVER_ERROR',
+      'robots.txt answering 5xx: disallow (RFC 9309 §2.3.1.4: the host counts as fully disallowed until robots.txt can be fetched, retried with back-off), or allow (the host is crawled as if robots.txt allowed everything — its last good copy\'s rules when there is one —, the 5xx is logged, robots.txt is fetched again after 1 hour, and the host never stalls). 429, timeouts and connection failures always disallow.',
+    ),
     outageFallbackMs: set(int(0).default(30 * 86_400_000), 'TRAWL_ROBOTS_OUTAGE_FALLBACK_MS', 'After robots.txt has failed this long, use the last good copy if there is one (0: never; RFC 9309 suggests 30 days).'),
     maxCrawlDelayMs: set(int(0).default(30_000), 'TRAWL_MAX_CRAWL_DELAY_MS', 'Cap on a robots.txt Crawl-delay.'),
     overCap: set(oneOf(['clamp', 'skip']).default('clamp'), 'TRAWL_CRAWL_DELAY_OVER_CAP', 'A Crawl-delay above the cap: clamp it to the cap, or skip the host.'),

@@ -81,6 +81,7 @@ function robotsDepsOf(deps: PipelineDeps): RobotsDeps {
     cache: deps.robots,
     counters: deps.counters,
     now: () => deps.clock.now(),
+    logger: deps.logger,
     recordSitemaps: deps.recordSitemaps,
   };
 }

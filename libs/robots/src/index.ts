@@ -8,6 +8,7 @@ export {
   entryFromFetch,
   needsFetch,
   ROBOTS_MAX_TTL_MS,
+  SERVER_ERROR_RETRY_MS,
   type RobotsDecision,
   type RobotsEntry,
   type RobotsFetchOutcome,
