@@ -106,6 +106,7 @@ function redirectTarget(
       priority: (data.b + 0.5) / 4,
       from,
       variantKey: variantKey(url),
+      ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
       // A redirect to a file the crawl would drop (a PDF, an image) is recorded, not fetched.
       skipReason: linkSkipReason(url, policy) ?? undefined,
     },
