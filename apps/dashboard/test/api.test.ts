@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +38,13 @@ async function call(method: string, path: string, options: { token?: string | nu
   return { status: res.status, body, headers: res.headers };
 }
 
+// A Web Bot Auth key, so the dashboard serves its directory.
+const signing = generateKeyPairSync('ed25519');
+const KEY_FILE = join(tmpdir(), `trawl-${namespace}-signing.pem`);
+
 beforeAll(async () => {
-  runtime = await openRuntime(namespace, { TRAWL_API_RATE_LIMIT: '150', TRAWL_API_BODY_LIMIT_BYTES: '4096' }, logs);
+  writeFileSync(KEY_FILE, signing.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600 });
+  runtime = await openRuntime(namespace, { TRAWL_API_RATE_LIMIT: '150', TRAWL_API_BODY_LIMIT_BYTES: '4096', TRAWL_SIGNATURE_KEY_FILE: KEY_FILE }, logs);
   server = await startDashboard(runtime, { host: '127.0.0.1', port: 0 });
   base = server.url;
 });
@@ -351,6 +357,16 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
     const res = await call('GET', '/v1/crawl/domains/rules.example/fetches?limit=5');
     expect(res).toMatchObject({ status: 200, body: { host: 'rules.example', fetches: [] } });
     expect((await call('GET', '/v1/crawl/domains/rules.example/fetches?limit=0')).status).toBe(400);
+  });
+});
+
+describe('the Web Bot Auth key directory', () => {
+  it('serves the signing key\'s public half, without a token, as the directory media type', async () => {
+    const res = await call('GET', '/.well-known/http-message-signatures-directory', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/http-message-signatures-directory\+json\b/);
+    const { x } = signing.publicKey.export({ format: 'jwk' }) as { x: string };
+    expect(res.body).toEqual({ keys: [{ kty: 'OKP', crv: 'Ed25519', x }] });
   });
 });
 
