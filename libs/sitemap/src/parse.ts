@@ -87,21 +87,47 @@ const MAX_XML_ERRORS = 1_000;
 
 const quote = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
+/** What every reader keeps: its entries, whether it stopped (and why), its error messages. */
+abstract class Reader {
+  kind: SitemapResult['kind'] | null = null;
+  readonly entries: SitemapEntry[] = [];
+  truncated = false;
+  stopped = false;
+  private readonly errors: string[] = [];
+  private dropped = 0;
+
+  constructor(protected readonly limits: SitemapLimits) {}
+
+  abstract write(text: string): void;
+  abstract end(text: string): void;
+
+  stop(reason: string, truncated: boolean): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.truncated = truncated;
+    this.error(reason);
+  }
+
+  error(message: string): void {
+    if (this.errors.length < this.limits.maxErrors) this.errors.push(message);
+    else this.dropped++;
+  }
+
+  result(): SitemapResult {
+    const errors = this.dropped > 0 ? [...this.errors, `… and ${this.dropped} more errors`] : [...this.errors];
+    return { kind: this.kind ?? 'unknown', entries: this.entries, truncated: this.truncated, errors };
+  }
+}
+
 /**
  * Builds entries from SAX events. Elements are matched by local name, in the entry's namespace
  * prefix (usually none), at their place in the tree (see `Layout`): root → url|sitemap → field.
  * So extension elements (<image:loc>, <xhtml:link>, <atom:link> in RSS, <news:…>) never pass for
  * the document's own. RSS 1.0's `<dc:date>` is the one field read in another prefix.
  */
-class SitemapReader {
-  kind: SitemapResult['kind'] | null = null;
+class SitemapReader extends Reader {
   private layout: Layout | null = null;
   private entryPrefix = '';
-  readonly entries: SitemapEntry[] = [];
-  truncated = false;
-  stopped = false;
-  private readonly errors: string[] = [];
-  private dropped = 0;
   private xmlErrors = 0;
   private readonly parser = sax.parser(true, { position: true });
   private readonly stack: string[] = [];
@@ -112,7 +138,8 @@ class SitemapReader {
   private field: string | null = null;
   private text = '';
 
-  constructor(private readonly limits: SitemapLimits) {
+  constructor(limits: SitemapLimits) {
+    super(limits);
     this.parser.onopentag = (tag) => this.open(tag.name, tag.attributes as Record<string, string>);
     this.parser.onclosetag = () => this.close();
     this.parser.ontext = (text) => this.append(text);
@@ -135,23 +162,6 @@ class SitemapReader {
     if (this.stopped) return;
     this.parser.close();
     if (this.kind === null) this.error('not a sitemap: no root element');
-  }
-
-  stop(reason: string, truncated: boolean): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.truncated = truncated;
-    this.error(reason);
-  }
-
-  error(message: string): void {
-    if (this.errors.length < this.limits.maxErrors) this.errors.push(message);
-    else this.dropped++;
-  }
-
-  result(): SitemapResult {
-    const errors = this.dropped > 0 ? [...this.errors, `… and ${this.dropped} more errors`] : [...this.errors];
-    return { kind: this.kind ?? 'unknown', entries: this.entries, truncated: this.truncated, errors };
   }
 
   private open(qualified: string, attributes: Record<string, string>): void {
@@ -280,18 +290,10 @@ const MAX_BAD_LINES = 1_000;
  * A text sitemap (sitemaps.org: one absolute URL per line, UTF-8, at most 50,000 URLs and 50 MB):
  * blank lines skipped, any other line that is not an http(s) URL reported and skipped.
  */
-class TextReader {
-  kind: SitemapResult['kind'] | null = null;
-  readonly entries: SitemapEntry[] = [];
-  truncated = false;
-  stopped = false;
-  private readonly errors: string[] = [];
-  private dropped = 0;
+class TextReader extends Reader {
   private bad = 0;
   private line = 0;
   private rest = '';
-
-  constructor(private readonly limits: SitemapLimits) {}
 
   write(text: string): void {
     if (this.stopped || text.length === 0) return;
@@ -313,21 +315,9 @@ class TextReader {
     if (this.entries.length === 0) this.error('not a sitemap: no URL lines');
   }
 
-  stop(reason: string, truncated: boolean): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.truncated = truncated;
-    this.error(reason);
-  }
-
-  result(): SitemapResult {
-    const errors = this.dropped > 0 ? [...this.errors, `… and ${this.dropped} more errors`] : [...this.errors];
-    return { kind: this.entries.length > 0 ? 'urlset' : 'unknown', entries: this.entries, truncated: this.truncated, errors };
-  }
-
-  private error(message: string): void {
-    if (this.errors.length < this.limits.maxErrors) this.errors.push(message);
-    else this.dropped++;
+  override result(): SitemapResult {
+    this.kind = this.entries.length > 0 ? 'urlset' : 'unknown';
+    return super.result();
   }
 
   private take(raw: string): void {
@@ -346,7 +336,6 @@ class TextReader {
   }
 }
 
-type Reader = SitemapReader | TextReader;
 
 async function* chunksOf(input: SitemapInput): AsyncGenerator<Buffer> {
   if (input instanceof Uint8Array) {
