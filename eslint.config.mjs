@@ -6,7 +6,8 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const testOnly = ['vitest', 'vitest/node', 'yaml'];
+// Dev dependencies that tests may import (web-bot-auth: an independent verifier of trawl's request signatures).
+const testOnly = ['vitest', 'vitest/node', 'yaml', 'web-bot-auth', 'web-bot-auth/crypto'];
 const allow = (...pkgs) => [...pkgs, ...testOnly];
 
 export default tseslint.config(

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { bearerToken, type TokenSet } from '@trawl/core';
+import { SIGNATURE_DIRECTORY_PATH } from '@trawl/fetch';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type Caller, escapeHtml, sendProblem, wantsHtml } from './http.js';
@@ -79,7 +80,7 @@ class FailureLimiter {
 }
 
 const isPublic = (path: string, method: string, metricsOpen: boolean): boolean =>
-  path === '/healthz' || path === '/signin' || (metricsOpen && path === '/metrics' && (method === 'GET' || method === 'HEAD'));
+  path === '/healthz' || path === '/signin' || path === SIGNATURE_DIRECTORY_PATH || (metricsOpen && path === '/metrics' && (method === 'GET' || method === 'HEAD'));
 
 /** A relative path on this server to go back to after signing in (never another site). */
 export const safeNext = (next: unknown): string => (typeof next === 'string' && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) ? next : '/');

@@ -1,7 +1,7 @@
 import type { ResolvedPolicy } from '@trawl/model';
 import type { OperatorQueries } from '@trawl/db';
 import { explainDelay } from '@trawl/politeness';
-import { decide, parseRobots, type RobotsEntry } from '@trawl/robots';
+import { decide, parseRobots, type RobotsEntry, type UsagePreference } from '@trawl/robots';
 import type { Runtime } from '@trawl/runtime';
 
 export interface RobotsState {
@@ -14,6 +14,7 @@ export interface RobotsState {
   crawl_delay_ms: number | null;
   rules: { allow: boolean; pattern: string }[];
   disallowed_paths: string[];
+  usage: UsagePreference[];
 }
 
 export const iso = (ms: number | null | undefined): string | null => (ms === null || ms === undefined || ms <= 0 ? null : new Date(ms).toISOString());
@@ -36,7 +37,7 @@ export class HostInspector {
 
   /** The robots.txt the crawl holds for a host (its https origin, else http), and what it says. */
   async robotsOf(host: string, policy: ResolvedPolicy): Promise<RobotsState> {
-    const none: RobotsState = { origin: null, state: 'missing', status: null, fetched_at: null, expires_at: null, reason: null, crawl_delay_ms: null, rules: [], disallowed_paths: [] };
+    const none: RobotsState = { origin: null, state: 'missing', status: null, fetched_at: null, expires_at: null, reason: null, crawl_delay_ms: null, rules: [], disallowed_paths: [], usage: [] };
     if (!policy.policy.robots.obey) return { ...none, state: 'ignored' };
     let found: { origin: string; entry: RobotsEntry } | null = null;
     for (const origin of [`https://${host}`, `http://${host}`]) {
@@ -66,6 +67,7 @@ export class HostInspector {
       crawl_delay_ms: rules.crawlDelayMs === null ? null : Math.min(rules.crawlDelayMs, policy.robots.maxCrawlDelayMs),
       rules: [...rules.rules],
       disallowed_paths: rules.rules.filter((r) => !r.allow).map((r) => r.pattern),
+      usage: [...rules.usage],
     };
   }
 
@@ -87,6 +89,7 @@ export class HostInspector {
     const partition = this.runtime.frontier.partitionOf(host);
     return {
       host,
+      worker_id: partition,
       partition,
       paused,
       crawl_delay_ms: explained.delayMs,
@@ -101,7 +104,8 @@ export class HostInspector {
       last_fetched_at: iso(last?.fetchedAt),
       last_status: last?.httpStatus ?? null,
       last_error: last?.errorCode ?? null,
-      next_available_at: iso(state.due),
+      // Never null: a host that may be fetched now is available as of now.
+      next_available_at: iso(Math.max(state.due, this.now)),
       queue_depth: state.queued,
       in_flight: state.fetching,
       leased: state.claim !== null,
@@ -109,6 +113,7 @@ export class HostInspector {
       backoff_streak: state.streak,
       backoff_until: state.backoffMs > 0 && explained.reason === 'backoff' ? iso(state.due) : null,
       robots,
+      robots_disallowed_paths: robots.disallowed_paths,
       dead_letters: urls.failed,
       urls,
     };

@@ -56,6 +56,15 @@ export const robotsSchema = z.object({
   crawl_delay_ms: z.number().int().nullable(),
   rules: z.array(z.object({ allow: z.boolean(), pattern: z.string() })).describe('Rules that apply to our product token, in precedence order'),
   disallowed_paths: z.array(z.string()),
+  usage: z
+    .array(
+      z.object({
+        record: z.enum(['content-signal', 'content-usage']),
+        path: z.string().nullable().describe('Path prefix the preference is limited to; null: the whole site'),
+        values: z.record(z.string(), z.string()).describe('Category → value as written, lower case (e.g. ai-train → no, train-ai → n)'),
+      }),
+    )
+    .describe('Usage preferences robots.txt addresses to us or to every crawler (Content-Signal; Content-Usage of the IETF AI-preferences drafts). Shown only: they never widen what is fetched'),
 });
 
 const urlStates = z.object({ new: z.number(), queued: z.number(), done: z.number(), failed: z.number(), skipped: z.number() });
@@ -63,6 +72,7 @@ const urlStates = z.object({ new: z.number(), queued: z.number(), done: z.number
 export const domainStatus = z
   .object({
     host: z.string(),
+    worker_id: z.number().int().describe('The partition that owns the host (one partition per worker in the original design); any worker consuming that partition fetches it'),
     partition: z.number().int(),
     paused: z.boolean(),
     crawl_delay_ms: z.number().int().describe('Delay between requests to this host now in force'),
@@ -71,7 +81,7 @@ export const domainStatus = z
     last_fetched_at: nullableTime,
     last_status: z.number().int().nullable(),
     last_error: z.string().nullable(),
-    next_available_at: nullableTime.describe('The host may be fetched again from then'),
+    next_available_at: isoTime.describe('The host may be fetched again from then (now, when it may be fetched now)'),
     queue_depth: z.number().int().describe('URLs waiting in the host\'s back queues'),
     in_flight: z.boolean(),
     leased: z.boolean(),
@@ -79,6 +89,7 @@ export const domainStatus = z
     backoff_streak: z.number().int(),
     backoff_until: nullableTime,
     robots: robotsSchema,
+    robots_disallowed_paths: z.array(z.string()).describe('The Disallow patterns of robots.txt that apply to us, as a flat list (robots.disallowed_paths)'),
     dead_letters: z.number().int().describe('URLs of this host given up on (dead-lettered)'),
     urls: urlStates,
   })

@@ -6,6 +6,7 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { ConfigError } from '@trawl/config';
 import { TokenSet } from '@trawl/core';
+import { SIGNATURE_DIRECTORY_PATH, SIGNATURE_DIRECTORY_TYPE, signatureDirectory } from '@trawl/fetch';
 import { isLoopback, type Runtime } from '@trawl/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
 import { registerAuth } from './auth.js';
@@ -125,6 +126,12 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // Web Bot Auth: the public key sites verify trawl's request signatures with (public, like /healthz).
+  app.get(SIGNATURE_DIRECTORY_PATH, async (_request, reply) => {
+    const key = runtime.signingKey;
+    if (key === null) throw new ApiError(404, 'ERR_NOT_FOUND', 'requests are not signed (TRAWL_SIGNATURE_KEY_FILE is unset)');
+    return reply.type(SIGNATURE_DIRECTORY_TYPE).header('cache-control', 'max-age=86400').send(JSON.stringify(signatureDirectory([key])));
+  });
   const metrics = dashboardMetrics(operator);
   app.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()));
 

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +38,13 @@ async function call(method: string, path: string, options: { token?: string | nu
   return { status: res.status, body, headers: res.headers };
 }
 
+// A Web Bot Auth key, so the dashboard serves its directory.
+const signing = generateKeyPairSync('ed25519');
+const KEY_FILE = join(tmpdir(), `trawl-${namespace}-signing.pem`);
+
 beforeAll(async () => {
-  runtime = await openRuntime(namespace, { TRAWL_API_RATE_LIMIT: '150', TRAWL_API_BODY_LIMIT_BYTES: '4096' }, logs);
+  writeFileSync(KEY_FILE, signing.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600 });
+  runtime = await openRuntime(namespace, { TRAWL_API_RATE_LIMIT: '150', TRAWL_API_BODY_LIMIT_BYTES: '4096', TRAWL_SIGNATURE_KEY_FILE: KEY_FILE }, logs);
   server = await startDashboard(runtime, { host: '127.0.0.1', port: 0 });
   base = server.url;
 });
@@ -282,7 +288,13 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
       await runtime.frontier.release(t, now);
       await runtime.frontier.ack(other.partition, [other.id]);
     }
-    await runtime.robots.set('http://rules.example', { kind: 'rules', status: 200, body: 'User-agent: *\nDisallow: /private\nAllow: /private/ok\nCrawl-delay: 3\n', fetchedAt: now, expiresAt: now + 3_600_000 });
+    await runtime.robots.set('http://rules.example', {
+      kind: 'rules',
+      status: 200,
+      body: 'Content-Signal: search=yes, ai-train=no\nUser-agent: *\nDisallow: /private\nAllow: /private/ok\nCrawl-delay: 3\n',
+      fetchedAt: now,
+      expiresAt: now + 3_600_000,
+    });
     await runtime.frontier.push([1, 2, 3].map((i) => ({ url: `http://rules.example/${i}`, host: 'rules.example', depth: 1, hops: 0, flags: 0, priority: 0.5 })));
   });
 
@@ -301,6 +313,27 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
       dead_letters: 0,
     });
     expect(res.body.robots.rules).toEqual([{ allow: true, pattern: '/private/ok' }, { allow: false, pattern: '/private' }]);
+    expect(res.body.robots.usage).toEqual([{ record: 'content-signal', path: null, values: { search: 'yes', 'ai-train': 'no' } }]);
+  });
+
+  it('answers with the flat fields of the original API design beside its own', async () => {
+    const res = await call('GET', '/v1/crawl/domains/rules.example/status');
+    const flat = {
+      host: 'rules.example',
+      worker_id: 0,
+      crawl_delay_ms: 3000,
+      last_fetched_at: null,
+      next_available_at: expect.any(String),
+      queue_depth: 3,
+      backoff_until: null,
+      robots_disallowed_paths: ['/private'],
+    };
+    expect(res.body).toMatchObject(flat);
+    expect(res.body.worker_id).toBe(res.body.partition);
+    // The OpenAPI document names them too.
+    const doc = await call('GET', '/v1/openapi.json');
+    const properties = doc.body.components.schemas.DomainStatus.properties;
+    for (const name of Object.keys(flat)) expect(properties, name).toHaveProperty(name);
   });
 
   it('reports back-off as the reason when it is longer than the base delay', async () => {
@@ -324,6 +357,16 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
     const res = await call('GET', '/v1/crawl/domains/rules.example/fetches?limit=5');
     expect(res).toMatchObject({ status: 200, body: { host: 'rules.example', fetches: [] } });
     expect((await call('GET', '/v1/crawl/domains/rules.example/fetches?limit=0')).status).toBe(400);
+  });
+});
+
+describe('the Web Bot Auth key directory', () => {
+  it('serves the signing key\'s public half, without a token, as the directory media type', async () => {
+    const res = await call('GET', '/.well-known/http-message-signatures-directory', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/http-message-signatures-directory\+json\b/);
+    const { x } = signing.publicKey.export({ format: 'jwk' }) as { x: string };
+    expect(res.body).toEqual({ keys: [{ kty: 'OKP', crv: 'Ed25519', x }] });
   });
 });
 

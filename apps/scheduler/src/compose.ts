@@ -128,7 +128,7 @@ async function runSweep(runtime: Runtime, name: SweepName): Promise<Record<strin
       if (!policy?.policy.recrawl.enabled) return { skipped: 're-crawl is off' };
       return recrawlSweep(
         { db: runtime.db, frontier: runtime.frontier, counters: runtime.counters, clock: runtime.clock, logger },
-        { batch: config.recrawl.sweepBatch, perHost: config.recrawl.perHost },
+        { batch: config.recrawl.sweepBatch, perHost: config.recrawl.perHost, maxIntervalS: policy.recrawl.maxIntervalS },
       );
     case 'sitemaps':
       return sitemapSweep({ db: runtime.db, frontier: runtime.frontier, logger }, { batch: 1000, refreshMs: config.sitemaps.refreshIntervalS * 1000 });

@@ -4,6 +4,8 @@ export {
   type Config,
   type ConfigInput,
   configSchema,
+  CRAWLER_VERSION,
+  userAgentOf,
   FETCH_HOLD_MARGIN_MS,
   type CrawlPolicyConfig,
   type DashboardConfig,

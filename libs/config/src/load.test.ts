@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCidr } from './fields.js';
 import { ConfigError, listSettings, loadConfig, redactSecrets } from './load.js';
+import { userAgentOf } from './schema.js';
 
 describe('loadConfig', () => {
   it('works with no input at all: defaults for one machine', () => {
@@ -188,5 +189,18 @@ describe('secret settings', () => {
     const shown = JSON.stringify(redactSecrets(config));
     expect(shown).not.toContain('token-of-sixteen');
     expect((redactSecrets(config).dashboard as { apiTokens: string[] }).apiTokens).toEqual(['***', '***']);
+  });
+});
+
+describe('the crawler\'s identity', () => {
+  it('names the product token and the contact URL in the User-Agent; TRAWL_USER_AGENT replaces it whole', () => {
+    expect(userAgentOf(loadConfig({ env: {} }))).toBe('trawl/0.1 (+https://github.com/trawl-crawler/trawl)');
+    expect(userAgentOf(loadConfig({ env: { TRAWL_ROBOTS_TOKEN: 'acmebot', TRAWL_CONTACT_URL: 'https://acme.example/crawler' } }))).toBe('acmebot/0.1 (+https://acme.example/crawler)');
+    expect(userAgentOf(loadConfig({ env: { TRAWL_USER_AGENT: 'custom/9' } }))).toBe('custom/9');
+  });
+
+  it('refuses a contact that is no http(s) URL, and a Signature-Agent without a signing key', () => {
+    expect(() => loadConfig({ env: { TRAWL_CONTACT_URL: 'mailto:ops@acme.example' } })).toThrow(/TRAWL_CONTACT_URL/);
+    expect(() => loadConfig({ env: { TRAWL_SIGNATURE_AGENT_URL: 'https://acme.example' } })).toThrow(/TRAWL_SIGNATURE_KEY_FILE/);
   });
 });

@@ -101,6 +101,11 @@ export const configSchema = z.object({
       'TRAWL_ROBOTS_ATTEMPTS',
       'Tries per URL while its host\'s robots.txt is unavailable (each waits for the next robots.txt try, TRAWL_ROBOTS_RETRY_BASE_MS doubling); at most TRAWL_ATTEMPTS. Then the URL is recorded as failed and the re-crawl tries it again later (TRAWL_RECRAWL_FAILURE_BASE_S), so a host that is down does not hold the crawl for minutes.',
     ),
+    serverError: set(
+      oneOf(['disallow', 'allow']).default('disallow'),
+      'TRAWL_ROBOTS_SERVER_ERROR',
+      'robots.txt answering 5xx: disallow (RFC 9309 §2.3.1.4: the host counts as fully disallowed until robots.txt can be fetched, retried with back-off), or allow (the host is crawled as if robots.txt allowed everything — its last good copy\'s rules when there is one —, the 5xx is logged, robots.txt is fetched again after 1 hour, and the host never stalls). 429, timeouts and connection failures always disallow.',
+    ),
     outageFallbackMs: set(int(0).default(30 * 86_400_000), 'TRAWL_ROBOTS_OUTAGE_FALLBACK_MS', 'After robots.txt has failed this long, use the last good copy if there is one (0: never; RFC 9309 suggests 30 days).'),
     maxCrawlDelayMs: set(int(0).default(30_000), 'TRAWL_MAX_CRAWL_DELAY_MS', 'Cap on a robots.txt Crawl-delay.'),
     overCap: set(oneOf(['clamp', 'skip']).default('clamp'), 'TRAWL_CRAWL_DELAY_OVER_CAP', 'A Crawl-delay above the cap: clamp it to the cap, or skip the host.'),
@@ -109,7 +114,12 @@ export const configSchema = z.object({
   worker: z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
     heartbeatMs: set(int(300, 600_000).default(5000), 'TRAWL_WORKER_HEARTBEAT_MS', 'Workers heartbeat in Redis; partitions are spread over the live ones on the hash ring (domain affinity), and a worker silent for this long drops out: its partitions move to the others.'),
-    userAgent: set(str().default('trawl/0.1 (+https://github.com/trawl-crawler/trawl)'), 'TRAWL_USER_AGENT', 'User-Agent header sent with every request.'),
+    contactUrl: set(
+      url(['http:', 'https:']).default('https://github.com/trawl-crawler/trawl'),
+      'TRAWL_CONTACT_URL',
+      'Where a site owner learns who runs this crawl and how to reach them (a page with an e-mail address or a form): named in the User-Agent, `<TRAWL_ROBOTS_TOKEN>/0.1 (+<this URL>)`. Set it to your own page for any crawl of sites you do not own.',
+    ),
+    userAgent: set(str().optional(), 'TRAWL_USER_AGENT', 'The whole User-Agent header, instead of the one built from TRAWL_ROBOTS_TOKEN and TRAWL_CONTACT_URL (keep the product token first, so sites can address trawl in robots.txt).'),
     attempts: set(int(1, 50).default(4), 'TRAWL_ATTEMPTS', 'Tries per URL for transient failures (timeouts, resets, 5xx) before it is dead-lettered.'),
     dlqMax: set(int(1).default(100_000), 'TRAWL_DLQ_MAX', 'Dead letters (BullMQ failed jobs) kept per fetch queue (partition); beyond it the oldest are removed, as are any older than 30 days.'),
     timeoutAttempts: set(int(1, 50).default(2), 'TRAWL_TIMEOUT_ATTEMPTS', 'Tries per URL when the last one timed out (each held its host for up to TRAWL_FETCH_DEADLINE_MS); at most TRAWL_ATTEMPTS.'),
@@ -158,6 +168,16 @@ export const configSchema = z.object({
     deadlineMs: set(int(1).default(60_000), 'TRAWL_FETCH_DEADLINE_MS', 'Total time one fetch may take, whatever the server does.'),
     maxBodyBytes: set(int(1024).default(10 * 1024 * 1024), 'TRAWL_MAX_BODY_BYTES', 'Body cap (decoded bytes); longer bodies are truncated, kept and parsed.'),
     allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+    signatureKeyFile: set(
+      str().optional(),
+      'TRAWL_SIGNATURE_KEY_FILE',
+      'Opt-in Web Bot Auth: an Ed25519 private key (PEM, PKCS#8) every request is signed with, as HTTP Message Signatures (RFC 9421) covering the authority and Signature-Agent, valid 60 s. Unset: requests are not signed. Make one with `openssl genpkey -algorithm ed25519 -out trawl-signing.pem`.',
+    ),
+    signatureAgentUrl: set(
+      url(['https:', 'http:']).optional(),
+      'TRAWL_SIGNATURE_AGENT_URL',
+      'With TRAWL_SIGNATURE_KEY_FILE: the origin whose /.well-known/http-message-signatures-directory serves trawl\'s public key (the dashboard serves it), sent and signed as Signature-Agent. Unset: no Signature-Agent.',
+    ),
     hostsFile: set(str().optional(), 'TRAWL_HOSTS_FILE', 'A hosts(5) file of static name → address entries answered before DNS (staging pins, the synthetic web\'s named hosts); the SSRF guard still applies.'),
     dnsMaxTtlS: set(int(0).default(3600), 'TRAWL_DNS_MAX_TTL_S', 'DNS answers are cached for their TTL, at most this long.'),
     dnsErrorTtlMs: set(int(0).default(3_600_000), 'TRAWL_DNS_ERROR_TTL_MS', 'A DNS "no such host" (NXDOMAIN, no records) is cached this long; transient failures (SERVFAIL, timeouts) only 2 s, so the retries that follow can succeed.'),
@@ -243,6 +263,9 @@ export const configSchema = z.object({
     level: set(oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), 'TRAWL_LOG_LEVEL', 'Log level (JSON lines on stderr).'),
   }),
 }).superRefine((config, ctx) => {
+  if (config.fetch.signatureAgentUrl !== undefined && config.fetch.signatureKeyFile === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['fetch', 'signatureAgentUrl'], message: 'a Signature-Agent names the directory of a signing key: set TRAWL_SIGNATURE_KEY_FILE too' });
+  }
   // REDIS_URL names one server, or (in cluster mode only) a cluster's seed nodes.
   const urls = config.redisUrl === undefined ? [] : splitList(config.redisUrl);
   if (config.redisCluster) {
@@ -295,3 +318,15 @@ export type DedupConfig = Config['dedup'];
 export type WarcConfig = Config['warc'];
 export type DashboardConfig = Config['dashboard'];
 export type MetricsConfig = Config['metrics'];
+
+/** The version the User-Agent names. */
+export const CRAWLER_VERSION = '0.1';
+
+/**
+ * The User-Agent trawl sends: TRAWL_USER_AGENT when set, else the robots.txt product token with
+ * the contact URL (`trawl/0.1 (+https://crawler.example/about)`), so a site owner reading a log
+ * line knows which robots.txt group applies and where to turn.
+ */
+export function userAgentOf(config: Pick<Config, 'worker' | 'robots'>): string {
+  return config.worker.userAgent ?? `${config.robots.productToken}/${CRAWLER_VERSION} (+${config.worker.contactUrl})`;
+}

@@ -57,7 +57,7 @@ export interface PipelineDeps {
 
 /** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */
 export interface SitemapDeps {
-  store: Pick<Sitemaps, 'recordFetch' | 'add' | 'isChild' | 'lastChecked' | 'takePages'>;
+  store: Pick<Sitemaps, 'recordFetch' | 'add' | 'placeOf' | 'lastChecked' | 'takePages'>;
   frontier: Pick<Frontier, 'push'>;
   markQueued: (hashes: readonly Buffer[]) => Promise<void>;
   /** Entries read from one file at most. */

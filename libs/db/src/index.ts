@@ -19,7 +19,7 @@ export {
 } from './database.js';
 export { Freshness, type FreshnessQuery, type FreshnessRow, type PageRecrawlRecord, type RecrawlUpdate, type StoredRecrawlState } from './freshness.js';
 export { type DuePage, pageValidators, takeDuePages } from './recrawl-sweep.js';
-export { Sitemaps } from './sitemaps.js';
+export { type SitemapPlace, Sitemaps, type SitemapSource } from './sitemaps.js';
 export { isDataError } from './isolate.js';
 export { storableText, storableTextOrNull } from './text.js';
 export {

@@ -24,30 +24,38 @@ interface DueRow {
 }
 
 /**
- * Takes up to `limit` pages whose `next_crawl_at` has passed, at most `perHost` of any one host
- * (oldest due first), and moves their URLs from a settled state (done, failed, skipped) back to
- * `new` in the same statement — the mark that keeps a page from being taken twice. Rows another
- * sweep is taking right now are skipped (`FOR UPDATE SKIP LOCKED`), so two schedulers sweeping at
- * once never both inject a page. Pages already taken (queued, not yet fetched again) still hold
- * their host's slots, so a host's re-crawls never run more than `perHost` ahead of its fetches.
- * A crash before the frontier has them leaves them `new`, and the repair sweep pushes them.
+ * Takes up to `limit` due pages, at most `perHost` of any one host (oldest due first), and moves
+ * their URLs from a settled state (done, failed, skipped) back to `new` in the same statement —
+ * the mark that keeps a page from being taken twice. A page is due when its `next_crawl_at` has
+ * passed, or when it has not been visited (`fetched_at`, any outcome) for `maxIntervalS` whatever
+ * its `next_crawl_at` says — `isDue` of @trawl/recrawl: a page recorded while re-crawl was off
+ * (no due time) or scheduled by a policy with a longer maximum is still checked that often. Rows
+ * another sweep is taking right now are skipped (`FOR UPDATE SKIP LOCKED`), so two schedulers
+ * sweeping at once never both inject a page. Pages already taken (queued, not yet fetched again)
+ * still hold their host's slots, so a host's re-crawls never run more than `perHost` ahead of its
+ * fetches. A crash before the frontier has them leaves them `new`, and the repair sweep pushes them.
  */
-export async function takeDuePages(pool: pg.Pool, schema: string, options: { limit: number; perHost: number }): Promise<DuePage[]> {
+export async function takeDuePages(pool: pg.Pool, schema: string, options: { limit: number; perHost: number; maxIntervalS: number }): Promise<DuePage[]> {
   const t = (name: string) => `"${schema}".${name}`;
+  // Each page's due time under the cap; both branches of the OR are index scans.
+  const dueAt = `LEAST(COALESCE(c.next_crawl_at, 'infinity'), c.fetched_at + make_interval(secs => $3))`;
   const { rows } = await pool.query<DueRow>(
     `WITH due AS (
-       SELECT p.url_hash, p.next_crawl_at
-       FROM (SELECT DISTINCT host FROM ${t('crawled_pages')} WHERE next_crawl_at <= now()) h
+       SELECT p.url_hash, p.due_at
+       FROM (
+         SELECT host FROM ${t('crawled_pages')} WHERE next_crawl_at <= now()
+         UNION SELECT host FROM ${t('crawled_pages')} WHERE fetched_at <= now() - make_interval(secs => $3)
+       ) h
        CROSS JOIN LATERAL (
-         SELECT c.url_hash, c.next_crawl_at FROM ${t('crawled_pages')} c
-         WHERE c.host = h.host AND c.next_crawl_at <= now()
-         ORDER BY c.next_crawl_at LIMIT $2
+         SELECT c.url_hash, ${dueAt} AS due_at FROM ${t('crawled_pages')} c
+         WHERE c.host = h.host AND (c.next_crawl_at <= now() OR c.fetched_at <= now() - make_interval(secs => $3))
+         ORDER BY due_at LIMIT $2
        ) p
      ),
      taken AS (
        SELECT u.url_hash FROM ${t('urls')} u JOIN due d ON d.url_hash = u.url_hash
        WHERE u.state IN ('done', 'failed', 'skipped')
-       ORDER BY d.next_crawl_at
+       ORDER BY d.due_at
        LIMIT $1
        FOR UPDATE OF u SKIP LOCKED
      ),
@@ -58,8 +66,8 @@ export async function takeDuePages(pool: pg.Pool, schema: string, options: { lim
      )
      SELECT m.url_hash, m.url, m.host, m.depth, p.next_crawl_at, p.change_frequency_s, p.checked_at, p.recrawl_failures
      FROM marked m JOIN ${t('crawled_pages')} p ON p.url_hash = m.url_hash
-     ORDER BY p.next_crawl_at`,
-    [options.limit, options.perHost],
+     ORDER BY p.next_crawl_at NULLS FIRST`,
+    [options.limit, options.perHost, options.maxIntervalS],
   );
   return rows.map((r) => ({
     hash: r.url_hash,

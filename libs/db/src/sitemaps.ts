@@ -1,6 +1,18 @@
 import type pg from 'pg';
 import type { DuePage } from './recrawl-sweep.js';
 
+/** How the crawl learnt of a sitemap: a robots.txt `Sitemap:` line, a guess (/sitemap.xml), an index. */
+export type SitemapSource = 'robots' | 'guess' | 'index';
+
+export interface SitemapPlace {
+  source: SitemapSource;
+  origin: string;
+  /** The index that listed it, if any. */
+  parent: string | null;
+  /** The origin of the robots.txt that named it or its index, else null. */
+  robotsOrigin: string | null;
+}
+
 /**
  * Sitemaps between fetches (the `sitemaps` table): which are due for a refresh, what a fetch
  * found, the children of an index, and the pages a sitemap says changed. Every function runs one
@@ -17,7 +29,7 @@ export class Sitemaps {
   }
 
   /** Records sitemaps to fetch (new ones only; a known one keeps its schedule). */
-  async add(origin: string, urls: readonly string[], source: 'robots' | 'guess' | 'index', parent: string | null = null): Promise<void> {
+  async add(origin: string, urls: readonly string[], source: SitemapSource, parent: string | null = null): Promise<void> {
     if (urls.length === 0) return;
     await this.pool.query(
       `INSERT INTO ${this.t.sitemaps} (url, origin, source, parent) SELECT u, $2, $3, $4 FROM unnest($1::text[]) AS x(u)
@@ -53,10 +65,22 @@ export class Sitemaps {
     );
   }
 
-  /** Whether a sitemap was listed by an index (its own children are not followed: one level). */
-  async isChild(url: string): Promise<boolean> {
-    const { rows } = await this.pool.query<{ source: string }>(`SELECT source FROM ${this.t.sitemaps} WHERE url = $1`, [url]);
-    return rows[0]?.source === 'index';
+  /**
+   * Where a sitemap came from: its source and origin (the robots.txt's origin for one robots.txt
+   * named, the index's for a child), the index that listed it, and the robots.txt origin that
+   * vouches for it — its own when robots.txt named it, its index's when that index was named by
+   * robots.txt — or null. Null for an unknown sitemap.
+   */
+  async placeOf(url: string): Promise<SitemapPlace | null> {
+    const { rows } = await this.pool.query<{ source: SitemapSource; origin: string; parent: string | null; parent_source: string | null; parent_origin: string | null }>(
+      `SELECT s.source, s.origin, s.parent, p.source AS parent_source, p.origin AS parent_origin
+       FROM ${this.t.sitemaps} s LEFT JOIN ${this.t.sitemaps} p ON p.url = s.parent WHERE s.url = $1`,
+      [url],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const robotsOrigin = row.source === 'robots' ? row.origin : row.source === 'index' && row.parent_source === 'robots' ? row.parent_origin : null;
+    return { source: row.source, origin: row.origin, parent: row.parent, robotsOrigin };
   }
 
   /** When each page was last seen with content (2xx or 304), by latin1 fingerprint; unknown pages are absent. */

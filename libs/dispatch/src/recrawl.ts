@@ -17,13 +17,14 @@ export interface RecrawlSweepDeps {
 }
 
 /**
- * One re-crawl sweep: pages whose `next_crawl_at` has passed go back into the frontier, past the
+ * One re-crawl sweep: pages due (their `next_crawl_at` has passed, or they have gone unvisited for
+ * `maxIntervalS`, see `takeDuePages`) go back into the frontier, past the
  * seen-set, flagged as re-crawls (so the worker sends its conditional GET) and in the top band,
  * ahead of new discoveries of their hosts. At most `perHost` per host are out at a time, so a
  * host with a flood of due pages cannot crowd the others out of a sweep.
  */
-export async function recrawlSweep(deps: RecrawlSweepDeps, options: { batch: number; perHost: number }): Promise<{ pushed: number }> {
-  const pages = await takeDuePages(deps.db.pool, deps.db.options.schema, { limit: options.batch, perHost: options.perHost });
+export async function recrawlSweep(deps: RecrawlSweepDeps, options: { batch: number; perHost: number; maxIntervalS: number }): Promise<{ pushed: number }> {
+  const pages = await takeDuePages(deps.db.pool, deps.db.options.schema, { limit: options.batch, perHost: options.perHost, maxIntervalS: options.maxIntervalS });
   if (pages.length === 0) return { pushed: 0 };
   const now = deps.clock.now();
   const result = await deps.frontier.push(

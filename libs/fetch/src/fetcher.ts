@@ -15,6 +15,7 @@ import {
   type FetchTimeouts,
 } from './options.js';
 import { fetchRobotsFile, type RobotsFetchOptions, type RobotsFetchResult } from './robots-fetch.js';
+import { withSignature } from './signature.js';
 import { type AddressPolicy, addressPolicyProblems } from './ssrf.js';
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -98,6 +99,7 @@ export class Fetcher {
   private readonly timeouts: FetchTimeouts;
   /** Every request's headers before the caller's own (Host is added by Node). */
   private readonly headers: OutgoingHttpHeaders;
+  private readonly signRequest: FetcherOptions['signRequest'];
   /** The DNS cache's lookup behind the SSRF guard's filter. */
   private readonly lookup: LookupFunction;
   private closed = false;
@@ -110,6 +112,7 @@ export class Fetcher {
     this.policy = Object.freeze({ allowNetworks: Object.freeze([...(options.ssrf?.allowNetworks ?? [])]) });
     this.lookup = guardLookup(options.lookup ?? (options.dns ?? new DnsCache({ clock: this.clock })).lookup, this.policy);
     this.headers = { 'user-agent': options.userAgent, accept: options.acceptTypes ?? DEFAULT_ACCEPT, 'accept-encoding': ACCEPT_ENCODING };
+    this.signRequest = options.signRequest;
 
     const agentOptions = {
       keepAlive: true,
@@ -173,7 +176,7 @@ export class Fetcher {
         path: `${target.pathname}${target.search}`,
         method: 'GET',
         agent: secure ? this.agents.https : this.agents.http,
-        headers: { ...this.headers, ...plan.headers },
+        headers: withSignature(this.signRequest, target.href, { ...this.headers, ...plan.headers }),
         // Down to net.connect through the agent; node skips it for IP-literal hosts, hence the literal check.
         lookup: this.lookup,
       });

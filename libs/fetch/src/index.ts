@@ -16,3 +16,13 @@ export {
   type RobotsFetchResult,
 } from './robots-fetch.js';
 export { type AddressPolicy, blockedReason } from './ssrf.js';
+export {
+  SIGNATURE_DIRECTORY_PATH,
+  SIGNATURE_DIRECTORY_TYPE,
+  SIGNATURE_VALIDITY_S,
+  type SignatureOptions,
+  signatureDirectory,
+  type SigningKey,
+  signingKeyFromPem,
+  webBotAuthHeaders,
+} from './signature.js';

@@ -29,6 +29,11 @@ export interface FetchOptions {
    * so we rarely reuse a socket the server is closing.
    */
   freeSocketTimeoutMs?: number;
+  /**
+   * Headers to add to each request (every hop, robots.txt included), from the request about to be
+   * sent: how requests are signed (`webBotAuthHeaders`). Default: none.
+   */
+  signRequest?: (method: string, url: string, headers: Readonly<Record<string, unknown>>) => Record<string, string>;
 }
 
 export interface FetcherOptions extends FetchOptions {

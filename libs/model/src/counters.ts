@@ -38,6 +38,8 @@ export const COUNTERS = [
   'notModified',
   'sitemapsFetched',
   'sitemapUrls',
+  /** Sitemap entries skipped for standing outside the sitemap's location (sitemaps.org). */
+  'sitemapOutside',
   /** Jobs the gate turned away because an operator paused their host (the URL went back to the frontier). */
   'pausedReturned',
   /** Bodies identical to an earlier page's (TRAWL_NEAR_DUP_*). */

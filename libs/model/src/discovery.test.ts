@@ -5,6 +5,7 @@ import { Frontier } from '@trawl/frontier';
 import { testRedis } from '@trawl/redis/testing';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { silentLogger } from '@trawl/telemetry';
+import { parseRobots } from '@trawl/robots';
 import { fingerprint } from '@trawl/url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Counters } from './counters.js';
@@ -137,6 +138,35 @@ describe('Discovery', () => {
     expect(rows['/private/x']).toEqual({ state: 'skipped', reason: `${ErrorCode.RobotsDisallowed}: Disallow: /private` });
     expect(rows['/private/doc.pdf']?.reason).toContain('links to .pdf files');
     expect(rows['/doc.pdf']?.state).toBe('skipped');
+    await discovery.drain();
+  });
+
+  it('asks robots.txt about the URL as the site spelled it too, when normalization reordered or stripped its parameters', async () => {
+    const rules = parseRobots('http://s.example/robots.txt', 'User-agent: *\nDisallow: /search?q=\nDisallow: /*utm_source=\n', 'trawl');
+    const asked: string[] = [];
+    const discovery = new Discovery({
+      ...deps,
+      robotsVerdicts: async (urls) => {
+        asked.push(...urls);
+        return urls.map((u) => (rules.isAllowed(u) ? null : `${ErrorCode.RobotsDisallowed}: ${rules.matchingRule(u)?.pattern}`));
+      },
+    });
+    const candidates = candidatesFromLinks(links('s.example/search?q=shoes&page=2', 's.example/search?page=3', 's.example/list?utm_source=news&id=1', 's.example/a?b=1&c=2'), page('s.example'), policyFor(), deps.counters, Date.now());
+    // Canonical forms sort and strip: /search?page=2&q=shoes and /list?id=1 are allowed as such.
+    expect(candidates.map((c) => [c.url, c.spelled])).toEqual([
+      ['http://s.example/search?page=2&q=shoes', 'http://s.example/search?q=shoes&page=2'],
+      ['http://s.example/search?page=3', undefined],
+      ['http://s.example/list?id=1', 'http://s.example/list?utm_source=news&id=1'],
+      ['http://s.example/a?b=1&c=2', undefined],
+    ]);
+    expect(await discovery.add(candidates)).toEqual({ queued: 2, known: 2 });
+    const rows = await rowsOf('s.example');
+    expect(rows['/search?page=2&q=shoes']).toEqual({ state: 'skipped', reason: `${ErrorCode.RobotsDisallowed}: /search?q=` });
+    expect(rows['/list?id=1']).toEqual({ state: 'skipped', reason: `${ErrorCode.RobotsDisallowed}: /*utm_source=` });
+    expect(rows['/search?page=3']?.state).toBe('queued');
+    expect(rows['/a?b=1&c=2']?.state).toBe('queued');
+    // One round trip, each spelling asked once.
+    expect(asked).toHaveLength(6);
     await discovery.drain();
   });
 

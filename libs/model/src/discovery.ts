@@ -16,6 +16,8 @@ export interface Candidate extends PushItem {
   from: Buffer | null;
   /** Set: the URL is recorded as skipped, with this reason, and never queued (so never fetched). */
   skipReason?: string;
+  /** The URL as the site spelled it, when normalization reordered or removed parameters: robots.txt is asked about both. */
+  spelled?: string;
 }
 
 export const PRIORITY = { seed: 1, link: 0.5 } as const;
@@ -93,6 +95,7 @@ export function candidatesFromLinks(
       priority: PRIORITY.link,
       from: page.hash,
       variantKey: variantKey(url),
+      ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
     };
     const skipReason = linkSkipReason(url, policy);
     if (skipReason !== null) {
@@ -109,7 +112,17 @@ export function seedCandidate(raw: string, policy: ResolvedPolicy): Candidate | 
   const normalized = normalizeUrl(raw, undefined, policy.normalize);
   if (!normalized.ok) return { error: `${normalized.code}: ${normalized.reason}` };
   const url = normalized.url;
-  return { url, hash: fingerprint(url), host: hostOf(url), depth: 0, hops: 0, flags: UrlFlag.Seed, priority: PRIORITY.seed, from: null };
+  return {
+    url,
+    hash: fingerprint(url),
+    host: hostOf(url),
+    depth: 0,
+    hops: 0,
+    flags: UrlFlag.Seed,
+    priority: PRIORITY.seed,
+    from: null,
+    ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
+  };
 }
 
 export interface DiscoveryDeps {
@@ -216,11 +229,18 @@ export class Discovery {
 
   /**
    * Per candidate, why it is recorded as skipped rather than queued: its own `skipReason`, else
-   * what the cached robots.txt says (asked only for the others). Null: queue it.
+   * what the cached robots.txt says (asked only for the others) of the URL trawl will request and
+   * of the URL as the site spelled it, when they differ: robots.txt rules are written for the
+   * site's own spelling (`Disallow: /search?q=` must stop `/search?q=shoes&page=2` though its
+   * canonical form sorts it to `/search?page=2&q=shoes`). Null: queue it.
    */
   private async skipReasons(candidates: readonly Candidate[]): Promise<(string | null)[]> {
-    const ask = candidates.filter((c) => c.skipReason === undefined).map((c) => c.url);
-    const forbidden = this.deps.robotsVerdicts && ask.length > 0 ? await this.deps.robotsVerdicts(ask) : [];
+    const asked = candidates.filter((c) => c.skipReason === undefined);
+    const spelled = asked.filter((c) => c.spelled !== undefined);
+    const ask = [...asked.map((c) => c.url), ...spelled.map((c) => c.spelled as string)];
+    const verdicts = this.deps.robotsVerdicts && ask.length > 0 ? await this.deps.robotsVerdicts(ask) : [];
+    const bySpelling = new Map(spelled.map((c, i) => [c, verdicts[asked.length + i] ?? null]));
+    const forbidden = asked.map((c, i) => verdicts[i] ?? bySpelling.get(c) ?? null);
     this.deps.counters.add('robotsDisallowed', forbidden.filter((f) => f !== null).length);
     let next = 0;
     return candidates.map((c) => (c.skipReason !== undefined ? c.skipReason : (forbidden[next++] ?? null)));

@@ -114,6 +114,7 @@ export const crawlPolicySchema = z.object({
     outageFallbackMs: z.number().int().min(0),
     maxCrawlDelayMs: z.number().int().min(0),
     overCap: z.enum(['clamp', 'skip']),
+    serverError: z.enum(['disallow', 'allow']).default('disallow'),
   }),
 });
 export type CrawlPolicy = z.output<typeof crawlPolicySchema>;
@@ -226,6 +227,7 @@ export function resolvePolicy(policy: CrawlPolicy): ResolvedPolicy {
       outageFallbackMs: policy.robots.outageFallbackMs,
       maxCrawlDelayMs: policy.robots.maxCrawlDelayMs,
       overCap: policy.robots.overCap,
+      serverError: policy.robots.serverError,
     },
     traps: policy.trapChecks ? DEFAULT_TRAP_OPTIONS : null,
     skipExtensions: extensionSet(policy.skipExtensions),

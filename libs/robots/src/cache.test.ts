@@ -2,7 +2,7 @@ import { ManualClock } from '@trawl/core';
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RobotsCache } from './cache.js';
-import type { RobotsEntry } from './policy.js';
+import { entryFromFetch, type RobotsEntry, type RobotsOptions } from './policy.js';
 
 const t = testRedis('robots');
 // A second connection: what another worker process would have.
@@ -123,5 +123,28 @@ describe('RobotsCache', () => {
     // A fresh fetch simply overwrites it.
     await a.set(origin, rules(0));
     expect((await a.get(origin))?.kind).toBe('rules');
+  });
+
+  it('keeps the last good copy past its key\'s expiry while robots.txt is failing, so the outage fallback can use it', async () => {
+    const origin = nextOrigin();
+    const clock = new ManualClock(Date.now());
+    // Entries expire (and their Redis keys with them, 40 ms of grace later) within 60 ms of real time.
+    const cache = new RobotsCache(t.redis, { prefix: t.prefix, localTtlMs: 0, clock, redisGraceMs: 40, keepLastGoodMs: 60_000 });
+    const options: RobotsOptions = { productToken: 'trawl', ttlMs: 20, retryBaseMs: 20, outageFallbackMs: 30 * 24 * HOUR, maxCrawlDelayMs: 30_000, overCap: 'clamp' };
+    const body = 'User-agent: *\nDisallow: /private\n';
+    const sleep = () => new Promise((r) => setTimeout(r, 150));
+
+    // A good copy, then its key's lifetime passes with no fetch at all (the host was idle).
+    await cache.set(origin, entryFromFetch({ kind: 'response', status: 200, body: Buffer.from(body), finalUrl: `${origin}/robots.txt` }, null, clock.now(), options));
+    await sleep();
+    clock.advance(150);
+    // robots.txt now fails: the new entry must still carry the good copy.
+    const failed = entryFromFetch({ kind: 'response', status: 503, body: Buffer.alloc(0), finalUrl: `${origin}/robots.txt` }, await cache.get(origin), clock.now(), options);
+    expect(failed).toMatchObject({ kind: 'unavailable', lastGood: { body } });
+    await cache.set(origin, failed);
+    // The failing entry's own retry time and grace pass too: the copy is still there.
+    await sleep();
+    clock.advance(150);
+    expect(await cache.get(origin)).toMatchObject({ kind: 'unavailable', lastGood: { body } });
   });
 });

@@ -16,6 +16,13 @@ export interface RobotsCacheOptions {
   localMaxChars?: number;
   /** How long Redis keeps an entry after its own expiry or retry time (default 1 h). */
   redisGraceMs?: number;
+  /**
+   * How long Redis keeps an entry that holds a readable copy (rules, an allow-all, or a failing
+   * entry's last good copy) after it is written, at least (default 0: no longer than above). The
+   * copy must outlive the key's usual expiry for the outage fallback (RFC 9309 §2.4: a cached copy
+   * after 30 days unreachable) to find it when a host's robots.txt fails after a quiet spell.
+   */
+  keepLastGoodMs?: number;
   clock?: Clock;
   /** Told when a stored value is unusable (it is then treated as missing). */
   onCorrupt?: (origin: string, problem: string) => void;
@@ -41,6 +48,7 @@ export class RobotsCache {
   private readonly local: BoundedLru<string, { entry: RobotsEntry; storedAt: number }>;
   private readonly localTtlMs: number;
   private readonly redisGraceMs: number;
+  private readonly keepLastGoodMs: number;
   private readonly clock: Clock;
 
   constructor(
@@ -49,6 +57,7 @@ export class RobotsCache {
   ) {
     this.localTtlMs = options.localTtlMs ?? 5_000;
     this.redisGraceMs = options.redisGraceMs ?? 60 * 60 * 1000;
+    this.keepLastGoodMs = options.keepLastGoodMs ?? 0;
     this.clock = options.clock ?? systemClock;
     this.local = new BoundedLru(options.localMax ?? 1_000, options.localMaxChars ?? 16 * 1024 * 1024, (v) => bodyChars(v.entry) + 256);
   }
@@ -88,7 +97,8 @@ export class RobotsCache {
     const key = this.key(origin);
     const now = this.clock.now();
     const until = entry.kind === 'unavailable' ? entry.retryAt : entry.expiresAt;
-    const ttlMs = Math.max(0, Math.ceil(until - now)) + this.redisGraceMs;
+    const readable = entry.kind !== 'unavailable' || entry.lastGood !== null;
+    const ttlMs = Math.max(Math.max(0, Math.ceil(until - now)) + this.redisGraceMs, readable ? this.keepLastGoodMs : 0);
     await this.redis.set(key, JSON.stringify(entry), 'PX', Math.max(1, ttlMs));
     this.local.set(key, { entry, storedAt: now });
   }

@@ -2,6 +2,7 @@ export { type RobotsCacheOptions, RobotsCache, type RobotsLookup } from './cache
 export { type RobotsRule } from './match.js';
 export { originOf, robotsUrlFor } from './origin.js';
 export { agentToken, parseRobots, type RobotsRules } from './parse.js';
+export { type UsagePreference } from './usage.js';
 export {
   decide,
   entryFromFetch,
@@ -9,6 +10,7 @@ export {
   refusalOf,
   type RobotsRefusal,
   ROBOTS_MAX_TTL_MS,
+  SERVER_ERROR_RETRY_MS,
   type RobotsDecision,
   type RobotsEntry,
   type RobotsFetchOutcome,

@@ -2,7 +2,10 @@
  * RFC 9309 §2.2.2–§2.2.3 path matching on patterns and paths already in match form
  * (see `matchForm`): a rule matches when its pattern matches a prefix of the path, `*` matches
  * any run of octets (including none), and a trailing `$` requires the path to end there. A `$`
- * anywhere else is an ordinary octet, as in Google's reference parser.
+ * anywhere else is an ordinary octet, as in Google's reference parser. Only a literal `*` or `$`
+ * is special: `%2A` and `%24` stand for the octets themselves (§2.2.3), so they become plain `*`
+ * and `$` in the literal parts a pattern is split into (paths get the same reading, see
+ * `parseRobots`).
  */
 export interface RobotsRule {
   allow: boolean;
@@ -19,11 +22,16 @@ export interface CompiledRule extends RobotsRule {
 export function compileRule(rule: RobotsRule): CompiledRule {
   const anchored = rule.pattern.endsWith('$');
   const body = anchored ? rule.pattern.slice(0, -1) : rule.pattern;
-  const split = body.split('*');
+  const split = body.split('*').map(literal);
   const first = split[0] ?? '';
   const parts =
     split.length === 1 ? [first] : [first, ...split.slice(1, -1).filter((part) => part !== ''), split[split.length - 1] ?? ''];
   return { allow: rule.allow, pattern: rule.pattern, parts, anchored };
+}
+
+/** A literal part of a pattern: its escaped `*` and `$` as the octets themselves. */
+function literal(part: string): string {
+  return part.includes('%2') ? part.replace(/%2A/g, '*').replace(/%24/g, '$') : part;
 }
 
 /**

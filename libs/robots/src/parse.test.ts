@@ -1,9 +1,6 @@
-import robotsParserModule from 'robots-parser';
 import { describe, expect, it } from 'vitest';
 import { parseRobots } from './parse.js';
 import { matchForm, ROBOTS_MAX_BYTES, robotsText } from './text.js';
-
-const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
 
 const ORIGIN = 'https://example.com';
 const ROBOTS = `${ORIGIN}/robots.txt`;
@@ -71,6 +68,29 @@ const cases: Case[] = [
   ]],
   ['rules before any user-agent are ignored', 'Disallow: /orphan\nUser-agent: trawl\nDisallow: /kept\n', [
     ['/orphan', true], ['/kept', false],
+  ]],
+  // RFC 9309 §2.1/§2.2.4: only a user-agent line after rules starts a new group; other records
+  // between user-agent lines (Sitemap, Crawl-delay, unknown ones) leave them in one group.
+  ['a Sitemap line between user-agent lines keeps one group', 'User-agent: trawl\nSitemap: https://example.com/s.xml\nUser-agent: otherbot\nDisallow: /shop\n', [
+    ['/shop', false], ['/', true],
+  ]],
+  ['a Crawl-delay line between user-agent lines keeps one group', 'User-agent: *\nDisallow: /tmp/\n\nUser-agent: trawl\nCrawl-delay: 2\n\nUser-agent: newsbot\nDisallow: /\n', [
+    ['/', false], ['/tmp/x', false],
+  ]],
+  ['an unknown record between user-agent lines keeps one group', 'User-agent: trawl\nRequest-rate: 1/10\nUser-agent: *\nDisallow: /cart\n', [
+    ['/cart', false], ['/about', true],
+  ]],
+  ['a user-agent line after rules starts a new group', 'User-agent: trawl\nDisallow: /a\nUser-agent: otherbot\nDisallow: /b\n', [
+    ['/a', false], ['/b', true],
+  ]],
+  // RFC 9309 §2.2.3: `*` and `$` are special only when literal; `%2A` and `%24` are the octets.
+  ['%2A and %24 in a pattern are a literal * and $', 'User-agent: trawl\nDisallow: /img/photo-%2A.png\nDisallow: /price-%24\nDisallow: /q/%2a/x\n', [
+    ['/img/photo-*.png', false], ['/img/photo-%2A.png', false], ['/img/photo-1.png', true],
+    ['/price-$', false], ['/price-$/eur', false], ['/price-', true], ['/price-10', true],
+    ['/q/*/x', false], ['/q/any/x', true],
+  ]],
+  ['a literal * still matches anything next to an escaped one', 'User-agent: trawl\nDisallow: /*%2A$\n', [
+    ['/a/b*', false], ['/a/b', true],
   ]],
   // RFC 9309 §2.2.2: the longest match wins, whatever the order.
   ['longest match', 'User-agent: trawl\nAllow: /folder/page\nDisallow: /folder\nDisallow: /folder/page/secret\nAllow: /p\nDisallow: /\n', [
@@ -237,10 +257,14 @@ describe('Crawl-delay', () => {
     ['from * when no group names us', 'User-agent: *\nCrawl-delay: 7\n', 7000],
     ['another crawler’s delay is not ours', 'User-agent: otherbot\nCrawl-delay: 5\n', null],
     ['from a merged group', 'User-agent: trawl\nDisallow: /a\n\nUser-agent: trawl\nCrawl-delay: 3\n', 3000],
+    ['addressed to the user-agent lines just above it', 'User-agent: otherbot\nCrawl-delay: 9\nUser-agent: trawl\nCrawl-delay: 4\nUser-agent: *\nDisallow: /x\n', 4000],
+    ['not to a later run of the same group', 'User-agent: trawl\nCrawl-delay: 1\nUser-agent: otherbot\nCrawl-delay: 8\nDisallow: /x\n', 1000],
+    ['after the rules, to the run above them', 'User-agent: trawl\nDisallow: /x\nCrawl-delay: 6\n', 6000],
+    ['not from before any user-agent line', 'Crawl-delay: 5\nUser-agent: trawl\nDisallow: /x\n', null],
     ['missing', 'User-agent: trawl\nDisallow: /a\n', null],
     ['not a number', 'User-agent: trawl\nCrawl-delay: soon\n', null],
     ['negative', 'User-agent: trawl\nCrawl-delay: -3\n', null],
-    ['empty', 'User-agent: trawl\nCrawl-delay:\n', 0],
+    ['empty: no delay', 'User-agent: trawl\nCrawl-delay:\n', null],
     ['case-insensitive record name', 'User-agent: trawl\nCRAWL-DELAY: 4\n', 4000],
     ['empty file', '', null],
   ])('%s', (_name, body, expected) => {
@@ -287,34 +311,31 @@ describe('matchForm and robotsText', () => {
   });
 });
 
-/**
- * Where robots-parser 3.0.1 alone disagrees with RFC 9309 (each row fails the RFC on its own and
- * passes through parseRobots). If an upgrade fixes one, its row here fails: then the workaround
- * can go.
- */
-describe('robots-parser deviations that parseRobots corrects', () => {
+describe('usage preferences (Content-Signal, Content-Usage)', () => {
   it.each([
-    ['/robots.txt is implicitly allowed (§2.2.2)', 'User-agent: *\nDisallow: /\n', '/robots.txt', true],
-    ['escaped unreserved characters are unescaped (§2.2.2)', 'User-agent: *\nDisallow: /%7Ejoe\n', '/~joe', false],
-    ['escaped unreserved characters in the URL (§2.2.2)', 'User-agent: *\nDisallow: /foo/bar/baz\n', '/foo/bar/%62%61%7A', false],
-    ['[ ] | ^ in a pattern match the same raw characters', 'User-agent: *\nDisallow: /a[1]\n', '/a[1]', false],
-    ['only the first 500 KiB count (§2.5)', oversized(), '/late', true],
-    ['a group naming us without rules applies (§2.2.1)', 'User-agent: *\nDisallow: /\n\nUser-agent: trawl\n', '/x', true],
-    ['a user-agent line with a comment after the token names us', 'User-agent: *\nDisallow: /\n\nUser-agent: trawl (+https://x.example)\nAllow: /\n', '/x', true],
-  ])('%s', (_name, body, path, rfc) => {
-    expect(robotsParser(ROBOTS, body).isAllowed(`${ORIGIN}${path}`, TOKEN)).toBe(!rfc);
-    expect(parseRobots(ROBOTS, body, TOKEN).isAllowed(`${ORIGIN}${path}`)).toBe(rfc);
+    ['a global Content-Signal line', 'Content-Signal: search=yes, ai-train=no\nUser-agent: *\nAllow: /\n', [
+      { record: 'content-signal', path: null, values: { search: 'yes', 'ai-train': 'no' } },
+    ]],
+    ['in our group and in *: ours only', 'User-agent: *\nContent-Signal: ai-input=no\n\nUser-agent: trawl\nContent-Usage: train-ai=n, search=y\nAllow: /\n', [
+      { record: 'content-usage', path: null, values: { 'train-ai': 'n', search: 'y' } },
+    ]],
+    ['from * when no group names us', 'User-agent: otherbot\nContent-Usage: train-ai=y\nUser-agent: *\nDisallow:\n\nUser-agent: *\nContent-Usage: train-ai=n\n', [
+      { record: 'content-usage', path: null, values: { 'train-ai': 'n' } },
+    ]],
+    ['with a path, case and spacing', 'User-agent: *\nCONTENT-USAGE: /archive/   Train-AI = N ,search="y"\n', [
+      { record: 'content-usage', path: '/archive/', values: { 'train-ai': 'n', search: 'y' } },
+    ]],
+    ['malformed pairs skipped, empty records dropped', 'Content-Signal: nonsense\nContent-Signal: =yes, ai-train=, search=yes\n', [
+      { record: 'content-signal', path: null, values: { search: 'yes' } },
+    ]],
+    ['another crawler’s preferences are not ours', 'User-agent: otherbot\nContent-Signal: ai-train=no\n', []],
+  ])('%s', (_name, body, expected) => {
+    expect(parseRobots(ROBOTS, body, TOKEN).usage).toEqual(expected);
   });
 
-  it('Crawl-delay: robots-parser reports -3 for "-3"; parseRobots reports none', () => {
-    const body = 'User-agent: trawl\nCrawl-delay: -3\n';
-    expect(robotsParser(ROBOTS, body).getCrawlDelay(TOKEN)).toBe(-3);
-    expect(parseRobots(ROBOTS, body, TOKEN).crawlDelayMs).toBeNull();
-  });
-
-  it('Sitemap: robots-parser returns relative and invalid values; parseRobots only absolute URLs', () => {
-    const body = 'Sitemap: /rel.xml\nSitemap: nonsense\n';
-    expect(robotsParser(ROBOTS, body).getSitemaps()).toEqual(['/rel.xml', 'nonsense']);
-    expect(parseRobots(ROBOTS, body, TOKEN).sitemaps).toEqual([]);
+  it('never changes what is allowed', () => {
+    const rules = parseRobots(ROBOTS, 'User-agent: trawl\nContent-Usage: train-ai=n\nContent-Signal: search=no\nDisallow: /private\n', TOKEN);
+    expect(rules.isAllowed(`${ORIGIN}/page`)).toBe(true);
+    expect(rules.isAllowed(`${ORIGIN}/private`)).toBe(false);
   });
 });

@@ -1,13 +1,11 @@
 import { ErrorCode, TrawlError } from '@trawl/core';
-import robotsParserModule from 'robots-parser';
-import { byPrecedence, type CompiledRule, compileRule, type RobotsRule, ruleMatches } from './match.js';
+import { agentToken, groupsFor } from './lines.js';
+import { type CompiledRule, byPrecedence, compileRule, type RobotsRule, ruleMatches } from './match.js';
 import { originOf } from './origin.js';
 import { matchForm, robotsText } from './text.js';
+import { type UsagePreference, usagePreferences } from './usage.js';
 
-// robots-parser is CommonJS (`module.exports = function`) with typings that declare an ES default
-// export. At run time (Node, vitest, tsx) the default import *is* that function; TypeScript under
-// NodeNext types the default import as the whole module, hence the cast.
-const robotsParser = robotsParserModule as unknown as typeof robotsParserModule.default;
+export { agentToken } from './lines.js';
 
 export interface RobotsRules {
   /** `url`: an absolute canonical URL on this robots.txt's origin (any other origin: false). */
@@ -20,50 +18,11 @@ export interface RobotsRules {
   sitemaps: string[];
   /** The Allow and Disallow rules that apply to us, in precedence order (for operators). */
   readonly rules: readonly RobotsRule[];
-}
-
-/**
- * A product token as robots.txt groups are matched: lower case (RFC 9309 §2.2.1 matching is
- * case-insensitive), and only its leading run of letters, `_` and `-` — the characters a product
- * token may have — so `trawl/1.0` and `Trawl (+https://…)` both name `trawl`, as in Google's
- * reference parser. `*` is kept as itself.
- */
-export function agentToken(value: string): string {
-  const trimmed = value.trim().toLowerCase();
-  if (trimmed === '*') return '*';
-  return /^[a-z_-]*/.exec(trimmed)?.[0] ?? '';
-}
-
-/** robots-parser's internal group table: agent (lower case, cut at `/`) → rules of every group naming it. */
-type ParsedGroup = Array<{ pattern?: unknown; allow?: unknown }> & { crawlDelay?: unknown };
-
-function internalsChanged(what: string): TrawlError {
-  return new TrawlError(ErrorCode.Parse, `robots-parser internals are not what @trawl/robots expects (${what}); check its pinned version`, {
-    action: 'fatal',
-  });
-}
-
-/**
- * robots-parser builds groups (RFC 9309 §2.2.1: consecutive user-agent lines share the rules
- * that follow; groups naming the same agent are merged) but only exposes a matcher that differs
- * from RFC 9309 (see README). We take its group table and match ourselves. The table is not
- * public API, so its shape is checked on every parse and the dependency is pinned exactly.
- */
-function groupTable(robot: unknown): Array<[string, ParsedGroup]> {
-  const table = (robot as { _rules?: unknown })._rules;
-  if (typeof table !== 'object' || table === null) throw internalsChanged('no _rules table');
-  const groups = Object.entries(table as Record<string, unknown>);
-  for (const [, group] of groups) if (!Array.isArray(group)) throw internalsChanged('a group is not an array');
-  return groups as Array<[string, ParsedGroup]>;
-}
-
-/** Does any `User-agent:` line name `token`? Lines and comments split as robots-parser splits them. */
-function namesAgent(text: string, token: string): boolean {
-  for (const line of text.split(/\r\n|\r|\n/)) {
-    const match = /^\s*user-agent\s*:([^#]*)/i.exec(line);
-    if (match !== null && agentToken(match[1] ?? '') === token) return true;
-  }
-  return false;
+  /**
+   * Usage preferences addressed to us or to every crawler (`Content-Signal`, `Content-Usage`),
+   * in file order. Shown to operators; they never widen what may be fetched.
+   */
+  readonly usage: readonly UsagePreference[];
 }
 
 function absoluteHttpUrl(value: string): string | null {
@@ -81,6 +40,7 @@ class ParsedRobots implements RobotsRules {
     private readonly compiled: readonly CompiledRule[],
     readonly crawlDelayMs: number | null,
     readonly sitemaps: string[],
+    readonly usage: readonly UsagePreference[],
   ) {}
 
   get rules(): RobotsRule[] {
@@ -104,7 +64,7 @@ class ParsedRobots implements RobotsRules {
     }
     // Another origin's robots.txt says nothing about this URL: never let it through by mistake.
     if (parsed.origin !== this.origin) return { allowed: false, rule: null };
-    const path = matchForm(parsed.pathname + parsed.search);
+    const path = pathForm(parsed.pathname + parsed.search);
     // RFC 9309 §2.2.2: "The /robots.txt URI is implicitly allowed."
     if (path === '/robots.txt') return { allowed: true, rule: null };
     // Rules are sorted by precedence, so the first match decides.
@@ -120,11 +80,13 @@ class ParsedRobots implements RobotsRules {
  * (garbage, binary, huge); throws only on a programming error (bad robots URL or token).
  *
  * - Only the first {@link ROBOTS_MAX_BYTES} are read (§2.5), as UTF-8, BOM dropped.
- * - The group naming our token applies, else the `*` group, else nothing (§2.2.1). A group
- *   naming us with no rules at all still applies: everything is allowed.
+ * - The groups naming our token apply, else the `*` groups, else nothing (§2.2.1); a group
+ *   naming us with no rules at all still applies: everything is allowed. A group ends only at a
+ *   `user-agent` line after its rules (see `groupsFor`).
  * - Longest pattern wins, Allow wins a tie, `*` and `$` (§2.2.2, §2.2.3); patterns and paths
- *   are compared in one percent-encoding (`matchForm`).
- * - Crawl-delay (not in RFC 9309; seconds, may be fractional) is read from the applying group.
+ *   are compared in one percent-encoding (`matchForm`), and `%2A` / `%24` in a pattern are a
+ *   literal `*` / `$` (§2.2.3).
+ * - Crawl-delay (not in RFC 9309; seconds, may be fractional) is read from the applying groups.
  */
 export function parseRobots(robotsUrl: string, body: string | Buffer, productToken: string): RobotsRules {
   const token = agentToken(productToken);
@@ -132,40 +94,29 @@ export function parseRobots(robotsUrl: string, body: string | Buffer, productTok
     throw new TrawlError(ErrorCode.ConfigInvalid, `not a robots.txt product token: ${JSON.stringify(productToken)}`, { action: 'fatal' });
   }
   const origin = originOf(robotsUrl);
-  const text = robotsText(body);
-  const robot = robotsParser(`${origin}/robots.txt`, text);
+  const groups = groupsFor(robotsText(body), token);
+  const { ours } = groups;
 
-  const ours: ParsedGroup[] = [];
-  const star: ParsedGroup[] = [];
-  for (const [agent, group] of groupTable(robot)) {
-    if (agent === '*') star.push(group);
-    else if (agentToken(agent) === token) ours.push(group);
-  }
-  // robots-parser keeps no trace of a group without rules; such a group naming us still applies.
-  const applying = ours.length > 0 || namesAgent(text, token) ? ours : star;
-
-  const rules: CompiledRule[] = [];
-  let crawlDelaySeconds: number | null = null;
-  for (const group of applying) {
-    for (const rule of group) {
-      if (typeof rule.pattern !== 'string' || typeof rule.allow !== 'boolean') throw internalsChanged('a rule without pattern/allow');
-      // robots-parser has already percent-encoded non-ASCII and upper-cased escapes; matchForm
-      // finishes the job (unreserved escapes decoded, `[` `]` and friends encoded) and is idempotent.
-      rules.push(compileRule({ allow: rule.allow, pattern: matchForm(rule.pattern) }));
-    }
-    const delay = group.crawlDelay;
-    // Number('') is 0 and Number('-1') is -1 in robots-parser's hands: keep only real delays.
-    if (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0) {
-      crawlDelaySeconds = Math.max(crawlDelaySeconds ?? 0, delay);
-    }
-  }
+  const rules: CompiledRule[] = ours.rules.map((rule) => compileRule({ allow: rule.allow, pattern: matchForm(rule.pattern) }));
   rules.sort(byPrecedence);
+  const crawlDelaySeconds = ours.crawlDelays.length === 0 ? null : Math.max(...ours.crawlDelays);
 
   const sitemaps = new Set<string>();
-  for (const value of robot.getSitemaps()) {
+  for (const value of groups.sitemaps) {
     const url = absoluteHttpUrl(value);
     if (url !== null) sitemaps.add(url);
   }
+  const usage = usagePreferences([...groups.globalExtensions, ...ours.extensions]);
 
-  return new ParsedRobots(origin, rules, crawlDelaySeconds === null ? null : Math.round(crawlDelaySeconds * 1000), [...sitemaps]);
+  return new ParsedRobots(origin, rules, crawlDelaySeconds === null ? null : Math.round(crawlDelaySeconds * 1000), [...sitemaps], usage);
+}
+
+/**
+ * A URL's path and query as rule patterns see them: in match form, and with `%2A` and `%24`
+ * read as the `*` and `$` they encode, since a pattern's `%2A` / `%24` stand for those literal
+ * octets (RFC 9309 §2.2.3) and must match them however the URL spells them.
+ */
+function pathForm(pathAndQuery: string): string {
+  const path = matchForm(pathAndQuery);
+  return path.includes('%2') ? path.replace(/%2A/g, '*').replace(/%24/g, '$') : path;
 }

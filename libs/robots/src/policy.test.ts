@@ -237,3 +237,44 @@ describe('decide', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 });
+
+describe('serverError: a robots.txt 5xx read as permission (TRAWL_ROBOTS_SERVER_ERROR=allow)', () => {
+  const permissive: RobotsOptions = { ...options, serverError: 'allow' };
+
+  it('is off by default: a 5xx disallows everything (RFC 9309 §2.3.1.4)', () => {
+    const entry = entryFromFetch(response(503), null, NOW, options);
+    expect(entry).toMatchObject({ kind: 'unavailable', retryAt: NOW + MINUTE });
+    expect(entry).not.toHaveProperty('permissive');
+    expect(decide(entry, URL_OK, NOW, options).verdict).toBe('unavailable');
+  });
+
+  it.each([500, 502, 503, 599])('%i: everything allowed, robots.txt asked again in an hour', (status) => {
+    const entry = entryFromFetch(response(status), null, NOW, permissive);
+    expect(entry).toMatchObject({ kind: 'unavailable', permissive: true, retryAt: NOW + HOUR, failures: 1 });
+    expect(decide(entry, URL_NO, NOW, permissive)).toEqual({ verdict: 'allow', crawlDelayMs: null });
+    expect(needsFetch(entry, NOW + HOUR - 1)).toBe(false);
+    expect(needsFetch(entry, NOW + HOUR)).toBe(true);
+  });
+
+  it('with a last good copy, its rules and Crawl-delay still apply', () => {
+    const entry = entryFromFetch(response(500), rulesEntry(), NOW, permissive);
+    expect(decide(entry, URL_OK, NOW, permissive)).toEqual({ verdict: 'allow', crawlDelayMs: 2 * SECOND });
+    expect(decide(entry, URL_NO, NOW, permissive)).toMatchObject({ verdict: 'disallow', reason: expect.stringContaining('TRAWL_ROBOTS_SERVER_ERROR=allow') });
+  });
+
+  it.each([
+    ['429', response(429)],
+    ['a timeout', failure('ERR_FETCH_TIMEOUT')],
+    ['a refused connection', failure('ERR_FETCH_NETWORK')],
+  ])('%s still disallows: only a server error is read as permission', (_name, outcome) => {
+    const entry = entryFromFetch(outcome, null, NOW, permissive);
+    expect(entry).not.toHaveProperty('permissive');
+    expect(decide(entry, URL_OK, NOW, permissive).verdict).toBe('unavailable');
+  });
+
+  it('a good fetch after it ends the permission', () => {
+    const failed = entryFromFetch(response(503), null, NOW, permissive);
+    const good = entryFromFetch(response(200, BODY), failed, NOW + HOUR, permissive);
+    expect(decide(good, URL_NO, NOW + HOUR, permissive).verdict).toBe('disallow');
+  });
+});

@@ -17,7 +17,16 @@ export interface RobotsOptions {
   maxCrawlDelayMs: number;
   /** Crawl-delay above the cap: clamp it, or skip the host. */
   overCap: 'clamp' | 'skip';
+  /**
+   * robots.txt answering 5xx: 'disallow' (RFC 9309 §2.3.1.4, the default) or 'allow' — the host is
+   * crawled under its last good copy, or as if robots.txt allowed everything, and robots.txt is
+   * fetched again after {@link SERVER_ERROR_RETRY_MS}. Absent: 'disallow'.
+   */
+  serverError?: 'disallow' | 'allow';
 }
+
+/** With serverError 'allow': how soon a robots.txt that answered 5xx is fetched again. */
+export const SERVER_ERROR_RETRY_MS = 60 * 60 * 1000;
 
 /** The outcome of fetching /robots.txt (after following up to 5 redirects), from the fetch layer. */
 export type RobotsFetchOutcome =
@@ -48,6 +57,8 @@ export type RobotsEntry =
       retryAt: number;
       /** The last robots.txt we could read (an allow-all result is kept as an empty body). */
       lastGood: { body: string; fetchedAt: number } | null;
+      /** A 5xx under serverError 'allow': URLs are allowed (by `lastGood` when there is one) meanwhile. */
+      permissive?: true;
     };
 
 export type RobotsDecision =
@@ -104,8 +115,11 @@ export function entryFromFetch(
     // slow down, not a statement about robots.txt: it counts as unreachable (§2.3.1.4).
     if (status >= 400 && status <= 499 && status !== 429) return allowAll(status);
     // RFC 9309 §2.3.1.4: 5xx (and 429, and anything outside 2xx–5xx) means disallow all until
-    // robots.txt can be fetched.
-    return unreachable(`HTTP ${status}`, previous, now, options, ttlMs);
+    // robots.txt can be fetched. Unless the crawl chose to read a 5xx as permission: then the
+    // host goes on (under its last good copy, if any) and robots.txt is asked again in an hour.
+    const entry = unreachable(`HTTP ${status}`, previous, now, options, ttlMs);
+    if (status >= 500 && status <= 599 && options.serverError === 'allow') return { ...entry, retryAt: now + SERVER_ERROR_RETRY_MS, permissive: true };
+    return entry;
   }
   // The same fact as a 3xx above, reported as an error: it must not get the opposite verdict.
   if (outcome.code === ErrorCode.TooManyRedirects) return allowAll(0);
@@ -113,7 +127,7 @@ export function entryFromFetch(
   return unreachable(`${outcome.code}: ${outcome.message}`, previous, now, options, ttlMs);
 }
 
-function unreachable(reason: string, previous: RobotsEntry | null, now: number, options: RobotsOptions, ttlMs: number): RobotsEntry {
+function unreachable(reason: string, previous: RobotsEntry | null, now: number, options: RobotsOptions, ttlMs: number): Extract<RobotsEntry, { kind: 'unavailable' }> {
   const streak = previous?.kind === 'unavailable' ? previous : null;
   const failures = (streak?.failures ?? 0) + 1;
   // Exponential back-off per consecutive failure, never longer than a fresh copy would be trusted.
@@ -182,6 +196,11 @@ export function decide(entry: RobotsEntry, url: string, now: number, options: Ro
     case 'rules':
       return judge(rulesFor(url, entry.body, entry.fetchedAt, options.productToken), url, options, '');
     case 'unavailable': {
+      if (entry.permissive) {
+        const answered = ` (robots.txt answered ${entry.reason} since ${iso(entry.since)}; TRAWL_ROBOTS_SERVER_ERROR=allow)`;
+        if (entry.lastGood === null) return { verdict: 'allow', crawlDelayMs: null };
+        return judge(rulesFor(url, entry.lastGood.body, entry.lastGood.fetchedAt, options.productToken), url, options, answered);
+      }
       // RFC 9309 §2.3.1.4: "If the robots.txt file is unreachable for more than 30 days, crawlers
       // MAY … continue to use a cached copy." outageFallbackMs is that period, configurable.
       const { lastGood } = entry;

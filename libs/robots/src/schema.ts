@@ -16,6 +16,7 @@ export const robotsEntrySchema = z.discriminatedUnion('kind', [
     failures: z.number().int().min(1),
     retryAt: time,
     lastGood: z.object({ body: z.string(), fetchedAt: time }).nullable(),
+    permissive: z.literal(true).optional(),
   }),
 ]);
 

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS } from '@trawl/config';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, userAgentOf } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/model';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
-import { DnsCache, Fetcher, parseHostsFile } from '@trawl/fetch';
+import { DnsCache, Fetcher, parseHostsFile, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
 import { Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
@@ -51,6 +52,7 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
 export class Runtime {
   private blocking: Redis | undefined;
   private fetcherInstance: Fetcher | undefined;
+  private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
 
   private constructor(
@@ -120,7 +122,9 @@ export class Runtime {
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
       const queues = new FetchQueues(queueRedis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
-      const robots = new RobotsCache(redis, { prefix: config.namespace, clock });
+      // A good copy stays for the outage fallback: the fallback period plus the copy's own lifetime.
+      const keepLastGoodMs = config.robots.outageFallbackMs > 0 ? config.robots.outageFallbackMs + config.robots.ttlMs : 0;
+      const robots = new RobotsCache(redis, { prefix: config.namespace, clock, keepLastGoodMs });
       const counters = new Counters(redis, config.namespace);
       const policyStore = new PolicyStore(redis, config.namespace);
       const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
@@ -151,8 +155,17 @@ export class Runtime {
 
   /** The HTTP client (fetch workers only), built on first use. */
   get fetcher(): Fetcher {
-    this.fetcherInstance ??= createFetcher(this.config, this.clock);
+    this.fetcherInstance ??= createFetcher(this.config, this.clock, this.signingKey);
     return this.fetcherInstance;
+  }
+
+  /** The Web Bot Auth key requests are signed with (TRAWL_SIGNATURE_KEY_FILE), read on first use; null: not signing. */
+  get signingKey(): SigningKey | null {
+    if (this.signingKeyInstance === undefined) {
+      const file = this.config.fetch.signatureKeyFile;
+      this.signingKeyInstance = file === undefined ? null : readSigningKey(file);
+    }
+    return this.signingKeyInstance;
   }
 
   /** The content store (fetch workers only), built on first use. */
@@ -213,9 +226,12 @@ export class Runtime {
   }
 }
 
-function createFetcher(config: Readonly<Config>, clock: Clock): Fetcher {
+function createFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null): Fetcher {
+  const agent = config.fetch.signatureAgentUrl ?? null;
   return new Fetcher({
-    userAgent: config.worker.userAgent,
+    userAgent: userAgentOf(config),
+    // Web Bot Auth (opt-in): each request signed as it is sent, with a fresh nonce.
+    signRequest: key === null ? undefined : (method, url, headers) => webBotAuthHeaders(method, url, headers, key, clock.now(), { agent, nonce: randomBytes(64).toString('base64') }),
     timeouts: {
       connectMs: config.fetch.connectTimeoutMs,
       firstByteMs: config.fetch.firstByteTimeoutMs,
@@ -232,6 +248,20 @@ function createFetcher(config: Readonly<Config>, clock: Clock): Fetcher {
       hosts: config.fetch.hostsFile ? readHostsFile(config.fetch.hostsFile) : undefined,
     }),
   });
+}
+
+function readSigningKey(path: string): SigningKey {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError([`TRAWL_SIGNATURE_KEY_FILE (fetch.signatureKeyFile): ${(error as Error).message}`]);
+  }
+  try {
+    return signingKeyFromPem(pem);
+  } catch (error) {
+    throw new ConfigError([`TRAWL_SIGNATURE_KEY_FILE (fetch.signatureKeyFile): ${(error as Error).message}`]);
+  }
 }
 
 function readHostsFile(path: string): Map<string, string[]> {

@@ -4,7 +4,8 @@
  * the files (politely, through the host gate) is the crawl's business.
  */
 export { DEFAULT_SITEMAP_DECISION, type SitemapDecision, type SitemapDecisionOptions, sitemapDecision } from './decide.js';
-export { parseW3cDatetime } from './lastmod.js';
+export { parseRfc822Date, parseW3cDatetime } from './lastmod.js';
+export { type SitemapLocation, sitemapLocationRule } from './location.js';
 export {
   type ChangeFreq,
   DEFAULT_SITEMAP_LIMITS,

@@ -38,3 +38,41 @@ export function parseW3cDatetime(text: string): number | null {
   const ms = fraction === '' ? 0 : Math.floor(Number(`0.${fraction}`) * 1000);
   return Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMinutes * 60_000;
 }
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+/** RFC 822 §5.1 zone names, as hours from UTC (the military letters other than Z are unreliable and refused). */
+const ZONES: Readonly<Record<string, number>> = { ut: 0, utc: 0, gmt: 0, z: 0, est: -5, edt: -4, cst: -6, cdt: -5, mst: -7, mdt: -6, pst: -8, pdt: -7 };
+const RFC822_DATE =
+  /^(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\s*,\s*)?(\d{1,2})\s+([a-z]{3})[a-z]*\s+(\d{2}|\d{4})\s+(\d{1,2}):(\d{2})(?::(\d{2}))?\s+([+-]\d{4}|[a-z]{1,3})$/i;
+
+/**
+ * The date of an RSS `<pubDate>` (RFC 822 §5, as updated by RFC 2822 §3.3): `[Day, ]DD Mon YY[YY]
+ * hh:mm[:ss] zone`, the zone an offset (+0100) or a name (GMT, EST…); a two-digit year is 1950–2049
+ * (RFC 2822 §4.3). Epoch milliseconds, or null — also for a date without a zone, whose instant
+ * is unknown.
+ */
+export function parseRfc822Date(text: string): number | null {
+  const match = RFC822_DATE.exec(text.trim());
+  if (!match) return null;
+  const [, d, mon = '', y = '', h, mi, s = '0', zone = ''] = match;
+  const month = MONTHS.indexOf(mon.toLowerCase()) + 1;
+  let year = Number(y);
+  if (y.length === 2) year += year < 50 ? 2000 : 1900;
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month === 0 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 60) return null;
+  let offsetMinutes: number;
+  if (zone.startsWith('+') || zone.startsWith('-')) {
+    const zoneHours = Number(zone.slice(1, 3));
+    const zoneMinutes = Number(zone.slice(3, 5));
+    if (zoneHours > 23 || zoneMinutes > 59) return null;
+    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (zoneHours * 60 + zoneMinutes);
+  } else {
+    const hours = ZONES[zone.toLowerCase()];
+    if (hours === undefined) return null;
+    offsetMinutes = hours * 60;
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59)) - offsetMinutes * 60_000;
+}

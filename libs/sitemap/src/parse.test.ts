@@ -117,7 +117,8 @@ describe('parseSitemap', () => {
   });
 
   it('says when a document is not a sitemap', async () => {
-    expect(await parseSitemap(fixture('not-a-sitemap.xml'))).toEqual({ kind: 'unknown', entries: [], truncated: false, errors: ['not a sitemap: root element <rss>'] });
+    const svg = Buffer.from('<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg"><a href="https://a.example/"/></svg>');
+    expect(await parseSitemap(svg)).toEqual({ kind: 'unknown', entries: [], truncated: false, errors: ['not a sitemap: root element <svg>'] });
     expect(await parseSitemap(Buffer.alloc(0))).toEqual({ kind: 'unknown', entries: [], truncated: false, errors: ['not a sitemap: no root element'] });
     const html = await parseSitemap(Buffer.from('<!doctype html><html><body>hi'));
     expect(html.kind).toBe('unknown');

@@ -1,7 +1,7 @@
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import sax from 'sax';
-import { parseW3cDatetime } from './lastmod.js';
+import { parseRfc822Date, parseW3cDatetime } from './lastmod.js';
 
 export type ChangeFreq = 'always' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'never';
 
@@ -16,7 +16,10 @@ export interface SitemapEntry {
 }
 
 export interface SitemapResult {
-  /** urlset: pages; index: child sitemaps; unknown: not a sitemap (empty, or another root). */
+  /**
+   * urlset: pages (a sitemaps.org urlset, a text sitemap, or an RSS / Atom feed); index: child
+   * sitemaps; unknown: not a sitemap (empty, or another root).
+   */
   kind: 'urlset' | 'index' | 'unknown';
   entries: SitemapEntry[];
   /** A limit stopped the reading: the file holds more than `entries`. */
@@ -49,7 +52,34 @@ export const DEFAULT_SITEMAP_LIMITS: SitemapLimits = {
 export type SitemapInput = Uint8Array | Readable | AsyncIterable<Uint8Array | string>;
 
 const CHANGE_FREQS = new Set<string>(['always', 'hourly', 'daily', 'weekly', 'monthly', 'yearly', 'never']);
-const FIELDS = new Set(['loc', 'lastmod', 'changefreq', 'priority']);
+/**
+ * Where a document's entries and their fields are, by its root element: a sitemaps.org urlset or
+ * index (`<url>` / `<sitemap>` under the root), an RSS 2.0 feed (`<item>` in `<channel>`), an
+ * RSS 1.0 (RDF) feed (`<item>` under the root) or an Atom feed (`<entry>` under the root; its
+ * `<link href>` is read from the attribute). `fields` maps an element's local name to the field
+ * it fills. sitemaps.org accepts RSS 2.0 and Atom 1.0 feeds as sitemaps; RSS 1.0 is read the same
+ * way, as other crawlers do.
+ */
+interface Layout {
+  kind: 'urlset' | 'index';
+  /** The entry element's local name and depth (the root is depth 1). */
+  entry: string;
+  depth: number;
+  fields: Readonly<Record<string, string>>;
+  /** How <loc> is named in errors. */
+  locName: string;
+}
+
+const SITEMAP_FIELDS = { loc: 'loc', lastmod: 'lastmod', changefreq: 'changefreq', priority: 'priority' };
+const LAYOUTS: Readonly<Record<string, Layout>> = {
+  urlset: { kind: 'urlset', entry: 'url', depth: 2, fields: SITEMAP_FIELDS, locName: '<loc>' },
+  sitemapindex: { kind: 'index', entry: 'sitemap', depth: 2, fields: SITEMAP_FIELDS, locName: '<loc>' },
+  rss: { kind: 'urlset', entry: 'item', depth: 3, fields: { link: 'loc', guid: 'guid', pubdate: 'pubdate' }, locName: '<link>' },
+  rdf: { kind: 'urlset', entry: 'item', depth: 2, fields: { link: 'loc', date: 'lastmod' }, locName: '<link>' },
+  feed: { kind: 'urlset', entry: 'entry', depth: 2, fields: { updated: 'lastmod', published: 'published' }, locName: '<link href>' },
+};
+/** Fields whose text may be a URL, so as long as a <loc>. */
+const URL_FIELDS = new Set(['loc', 'guid']);
 /** Text kept of a field other than <loc>: enough for any valid value. */
 const MAX_FIELD_CHARS = 100;
 /** A document this broken is not worth reading further. */
@@ -57,18 +87,47 @@ const MAX_XML_ERRORS = 1_000;
 
 const quote = (text: string) => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
 
-/**
- * Builds entries from SAX events. Elements are matched by local name, in the root's namespace
- * prefix (usually none), at their place in the tree: root → url|sitemap → field. So extension
- * elements (<image:loc>, <xhtml:link>, <news:…>) never pass for the sitemap's own.
- */
-class SitemapReader {
+/** What every reader keeps: its entries, whether it stopped (and why), its error messages. */
+abstract class Reader {
   kind: SitemapResult['kind'] | null = null;
   readonly entries: SitemapEntry[] = [];
   truncated = false;
   stopped = false;
   private readonly errors: string[] = [];
   private dropped = 0;
+
+  constructor(protected readonly limits: SitemapLimits) {}
+
+  abstract write(text: string): void;
+  abstract end(text: string): void;
+
+  stop(reason: string, truncated: boolean): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.truncated = truncated;
+    this.error(reason);
+  }
+
+  error(message: string): void {
+    if (this.errors.length < this.limits.maxErrors) this.errors.push(message);
+    else this.dropped++;
+  }
+
+  result(): SitemapResult {
+    const errors = this.dropped > 0 ? [...this.errors, `… and ${this.dropped} more errors`] : [...this.errors];
+    return { kind: this.kind ?? 'unknown', entries: this.entries, truncated: this.truncated, errors };
+  }
+}
+
+/**
+ * Builds entries from SAX events. Elements are matched by local name, in the entry's namespace
+ * prefix (usually none), at their place in the tree (see `Layout`): root → url|sitemap → field.
+ * So extension elements (<image:loc>, <xhtml:link>, <atom:link> in RSS, <news:…>) never pass for
+ * the document's own. RSS 1.0's `<dc:date>` is the one field read in another prefix.
+ */
+class SitemapReader extends Reader {
+  private layout: Layout | null = null;
+  private entryPrefix = '';
   private xmlErrors = 0;
   private readonly parser = sax.parser(true, { position: true });
   private readonly stack: string[] = [];
@@ -79,8 +138,9 @@ class SitemapReader {
   private field: string | null = null;
   private text = '';
 
-  constructor(private readonly limits: SitemapLimits) {
-    this.parser.onopentag = (tag) => this.open(tag.name);
+  constructor(limits: SitemapLimits) {
+    super(limits);
+    this.parser.onopentag = (tag) => this.open(tag.name, tag.attributes as Record<string, string>);
     this.parser.onclosetag = () => this.close();
     this.parser.ontext = (text) => this.append(text);
     this.parser.oncdata = (text) => this.append(text);
@@ -104,24 +164,7 @@ class SitemapReader {
     if (this.kind === null) this.error('not a sitemap: no root element');
   }
 
-  stop(reason: string, truncated: boolean): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.truncated = truncated;
-    this.error(reason);
-  }
-
-  error(message: string): void {
-    if (this.errors.length < this.limits.maxErrors) this.errors.push(message);
-    else this.dropped++;
-  }
-
-  result(): SitemapResult {
-    const errors = this.dropped > 0 ? [...this.errors, `… and ${this.dropped} more errors`] : [...this.errors];
-    return { kind: this.kind ?? 'unknown', entries: this.entries, truncated: this.truncated, errors };
-  }
-
-  private open(qualified: string): void {
+  private open(qualified: string, attributes: Record<string, string>): void {
     const colon = qualified.indexOf(':');
     const prefix = colon < 0 ? '' : qualified.slice(0, colon);
     const local = (colon < 0 ? qualified : qualified.slice(colon + 1)).toLowerCase();
@@ -130,12 +173,13 @@ class SitemapReader {
     const depth = this.stack.length;
     if (depth === 1) {
       this.rootPrefix = prefix;
-      this.kind = local === 'urlset' ? 'urlset' : local === 'sitemapindex' ? 'index' : 'unknown';
-      if (this.kind === 'unknown') this.stop(`not a sitemap: root element <${qualified}>`, false);
+      this.layout = LAYOUTS[local] ?? null;
+      this.kind = this.layout?.kind ?? 'unknown';
+      if (this.layout === null) this.stop(`not a sitemap: root element <${qualified}>`, false);
       return;
     }
-    if (prefix !== this.rootPrefix) return;
-    if (depth === 2 && local === (this.kind === 'index' ? 'sitemap' : 'url')) {
+    const layout = this.layout as Layout;
+    if (depth === layout.depth && local === layout.entry && this.entry === null && this.inEntryParent(prefix)) {
       if (this.full) {
         const limit = this.kind === 'index' ? `maxSitemaps (${this.limits.maxSitemaps})` : `maxEntries (${this.limits.maxEntries})`;
         this.stop(`stopped at ${limit}: more entries follow`, true);
@@ -143,16 +187,36 @@ class SitemapReader {
       }
       this.seen++;
       this.entry = new Map();
-    } else if (depth === 3 && this.entry !== null && FIELDS.has(local)) {
-      this.field = local;
-      this.text = '';
+      this.entryPrefix = prefix;
+    } else if (depth === layout.depth + 1 && this.entry !== null) {
+      const dcDate = layout === LAYOUTS.rdf && prefix === 'dc' && local === 'date';
+      if (prefix !== this.entryPrefix && !dcDate) return;
+      if (layout === LAYOUTS.feed && local === 'link') {
+        // Atom: the entry's first alternate link (a link without rel is one) is the page.
+        const rel = (attributes.rel ?? 'alternate').trim().toLowerCase();
+        const href = (attributes.href ?? '').trim();
+        if (rel === 'alternate' && href !== '' && !this.entry.has('loc')) this.entry.set('loc', href.slice(0, this.limits.maxLocLength + 1));
+        return;
+      }
+      const field = layout.fields[local];
+      if (field !== undefined) {
+        this.field = field;
+        this.text = '';
+      }
     }
+  }
+
+  /** An entry element stands in the root (or, in RSS 2.0, in the root's <channel>), in its prefix. */
+  private inEntryParent(prefix: string): boolean {
+    if (this.layout === LAYOUTS.rss) return this.stack[1] === 'channel' && prefix === this.rootPrefix;
+    // RSS 1.0 puts the root in the rdf: prefix and its items in the RSS namespace.
+    return this.layout === LAYOUTS.rdf || prefix === this.rootPrefix;
   }
 
   private append(text: string): void {
     if (this.field === null || this.stopped) return;
     // Keep one character past the limit, so an over-long value is still seen as such.
-    const cap = (this.field === 'loc' ? this.limits.maxLocLength : MAX_FIELD_CHARS) + 1;
+    const cap = (URL_FIELDS.has(this.field) ? this.limits.maxLocLength : MAX_FIELD_CHARS) + 1;
     if (this.text.length < cap) this.text += text.slice(0, cap - this.text.length);
   }
 
@@ -160,10 +224,11 @@ class SitemapReader {
     const depth = this.stack.length;
     this.stack.pop();
     if (this.stopped) return;
-    if (depth === 3 && this.field !== null) {
+    const entryDepth = this.layout?.depth ?? 2;
+    if (depth === entryDepth + 1 && this.field !== null) {
       this.entry?.set(this.field, this.text.trim());
       this.field = null;
-    } else if (depth === 2 && this.entry !== null) {
+    } else if (depth === entryDepth && this.entry !== null) {
       this.finish(this.entry);
       this.entry = null;
     }
@@ -171,23 +236,23 @@ class SitemapReader {
 
   /** Validates one entry: a bad <loc> rejects it, a bad optional field is dropped from it. */
   private finish(fields: Map<string, string>): void {
-    const loc = fields.get('loc') ?? '';
+    const layout = this.layout as Layout;
+    let loc = fields.get('loc') ?? '';
+    // RSS: an item without <link> is still a page when its <guid> is a URL.
+    const guid = fields.get('guid') ?? '';
+    if (loc === '' && /^https?:\/\//i.test(guid)) loc = guid;
     const where = `entry ${this.seen}${loc ? ` (${quote(loc)})` : ''}`;
-    if (loc === '') return this.error(`${where}: no <loc>`);
-    if (loc.length > this.limits.maxLocLength) return this.error(`${where}: <loc> longer than ${this.limits.maxLocLength} characters`);
-    let url: URL;
-    try {
-      url = new URL(loc);
-    } catch {
-      return this.error(`${where}: <loc> is not an absolute URL`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return this.error(`${where}: <loc> is not http(s)`);
+    if (loc === '') return this.error(`${where}: no ${layout.locName}`);
+    if (loc.length > this.limits.maxLocLength) return this.error(`${where}: ${layout.locName} longer than ${this.limits.maxLocLength} characters`);
+    const problem = locProblem(loc);
+    if (problem !== null) return this.error(`${where}: ${layout.locName} ${problem}`);
 
     const entry: SitemapEntry = { loc, lastmod: null };
-    const lastmod = fields.get('lastmod');
+    const pubDate = fields.get('pubdate');
+    const lastmod = pubDate ?? fields.get('lastmod') ?? fields.get('published');
     if (lastmod !== undefined && lastmod !== '') {
-      entry.lastmod = parseW3cDatetime(lastmod);
-      if (entry.lastmod === null) this.error(`${where}: invalid <lastmod> ${quote(lastmod)}`);
+      entry.lastmod = pubDate !== undefined ? parseRfc822Date(lastmod) : parseW3cDatetime(lastmod);
+      if (entry.lastmod === null) this.error(`${where}: invalid ${pubDate !== undefined ? '<pubDate>' : '<lastmod>'} ${quote(lastmod)}`);
     }
     if (this.kind === 'urlset') {
       const changefreq = fields.get('changefreq')?.toLowerCase();
@@ -206,6 +271,71 @@ class SitemapReader {
     if (this.entries.length >= (this.kind === 'index' ? this.limits.maxSitemaps : this.limits.maxEntries)) this.full = true;
   }
 }
+
+/** Why `loc` is no page URL (not absolute, not http(s)), or null. */
+function locProblem(loc: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(loc);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? null : 'is not http(s)';
+}
+
+/** Unusable lines after which a text file with no URL yet is taken for something else. */
+const MAX_BAD_LINES = 1_000;
+
+/**
+ * A text sitemap (sitemaps.org: one absolute URL per line, UTF-8, at most 50,000 URLs and 50 MB):
+ * blank lines skipped, any other line that is not an http(s) URL reported and skipped.
+ */
+class TextReader extends Reader {
+  private bad = 0;
+  private line = 0;
+  private rest = '';
+
+  write(text: string): void {
+    if (this.stopped || text.length === 0) return;
+    const lines = (this.rest + text).split(/\r\n|\r|\n/);
+    // A chunk may end inside a line (or between \r and \n): keep that part for the next one.
+    this.rest = lines.pop() ?? '';
+    if (this.rest.length > this.limits.maxLocLength + 1) this.rest = this.rest.slice(0, this.limits.maxLocLength + 1);
+    for (const line of lines) {
+      if (this.stopped) return;
+      this.take(line);
+    }
+  }
+
+  end(text: string): void {
+    this.write(text);
+    if (this.stopped) return;
+    this.take(this.rest);
+    this.rest = '';
+    if (this.entries.length === 0) this.error('not a sitemap: no URL lines');
+  }
+
+  override result(): SitemapResult {
+    this.kind = this.entries.length > 0 ? 'urlset' : 'unknown';
+    return super.result();
+  }
+
+  private take(raw: string): void {
+    this.line++;
+    const loc = raw.trim();
+    if (loc === '') return;
+    if (this.entries.length >= this.limits.maxEntries) return this.stop(`stopped at maxEntries (${this.limits.maxEntries}): more entries follow`, true);
+    const where = `line ${this.line} (${quote(loc)})`;
+    const problem = loc.length > this.limits.maxLocLength ? `longer than ${this.limits.maxLocLength} characters` : locProblem(loc);
+    if (problem === null) {
+      this.entries.push({ loc, lastmod: null });
+      return;
+    }
+    this.error(`${where}: ${problem}`);
+    if (++this.bad >= MAX_BAD_LINES && this.entries.length === 0) this.stop(`gave up after ${MAX_BAD_LINES} lines that are no URLs`, false);
+  }
+}
+
 
 async function* chunksOf(input: SitemapInput): AsyncGenerator<Buffer> {
   if (input instanceof Uint8Array) {
@@ -239,32 +369,47 @@ async function* uncompressed(input: SitemapInput): AsyncGenerator<Buffer> {
 }
 
 /**
- * Reads a sitemap or sitemap index (sitemaps.org protocol) from bytes or a stream, gzipped or
- * not, never holding more than one chunk of input. Stops at the limits, keeping what was read
- * (`truncated`); bad XML, bad entries and bad fields are reported in `errors`, never thrown.
- * Text is read as UTF-8, the only encoding the protocol allows. A stream is consumed (and
- * destroyed when reading stops early).
+ * Reads a sitemap (sitemaps.org protocol: a urlset or sitemap index in XML, a text file of URLs,
+ * or an RSS / Atom feed) from bytes or a stream, gzipped or not, never holding more than one chunk
+ * of input. The first character after white space tells XML (`<`) from text, whatever the name or
+ * the Content-Type says. Stops at the limits, keeping what was read (`truncated`); bad XML, bad
+ * entries and bad fields are reported in `errors`, never thrown. Text is read as UTF-8, the only
+ * encoding the protocol allows. A stream is consumed (and destroyed when reading stops early).
  */
 export async function parseSitemap(input: SitemapInput, limits: Partial<SitemapLimits> = {}): Promise<SitemapResult> {
   const bounds = { ...DEFAULT_SITEMAP_LIMITS, ...limits };
-  const reader = new SitemapReader(bounds);
   const decoder = new TextDecoder('utf-8');
+  const state: { reader: Reader | null; head: string } = { reader: null, head: '' };
+  const readerFor = (): Reader => (state.reader ??= new SitemapReader(bounds));
+  /** Text goes to the reader its first non-blank character chose; blank text waits for one. */
+  const feed = (text: string): void => {
+    if (state.reader === null) {
+      state.head += text;
+      const first = /\S/.exec(state.head);
+      if (first === null) return;
+      state.reader = first[0] === '<' ? new SitemapReader(bounds) : new TextReader(bounds);
+      text = state.head;
+      state.head = '';
+    }
+    state.reader.write(text);
+  };
   let bytes = 0;
   try {
     for await (const chunk of uncompressed(input)) {
       const room = bounds.maxBytes - bytes;
       if (chunk.length > room) {
-        reader.write(decoder.decode(chunk.subarray(0, room), { stream: true }));
-        reader.stop(`stopped at maxBytes (${bounds.maxBytes} bytes uncompressed): the file is longer`, true);
+        feed(decoder.decode(chunk.subarray(0, room), { stream: true }));
+        readerFor().stop(`stopped at maxBytes (${bounds.maxBytes} bytes uncompressed): the file is longer`, true);
         break;
       }
       bytes += chunk.length;
-      reader.write(decoder.decode(chunk, { stream: true }));
-      if (reader.stopped) break;
+      feed(decoder.decode(chunk, { stream: true }));
+      if (state.reader?.stopped) break;
     }
-    reader.end(decoder.decode());
+    feed(decoder.decode());
+    readerFor().end('');
   } catch (error) {
-    reader.stop(`could not read the input: ${error instanceof Error ? error.message : String(error)}`, false);
+    readerFor().stop(`could not read the input: ${error instanceof Error ? error.message : String(error)}`, false);
   }
-  return reader.result();
+  return readerFor().result();
 }

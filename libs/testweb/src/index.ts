@@ -8,7 +8,7 @@ export {
 export type { DuplicateOptions, FileLinkOptions, HostHandler, HostHandlerContext, TestWebOptions } from './options.js';
 export type { RequestLogEntry, ResourceKind } from './log.js';
 export { httpDate, notModified, type ChangeClass, type ChangeOptions, type ConditionalHeaders, type PageVersion } from './changes.js';
-export type { SitemapOptions } from './sitemap.js';
+export type { SitemapFormat, SitemapOptions } from './sitemap.js';
 export { FILE_KINDS, FILE_TYPES, type FileKind } from './files.js';
 export { duplicateClusters, type DuplicateInfo } from './duplicates.js';
 export {

@@ -10,7 +10,7 @@ import type { OriginOf } from './render.js';
 import { NOT_FOUND_BODY, renderNofollowPage, renderPage, renderVariant } from './render.js';
 import { streamBody } from './stream.js';
 import type { SitemapConfig, SitemapEntry, SitemapResource } from './sitemap.js';
-import { gzipXml, renderSitemapIndex, renderUrlset } from './sitemap.js';
+import { gzipXml, renderAtom, renderRss, renderSitemapIndex, renderTextSitemap, renderUrlset } from './sitemap.js';
 
 const HTML = 'text/html; charset=utf-8';
 const TEXT = 'text/plain; charset=utf-8';
@@ -132,6 +132,10 @@ function pageEntries(site: DefaultSite, hostIndex: number, start: number, end: n
   for (let page = start; page < end; page++) {
     entries.push({ loc: `${origin}${pagePath(site.model, hostIndex, page)}`, lastmod: site.changes.state(hostIndex, page, at).changedAt });
   }
+  const foreign = site.sitemaps?.foreignHost ?? null;
+  if (foreign !== null && foreign !== hostIndex && end === pagesOf(site.model, hostIndex)) {
+    entries.push({ loc: `${site.originOf(foreign)}${pagePath(site.model, foreign, 0)}`, lastmod: at });
+  }
   return entries;
 }
 
@@ -141,7 +145,11 @@ function serveSitemap(site: DefaultSite, hostIndex: number, req: http.IncomingMe
   const pages = pagesOf(site.model, hostIndex);
   const headers = { date: httpDate(at) };
   if (resource.part === 'urlset') {
-    send(req, res, 200, XML, renderUrlset(pageEntries(site, hostIndex, 0, pages, at)), headers);
+    const entries = pageEntries(site, hostIndex, 0, pages, at);
+    if (resource.format === 'text') send(req, res, 200, 'text/plain; charset=utf-8', renderTextSitemap(entries), headers);
+    else if (resource.format === 'rss') send(req, res, 200, 'application/rss+xml', renderRss(entries), headers);
+    else if (resource.format === 'atom') send(req, res, 200, 'application/atom+xml', renderAtom(entries), headers);
+    else send(req, res, 200, XML, renderUrlset(entries), headers);
     return;
   }
   if (resource.part === 'index') {

@@ -183,9 +183,10 @@ describe('normalizeUrl', () => {
   it.each(ROWS.filter((row) => !row.expected.startsWith('ERR_')))('is idempotent: $raw', ({ raw, base }) => {
     const once = normalizeUrl(raw, base);
     if (!once.ok) throw new Error(`expected ok, got ${once.code}`);
-    expect(normalizeUrl(once.url)).toEqual(once);
+    // The canonical form is its own spelling: no other is reported for it.
+    expect(normalizeUrl(once.url)).toEqual({ ok: true, url: once.url });
     // Also with the canonical form as its own base, the way a redirect target is re-checked.
-    expect(normalizeUrl(once.url, once.url)).toEqual(once);
+    expect(normalizeUrl(once.url, once.url)).toEqual({ ok: true, url: once.url });
   });
 
   it('gives a reason with every error and never throws', () => {
@@ -289,7 +290,29 @@ describe('normalizeUrl on generated input', () => {
       const once = normalizeUrl(raw, 'http://base.example/dir/page');
       if (!once.ok) continue;
       const twice = normalizeUrl(once.url);
-      expect(twice, `raw ${JSON.stringify(raw)}`).toEqual(once);
+      expect(twice, `raw ${JSON.stringify(raw)}`).toEqual(once.ok ? { ok: true, url: once.url } : once);
     }
+  });
+});
+
+describe('normalizeUrl: the URL as the site spelled it', () => {
+  it.each([
+    ['https://shop.example/search?q=shoes&page=2', 'https://shop.example/search?page=2&q=shoes', 'https://shop.example/search?q=shoes&page=2'],
+    ['https://shop.example/list?utm_source=mail&id=7', 'https://shop.example/list?id=7', 'https://shop.example/list?utm_source=mail&id=7'],
+    ['https://shop.example/cart;jsessionid=ABC?x=1', 'https://shop.example/cart?x=1', 'https://shop.example/cart;jsessionid=ABC?x=1'],
+    ['HTTPS://Shop.Example:443/a/./b/../c?b=2&a=1#top', 'https://shop.example/a/c?a=1&b=2', 'https://shop.example/a/c?b=2&a=1'],
+  ])('%s → %s, spelled %s', (raw, url, spelled) => {
+    expect(normalizeUrl(raw)).toEqual({ ok: true, url, spelled });
+  });
+
+  it.each([
+    'https://shop.example/search?a=1&b=2',
+    'https://shop.example/%7Ejoe/caf%c3%a9',
+    'HTTP://SHOP.EXAMPLE:80/x/../y?k=v#f',
+    'https://shop.example/',
+  ])('%s: no other spelling (only case, port, escapes or dot-segments changed)', (raw) => {
+    const result = normalizeUrl(raw);
+    expect(result.ok).toBe(true);
+    expect(result).not.toHaveProperty('spelled');
   });
 });

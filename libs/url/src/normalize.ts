@@ -23,7 +23,17 @@ export type NormalizeErrorCode =
   | typeof ErrorCode.UrlTooLong;
 
 export type NormalizeResult =
-  | { ok: true; url: string }
+  | {
+      ok: true;
+      url: string;
+      /**
+       * The URL as the site spelled it (parsed, fragment dropped), when normalization removed or
+       * reordered parameters of its path or query: rules written for the site's own spelling
+       * (robots.txt) must be asked about this form as well. Absent when the two differ at most in
+       * percent-encoding, case of scheme and host, port and dot-segments.
+       */
+      spelled?: string;
+    }
   | { ok: false; code: NormalizeErrorCode; reason: string };
 
 /** A parsed http(s) URL, or why there is none. */
@@ -45,11 +55,14 @@ export function normalizeUrl(
   const { url, host } = parsed;
   const matcher = paramMatcher(options.stripParams);
 
-  let canonical = `${url.protocol}//${host}${canonicalPath(url.pathname, matcher)}`;
+  const path = canonicalPath(url.pathname, matcher);
+  let canonical = `${url.protocol}//${host}${path.path}`;
+  let respelled = path.stripped;
   // `search` is '' for both "no query" and a bare '?', so an empty query disappears here.
   if (url.search.length > 1) {
     const query = canonicalQuery(url.search.slice(1), matcher, options.sortQuery);
-    if (query !== '') canonical += `?${query}`;
+    if (query.text !== '') canonical += `?${query.text}`;
+    respelled ||= query.respelled;
   }
   // The fragment is never part of the canonical form: it is not sent to the server.
 
@@ -60,7 +73,7 @@ export function normalizeUrl(
       reason: `canonical URL is ${canonical.length} characters, more than ${options.maxUrlLength}`,
     };
   }
-  return { ok: true, url: canonical };
+  return respelled ? { ok: true, url: canonical, spelled: `${url.protocol}//${host}${url.pathname}${url.search}` } : { ok: true, url: canonical };
 }
 
 /**
@@ -110,12 +123,13 @@ function quote(text: string): string {
   return JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}…` : text);
 }
 
-/** The path with percent-encoding normalized and session matrix parameters removed. */
-function canonicalPath(pathname: string, matcher: ParamMatcher): string {
+/** The path with percent-encoding normalized and session matrix parameters removed (`stripped`: some were). */
+function canonicalPath(pathname: string, matcher: ParamMatcher): { path: string; stripped: boolean } {
   // WHATWG has already resolved dot-segments (also the %2e forms) and turned '' into '/'.
   const path = normalizePercent(pathname, PATH_RAW);
-  if (!matcher.active || !path.includes(';')) return path;
-  return stripMatrixParams(path, matcher);
+  if (!matcher.active || !path.includes(';')) return { path, stripped: false };
+  const stripped = stripMatrixParams(path, matcher);
+  return { path: stripped, stripped: stripped !== path };
 }
 
 /**
@@ -169,25 +183,38 @@ interface QueryParam {
 /**
  * The query with each parameter's name and value percent-normalized, stripped parameters and
  * empty pairs (`&&`) removed, and (optionally) a stable sort by name. `+` and `%20` are kept
- * apart: they mean the same only to form decoders, not to every server.
+ * apart: they mean the same only to form decoders, not to every server. `respelled`: a parameter
+ * was removed or moved.
  */
-function canonicalQuery(query: string, matcher: ParamMatcher, sort: boolean): string {
+function canonicalQuery(query: string, matcher: ParamMatcher, sort: boolean): { text: string; respelled: boolean } {
   const params: QueryParam[] = [];
+  let respelled = false;
   for (const pair of query.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
     const name = normalizePercent(eq < 0 ? pair : pair.slice(0, eq), QUERY_RAW);
-    if (matcher.active && matcher.matches(name)) continue;
+    if (matcher.active && matcher.matches(name)) {
+      respelled = true;
+      continue;
+    }
     // A parameter without '=' keeps that form: `?a` and `?a=` can differ to a server.
     const text = eq < 0 ? name : `${name}=${normalizePercent(pair.slice(eq + 1), QUERY_RAW)}`;
     params.push({ name, text });
   }
   // Array.prototype.sort is stable (ES2019), so repeated names keep their order (`a=2&a=1`).
   // Code-unit order, not localeCompare: the canonical form must not depend on the locale.
-  if (sort && params.length > 1) params.sort(byName);
+  if (sort && params.length > 1 && !isSorted(params)) {
+    params.sort(byName);
+    respelled = true;
+  }
   let out = '';
   for (let p = 0; p < params.length; p++) out += p === 0 ? params[p]?.text : `&${params[p]?.text}`;
-  return out;
+  return { text: out, respelled };
+}
+
+function isSorted(params: readonly QueryParam[]): boolean {
+  for (let p = 1; p < params.length; p++) if (byName(params[p - 1] as QueryParam, params[p] as QueryParam) > 0) return false;
+  return true;
 }
 
 function byName(a: QueryParam, b: QueryParam): number {

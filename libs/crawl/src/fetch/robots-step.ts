@@ -14,6 +14,7 @@ import {
   refusalOf,
   robotsUrlFor,
 } from '@trawl/robots';
+import type { Logger } from '@trawl/telemetry';
 import type { PipelineDeps } from '../deps.js';
 
 export type RobotsStep =
@@ -51,12 +52,14 @@ export interface RobotsDeps {
   cache: Pick<RobotsCache, 'get' | 'set'>;
   counters: Pick<Counters, 'add'>;
   now: () => number;
+  /** Told when a 5xx robots.txt is read as permission (TRAWL_ROBOTS_SERVER_ERROR=allow), for the audit trail. */
+  logger?: Pick<Logger, 'warn'>;
   /** Keeps the sitemaps a fetched robots.txt announces (for the freshness work). */
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
 }
 
-export function robotsDepsOf(deps: Pick<PipelineDeps, 'fetcher' | 'robots' | 'counters' | 'clock' | 'recordSitemaps'>): RobotsDeps {
-  return { fetcher: deps.fetcher, cache: deps.robots, counters: deps.counters, now: () => deps.clock.now(), recordSitemaps: deps.recordSitemaps };
+export function robotsDepsOf(deps: Pick<PipelineDeps, 'fetcher' | 'robots' | 'counters' | 'clock' | 'logger' | 'recordSitemaps'>): RobotsDeps {
+  return { fetcher: deps.fetcher, cache: deps.robots, counters: deps.counters, now: () => deps.clock.now(), logger: deps.logger, recordSitemaps: deps.recordSitemaps };
 }
 
 /**
@@ -97,7 +100,11 @@ export async function robotsStep(
     await deps.recordSitemaps(origin, sitemaps);
   }
   const decision = decide(entry, url, deps.now(), policy.robots);
-  const failed = entry.kind === 'unavailable';
+  if (entry.kind === 'unavailable' && entry.permissive) {
+    deps.logger?.warn({ origin, reason: entry.reason, retryAt: new Date(entry.retryAt).toISOString() }, 'robots.txt answered a server error: crawling on as allowed (TRAWL_ROBOTS_SERVER_ERROR=allow)');
+  }
+  // The host is off limits only when the decision says so (a permissive 5xx is not).
+  const failed = decision.verdict === 'unavailable';
   if (failed) deps.counters.add('robotsUnavailable');
   return {
     kind: 'fetched',

@@ -69,6 +69,7 @@ function redirectTarget(location: string, attempt: Attempt, policy: ResolvedPoli
       priority: (job.band + 0.5) / 4,
       from: attempt.hash,
       variantKey: variantKey(url),
+      ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
       // A redirect to a file the crawl would drop (a PDF, an image) is recorded, not fetched.
       skipReason: linkSkipReason(url, policy) ?? undefined,
     },
