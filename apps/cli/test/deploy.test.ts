@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -221,6 +221,33 @@ describe('Dockerfile', () => {
     expect(entry).toContain('"$APP/apps/cli/bin/trawl.js"');
     for (const app of ['worker', 'scheduler', 'dashboard']) expect(existsSync(join(REPO, 'apps', app, 'src', 'main.ts'))).toBe(true);
     expect(() => execFileSync('sh', ['-n', join(REPO, 'deploy/entrypoint.sh')])).not.toThrow();
+  });
+});
+
+describe('scripts/pin-images.sh', () => {
+  it('writes each image\'s digest into the Dockerfile, .env.example and the compose fallbacks', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-pin-'));
+    try {
+      mkdirSync(join(dir, 'scripts'));
+      mkdirSync(join(dir, 'bin'));
+      for (const f of ['Dockerfile', '.env.example', 'docker-compose.yml', 'scripts/pin-images.sh']) copyFileSync(join(REPO, f), join(dir, f));
+      // A registry stand-in: skopeo answers a digest made from the reference it is asked about.
+      writeFileSync(join(dir, 'bin', 'skopeo'), '#!/bin/sh\nfor last; do :; done\nprintf "sha256:%s\\n" "$(printf %s "$last" | sha256sum | cut -c1-64)"\n', { mode: 0o755 });
+      const result = spawnSync('bash', [join(dir, 'scripts/pin-images.sh'), '--write'], { encoding: 'utf8', env: { PATH: `${join(dir, 'bin')}:${process.env.PATH ?? ''}` } });
+      expect(result.status, result.stderr).toBe(0);
+      const digest = (ref: string) => createHash('sha256').update(`docker://${ref}`).digest('hex');
+      expect(result.stdout).toContain(`REDIS_IMAGE=redis:8@sha256:${digest('docker.io/library/redis:8')}`);
+      expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).toContain(`ARG NODE_IMAGE=node:20-bookworm-slim@sha256:${digest('docker.io/library/node:20-bookworm-slim')}`);
+      const env = readFileSync(join(dir, '.env.example'), 'utf8');
+      expect(env).toContain(`MINIO_IMAGE=minio/minio@sha256:${digest('docker.io/minio/minio')}`);
+      expect(env).toContain('TRAWL_IMAGE=trawl:latest\n');
+      expect(readFileSync(join(dir, 'docker-compose.yml'), 'utf8')).toContain(`\${GRAFANA_IMAGE:-grafana/grafana:12.1.0@sha256:${digest('docker.io/grafana/grafana:12.1.0')}}`);
+      // Run again: every pin is resolved afresh from its tag, not stacked.
+      expect(spawnSync('bash', [join(dir, 'scripts/pin-images.sh'), '--write'], { encoding: 'utf8', env: { PATH: `${join(dir, 'bin')}:${process.env.PATH ?? ''}` } }).status).toBe(0);
+      expect(readFileSync(join(dir, '.env.example'), 'utf8')).toBe(env);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
