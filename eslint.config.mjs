@@ -6,7 +6,7 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const testOnly = ['vitest', 'vitest/node', 'yaml'];
+const testOnly = ['vitest', 'vitest/node', 'yaml', 'kubernetes-models/*', '@kubernetes-models/keda/*'];
 const allow = (...pkgs) => [...pkgs, ...testOnly];
 
 export default tseslint.config(
@@ -82,7 +82,7 @@ export default tseslint.config(
   },
   {
     // Entry points and the config lib are the only readers of process.env.
-    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'deploy/*.mjs', 'scripts/*.mjs'],
+    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'deploy/*.mjs', 'scripts/*.mjs', 'scripts/*.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );
