@@ -286,12 +286,32 @@ generate_secrets() { # env file
       esac
     done <.env.example >"$1"
   fi
-  ! grep -qi 'change-me' "$1" || fail "the generated $1 still holds a placeholder secret"
+  ! grep -v '^#' "$1" | grep -qi 'change-me' || fail "the generated $1 still holds a placeholder secret"
+}
+
+# podman-compose 1.0.3 (Debian bookworm) gives a `network_mode: host` service its project network
+# and a network alias as well, which podman refuses ("cannot set multiple networks without bridge
+# network mode"): podman-compose calls podman through this wrapper, which drops both for such a
+# container.
+podman_for_compose() {
+  cat >"$STATE/podman-host-net" <<'WRAP'
+#!/usr/bin/env bash
+args=("$@"); host=0; out=()
+for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[i]}" = --network ] && [ "${args[i + 1]:-}" = host ] && host=1; done
+for ((i = 0; i < ${#args[@]}; i++)); do
+  if [ "$host" = 1 ] && { [ "${args[i]}" = --net ] || [ "${args[i]}" = --network-alias ]; }; then i=$((i + 1)); continue; fi
+  out+=("${args[i]}")
+done
+exec podman "${out[@]}"
+WRAP
+  chmod +x "$STATE/podman-host-net"
+  echo "$STATE/podman-host-net"
 }
 
 run_compose() {
-  local project="trawl-check-$RUN_ID" env_file="$STATE/compose-$RUN_ID.env" port name names
+  local project="trawl-check-$RUN_ID" env_file="$STATE/compose-$RUN_ID.env" port name names podman_path
   port=$(free_port)
+  podman_path=$(podman_for_compose)
   generate_secrets "$env_file"
   compose() {
     (
@@ -301,13 +321,15 @@ run_compose() {
       set +a
       TRAWL_IMAGE=$IMAGE LOCAL_NAMESPACE="${NAMESPACE}_compose" LOCAL_DASHBOARD_PORT=$port \
         LOCAL_DATABASE_URL="postgres://$DB_ROLE:$DB_PASSWORD@127.0.0.1:5432/$DB_NAME" \
-        podman-compose -p "$project" -f docker-compose.yml -f deploy/compose.local.yml "$@"
+        podman-compose --podman-path "$podman_path" -p "$project" -f docker-compose.yml -f deploy/compose.local.yml "$@"
     )
   }
+  # podman-compose 1.0.3 starts the servers too despite --no-deps; their images are not here, so
+  # they fail to start and the apps use the machine's servers (compose.local.yml).
   log "compose: podman-compose up worker scheduler dashboard (project $project, override deploy/compose.local.yml)"
   compose up -d --no-deps worker scheduler dashboard >"$STATE/compose.log" 2>&1 \
     || { tail -n 30 "$STATE/compose.log"; compose down >/dev/null 2>&1 || true; fail "podman-compose up failed (log: $STATE/compose.log)"; }
-  names=$(podman ps -a --filter "label=io.podman.compose.project=$project" --format '{{.Names}}')
+  names=$(podman ps -a --filter "label=io.podman.compose.project=$project" --format '{{.Names}}' | grep -E '_(worker|scheduler|dashboard)_[0-9]+$' || true)
   [ "$(echo "$names" | grep -c .)" -ge 3 ] || { compose down >/dev/null 2>&1 || true; fail "podman-compose started: $names"; }
   for name in $names; do
     CONTAINERS+=("$name")
@@ -321,7 +343,9 @@ run_compose() {
     || { compose down >/dev/null 2>&1 || true; fail "the compose dashboard does not answer /v1/crawl/stats"; }
   log "compose: $(echo "$names" | tr '\n' ' ')healthy, unprivileged; the dashboard answers with the generated token"
   compose down >>"$STATE/compose.log" 2>&1 || fail "podman-compose down failed"
-  rm -f "$env_file"
+  podman volume ls -q --filter "label=io.podman.compose.project=$project" | xargs -r podman volume rm >/dev/null 2>&1 || true
+  # podman-compose logs the merged configuration, generated secrets included.
+  rm -f "$env_file" "$STATE/compose.log"
   log "compose: OK"
 }
 
