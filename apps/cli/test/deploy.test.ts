@@ -297,7 +297,8 @@ describe('deploy/healthcheck.mjs', () => {
     const unset = run({ REDIS_URL });
     expect(unset.status).toBe(1);
     expect(unset.stderr).toMatch(/DATABASE_URL is not set/);
-  });
+    // Three Node processes loading the sources through tsx: ~8 s each on a busy 2-core machine.
+  }, 90_000);
 
   it('checks an HTTP endpoint instead when TRAWL_HEALTHCHECK_URL is set', () => {
     const down = run({ TRAWL_HEALTHCHECK_URL: 'http://127.0.0.1:1/healthz' });
