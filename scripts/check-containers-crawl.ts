@@ -8,7 +8,8 @@
 //   node --conditions=trawl-source --import tsx scripts/check-containers-crawl.ts
 //
 // Settings (environment): CHECK_DASHBOARD_URL, CHECK_TOKEN, CHECK_DELAY_MS (the containers'
-// TRAWL_MIN_DELAY_MS), CHECK_STOP and CHECK_KILL (container names), CHECK_HOSTS and CHECK_PAGES
+// TRAWL_MIN_DELAY_MS), CHECK_WORKERS (the worker containers' names, comma-separated: the busiest
+// is stopped, the busiest of the others killed), CHECK_HOSTS and CHECK_PAGES
 // (the web's size), CHECK_TIMEOUT_S; DATABASE_URL and TRAWL_NAMESPACE to read what was recorded.
 // Each container sends User-Agent `trawl-check/<container>`, so the log says who fetched what.
 import { execFile } from 'node:child_process';
@@ -26,8 +27,7 @@ const env = (name: string, fallback?: string): string => {
 const dashboard = env('CHECK_DASHBOARD_URL');
 const token = env('CHECK_TOKEN');
 const delayMs = Number(env('CHECK_DELAY_MS', '500'));
-const stopName = env('CHECK_STOP');
-const killName = env('CHECK_KILL');
+const workers = env('CHECK_WORKERS').split(',');
 const timeoutMs = Number(env('CHECK_TIMEOUT_S', '300')) * 1000;
 const namespace = env('TRAWL_NAMESPACE');
 const databaseUrl = env('DATABASE_URL');
@@ -77,8 +77,14 @@ async function main(): Promise<number> {
     const seeded = await api<{ enqueued: number }>('/v1/crawl/seeds', { method: 'POST', body: JSON.stringify({ urls: seeds, scope: 'any' }) });
     say(`seeded ${seeds.length} hosts through ${dashboard}/v1/crawl/seeds (${seeded.enqueued} enqueued); ${expected.size} pages expected`);
 
+    // The worker with the most requests so far: the one with work in flight to drain or lose.
+    const busiest = (among: string[]) => {
+      const count = (name: string) => web.log.filter((e) => e.userAgent === `trawl-check/${name}`).length;
+      return [...among].sort((a, b) => count(b) - count(a))[0] as string;
+    };
     // SIGTERM mid-crawl: the worker stops taking jobs, finishes those in flight, exits 0.
     await waitFor('a quarter of the pages', () => pagesFetched() >= expected.size * 0.25);
+    const stopName = busiest(workers);
     const stopAt = Date.now();
     await podman('stop', '--time', '60', stopName);
     const drainMs = Date.now() - stopAt;
@@ -87,6 +93,7 @@ async function main(): Promise<number> {
 
     // SIGKILL mid-crawl: whatever it held comes back through its job locks and leases.
     await waitFor('half of the pages', () => pagesFetched() >= expected.size * 0.5);
+    const killName = busiest(workers.filter((w) => w !== stopName));
     deaths.push({ by: `trawl-check/${killName}`, at: Date.now() });
     await podman('kill', killName);
     say(`podman kill ${killName} (${pagesFetched()} pages fetched)`);
@@ -137,7 +144,7 @@ async function main(): Promise<number> {
       intervalViolations: analysis.intervals.violationCount,
       minIntervalMs: delayMs,
       durationS: Number((durationMs / 1000).toFixed(1)),
-      stopped: { container: stopName, exitCode: stopExit, drainMs },
+      stopped: { container: stopName, exitCode: stopExit, drainMs, requestsBefore: byContainer[`trawl-check/${stopName}`] ?? 0 },
       killed: { container: killName },
       requestsByContainer: byContainer,
     };
@@ -149,6 +156,7 @@ async function main(): Promise<number> {
       report.concurrencyViolations > 0 && `${report.concurrencyViolations} times more than one request in flight to a host`,
       report.intervalViolations > 0 && `${report.intervalViolations} intervals under ${delayMs} ms`,
       stopExit !== 0 && `${stopName} exited ${stopExit} on SIGTERM, not 0`,
+      report.stopped.requestsBefore === 0 && `${stopName} had fetched nothing when stopped: its drain was not exercised`,
     ].filter((p): p is string => typeof p === 'string');
     for (const p of problems) say(`FAIL: ${p}`);
     return problems.length === 0 ? 0 : 1;

@@ -197,7 +197,7 @@ start_container() { # name role [extra podman args…]
     --read-only --cap-drop=ALL --security-opt=no-new-privileges \
     -e REDIS_URL=redis://127.0.0.1:6379 \
     -e "DATABASE_URL=postgres://$DB_ROLE:$DB_PASSWORD@127.0.0.1:5432/$DB_NAME" \
-    -e "TRAWL_NAMESPACE=$NAMESPACE" -e TRAWL_PARTITIONS=4 \
+    -e "TRAWL_NAMESPACE=$NAMESPACE" -e TRAWL_PARTITIONS=12 \
     -e TRAWL_ALLOW_NETWORKS=127.0.0.0/8 -e TRAWL_SCOPE=any \
     -e "TRAWL_MIN_DELAY_MS=$DELAY_MS" -e TRAWL_ADAPTIVE_DELAY_FACTOR=0 -e TRAWL_CONCURRENCY=16 \
     -e TRAWL_STALLED_MS=5000 -e TRAWL_LEASE_MS=15000 -e TRAWL_SCHEDULER_LEASE_MS=3000 \
@@ -240,9 +240,12 @@ run_fleet() {
   for ((i = 1; i <= SCHEDULERS; i++)); do start_container "trawl-check-$RUN_ID-scheduler-$i" scheduler; done
   # The process stage, once it is a role of its own, starts here:
   # for ((i = 1; i <= PROCESSORS; i++)); do start_container "trawl-check-$RUN_ID-processor-$i" <role>; done
-  # worker-1 is the one stopped mid-crawl: at info level it logs its drain report when it exits.
-  start_container "trawl-check-$RUN_ID-worker-1" worker -e TRAWL_LOG_LEVEL=info
-  for ((i = 2; i <= WORKERS; i++)); do start_container "trawl-check-$RUN_ID-worker-$i" worker; done
+  # At info level a worker logs its drain report when it exits.
+  local workers=()
+  for ((i = 1; i <= WORKERS; i++)); do
+    start_container "trawl-check-$RUN_ID-worker-$i" worker -e TRAWL_LOG_LEVEL=info
+    workers+=("trawl-check-$RUN_ID-worker-$i")
+  done
   dashboard_port=$(free_port)
   start_container "trawl-check-$RUN_ID-dashboard" dashboard \
     -e TRAWL_DASHBOARD_HOST=127.0.0.1 -e "TRAWL_DASHBOARD_PORT=$dashboard_port" -e "TRAWL_API_TOKENS=$API_TOKEN" \
@@ -253,14 +256,17 @@ run_fleet() {
 
   log "fleet: crawling a synthetic web seeded through the dashboard's API"
   CHECK_DASHBOARD_URL="http://127.0.0.1:$dashboard_port" CHECK_TOKEN=$API_TOKEN CHECK_DELAY_MS=$DELAY_MS \
-    CHECK_STOP="trawl-check-$RUN_ID-worker-1" CHECK_KILL="trawl-check-$RUN_ID-worker-2" \
+    CHECK_WORKERS="$(IFS=,; echo "${workers[*]}")" \
     TRAWL_NAMESPACE=$NAMESPACE DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB_NAME" \
     node --conditions=trawl-source --import tsx scripts/check-containers-crawl.ts | tee "$STATE/crawl-report.json" \
     || fail "the crawl in containers (report: $STATE/crawl-report.json)"
-  podman logs "trawl-check-$RUN_ID-worker-1" 2>&1 | grep -F '"exiting"' | tail -n 1 | sed 's/^/[containers] worker-1 on SIGTERM: /' || true
+  local stopped
+  stopped=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).stopped.container)' "$STATE/crawl-report.json")
+  podman logs "$stopped" 2>&1 | grep -F '"exiting"' | tail -n 1 | sed "s/^/[containers] $stopped on SIGTERM: /" || true
 
   # The survivors are still healthy and still unprivileged after the crawl.
-  for name in "trawl-check-$RUN_ID-scheduler-1" "trawl-check-$RUN_ID-scheduler-2" "trawl-check-$RUN_ID-worker-3" "trawl-check-$RUN_ID-dashboard"; do
+  for name in "${CONTAINERS[@]}"; do
+    [ "$(podman inspect --format '{{.State.Running}}' "$name")" = true ] || continue
     wait_healthy "$name" 30
     check_user "$name"
   done
