@@ -178,8 +178,13 @@ free_port() {
 }
 
 cleanup_fleet() {
-  local c
+  local c label="io.podman.compose.project=trawl-check-$RUN_ID"
   for c in "${CONTAINERS[@]}"; do podman rm -f -v "$c" >/dev/null 2>&1 || true; done
+  # What podman-compose made, even when the run stopped half-way: its containers with their
+  # anonymous volumes (the image's /data), its named volumes, its network.
+  podman ps -aq --filter "label=$label" | xargs -r podman rm -f -v >/dev/null 2>&1 || true
+  podman volume ls -q --filter "label=$label" | xargs -r podman volume rm >/dev/null 2>&1 || true
+  podman network rm "trawl-check-${RUN_ID}_default" >/dev/null 2>&1 || true
   redis-cli -h 127.0.0.1 -p 6379 --scan --pattern "$NAMESPACE*:*" 2>/dev/null | xargs -r -n 500 redis-cli -h 127.0.0.1 -p 6379 del >/dev/null 2>&1 || true
   psql -h 127.0.0.1 -U postgres -d postgres -q -c "DROP DATABASE IF EXISTS \"$DB_NAME\" WITH (FORCE)" -c "DROP ROLE IF EXISTS \"$DB_ROLE\"" >/dev/null 2>&1 || true
 }
@@ -348,6 +353,8 @@ run_compose() {
   curl -fsS -H "Authorization: Bearer $token" "http://127.0.0.1:$port/v1/crawl/stats" | grep -q '"schedulers"' \
     || { compose down >/dev/null 2>&1 || true; fail "the compose dashboard does not answer /v1/crawl/stats"; }
   log "compose: $(echo "$names" | tr '\n' ' ')healthy, unprivileged; the dashboard answers with the generated token"
+  # podman-compose 1.0.3's down keeps the containers' anonymous volumes: remove them with them.
+  podman ps -aq --filter "label=io.podman.compose.project=$project" | xargs -r podman rm -f -v >/dev/null
   compose down >>"$STATE/compose.log" 2>&1 || fail "podman-compose down failed"
   podman volume ls -q --filter "label=io.podman.compose.project=$project" | xargs -r podman volume rm >/dev/null 2>&1 || true
   # podman-compose logs the merged configuration, generated secrets included.
