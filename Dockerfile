@@ -7,22 +7,29 @@
 # Stages: build (all dependencies, `npm run build` → dist/ of every project), prod-deps
 # (production dependencies only: no tsx, TypeScript, Nx, vitest or the benchmarks' Crawlee),
 # runtime (Node, production node_modules, dist/, the Lua scripts and SQL migrations).
-
+#
+# No dependency's install script runs unasked: `npm ci --ignore-scripts`, then `npm rebuild` of
+# the packages package.json's allowScripts approves (esbuild checks its platform binary;
+# msgpackr-extract picks its prebuilt addon), whatever the npm version in the base image.
+#
+# The base image: pin it by digest for a reproducible build (`NODE_IMAGE=node:20-bookworm-slim@sha256:<digest>`,
+# as a build argument or here; scripts/pin-images.sh prints the current digests where a registry
+# answers).
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV NX_DAEMON=false NX_NO_CLOUD=true
 COPY . .
-RUN npm ci --no-audit --no-fund && npm run build
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild esbuild msgpackr-extract && npm run build
 # What the runtime needs of each workspace: its manifest (npm ci wants every workspace of the
-# lockfile), dist/, and the files dist/ resolves relative to import.meta.url (lua/, migrations/),
-# plus the CLI's bin/. Source maps, declarations and build info stay behind.
+# lockfile), dist/, and the files dist/ resolves relative to import.meta.url (lua/, migrations/,
+# the dashboard's static/), plus the CLI's bin/. Source maps, declarations and build info stay behind.
 RUN set -eu; \
     for project in libs/* apps/* bench; do \
       mkdir -p "/out/$project"; \
       cp "$project/package.json" "/out/$project/"; \
-      for part in dist lua migrations bin; do \
+      for part in dist lua migrations bin static; do \
         if [ -e "$project/$part" ]; then cp -R "$project/$part" "/out/$project/"; fi; \
       done; \
     done; \
@@ -34,7 +41,7 @@ RUN set -eu; \
 FROM ${NODE_IMAGE} AS prod-deps
 WORKDIR /app
 COPY --from=build /manifests/ ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild msgpackr-extract && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \

@@ -6,8 +6,9 @@ import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-// Dev dependencies that tests may import (web-bot-auth: an independent verifier of trawl's request signatures).
-const testOnly = ['vitest', 'vitest/node', 'yaml', 'web-bot-auth', 'web-bot-auth/crypto'];
+// Dev dependencies that tests may import (web-bot-auth: an independent verifier of trawl's request
+// signatures; kubernetes-models: schema validators for the Kubernetes manifests).
+const testOnly = ['vitest', 'vitest/node', 'yaml', 'web-bot-auth', 'web-bot-auth/crypto', 'kubernetes-models/*', '@kubernetes-models/keda/*'];
 const allow = (...pkgs) => [...pkgs, ...testOnly];
 
 export default tseslint.config(
@@ -92,7 +93,7 @@ export default tseslint.config(
   },
   {
     // Entry points and the config lib are the only readers of process.env.
-    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'deploy/*.mjs', 'scripts/*.mjs'],
+    files: ['libs/config/src/**/*.ts', 'apps/*/src/main.ts', '**/*.test.ts', '**/src/testing/**/*.ts', '**/test/**/*.ts', 'bench/src/**/*.ts', 'vitest.config.ts', '**/bin/*.js', 'deploy/*.mjs', 'scripts/*.mjs', 'scripts/*.ts'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

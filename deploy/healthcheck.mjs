@@ -8,10 +8,9 @@
 //   same settings the app uses. This says the container can work, not that its event loop is
 //   alive; a crashed app ends the container anyway (it is PID 1's only child). When the apps
 //   serve /healthz, set TRAWL_HEALTHCHECK_URL for them too and this becomes a liveness check.
-import { loadConfig } from '@trawl/config';
-import { probePostgres } from '@trawl/db';
-import { probeRedis } from '@trawl/redis';
-
+//
+// The HTTP check loads nothing but Node itself: loading trawl's config, pg and ioredis first took
+// over the HEALTHCHECK's 10 s timeout on a busy machine, turning a live app "unhealthy".
 const TIMEOUT_MS = 2000;
 
 async function check() {
@@ -20,6 +19,7 @@ async function check() {
     const response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) });
     return response.ok ? null : `${url} answered ${response.status}`;
   }
+  const [{ loadConfig }, { probePostgres }, { probeRedis }] = await Promise.all([import('@trawl/config'), import('@trawl/db'), import('@trawl/redis')]);
   const config = loadConfig({ env: process.env });
   const problems = [];
   if (!config.redisUrl) problems.push('REDIS_URL is not set');

@@ -92,6 +92,14 @@ ensure_docker_compose() {
   apt_install docker-compose
 }
 
+ensure_kubectl() {
+  # apps/cli/test/k8s.test.ts renders deploy/k8s with kubectl's built-in kustomize (5.x: components,
+  # labels). This kind of machine ships kubectl; Debian's own kubernetes-client (1.20, kustomize
+  # 2) is too old to render the manifests, so there is nothing to install from apt.
+  if command -v kubectl >/dev/null; then log "kubectl: $(kubectl version --client 2>/dev/null | grep -i kustomize | head -n 1)"; return; fi
+  log "kubectl: not installed; the Kubernetes manifests' test will fail (install kubectl 1.27 or later)"
+}
+
 # Where the repository is (services.sh lives in scripts/).
 TRAWL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 

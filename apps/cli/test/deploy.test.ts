@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,12 +29,19 @@ interface Service {
   build?: unknown;
   command?: string[] | string;
   container_name?: string;
-  ports?: { target: number; published: number | string }[];
+  ports?: ({ target: number; published: number | string; host_ip?: string } | string)[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
   deploy?: { replicas?: number };
   environment?: Record<string, string>;
   volumes?: string[];
+}
+
+/** A published port as docker-compose renders it: `host_ip:published:target/proto` or the long form. */
+function published(port: NonNullable<Service['ports']>[number]): { hostIp: string | null; target: number } {
+  if (typeof port !== 'string') return { hostIp: port.host_ip ?? null, target: port.target };
+  const [, hostIp, target] = /^(?:([\d.]+|\[[\d:a-f]+\]):)?\d+:(\d+)(?:\/\w+)?$/.exec(port) ?? [];
+  return { hostIp: hostIp ?? null, target: Number(target) };
 }
 
 describe('docker-compose.yml', () => {
@@ -81,21 +89,22 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.container_name).toBeUndefined();
     expect(services.worker?.ports).toBeUndefined();
     expect(services.scheduler?.deploy?.replicas).toBe(2);
-    expect(services.dashboard?.ports?.map((p) => p.target)).toEqual([8930]);
+    expect(services.dashboard?.ports?.map((p) => published(p).target)).toEqual([8930]);
     expect(services['create-bucket']?.depends_on).toEqual({ minio: { condition: 'service_started' } });
     expect(Object.keys(config.volumes).sort()).toEqual(['grafana', 'minio', 'postgres', 'prometheus', 'redis']);
     // Bodies go to MinIO through the S3 store; the dashboard needs its API tokens.
     expect(services.worker?.environment?.TRAWL_CONTENT_STORE).toBe('s3');
     expect(services.worker?.environment?.TRAWL_S3_ENDPOINT).toBe('http://minio:9000');
     expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token,change-me-prometheus-token');
+    expect(services.postgres?.healthcheck?.test).toEqual(['CMD', 'pg_isready', '-h', '127.0.0.1', '-U', 'trawl', '-d', 'trawl']);
   });
 
   it('holds no secret: every password comes from the environment and is required', () => {
     const raw = file('docker-compose.yml');
     for (const line of file('.env.example').split('\n')) {
       const [name, value] = line.split('=');
-      if (!name || !value || !/PASSWORD|_USER$|TOKENS?$/.test(name)) continue;
-      if (/PASSWORD|TOKEN/.test(name)) expect(raw).not.toContain(value);
+      if (!name || !value || !/PASSWORD|SECRET|_USER$|TOKENS?$/.test(name)) continue;
+      if (/PASSWORD|SECRET|TOKEN/.test(name)) expect(raw).not.toContain(value);
       expect(raw).toContain(`\${${name}:?`);
     }
     const empty = join(tmpdir(), `trawl-empty-${process.pid}.env`);
@@ -103,6 +112,40 @@ describe('docker-compose.yml', () => {
     const missing = compose(['config', '-q'], empty);
     expect(missing.status).not.toBe(0);
     expect(missing.stderr).toMatch(/set [A-Z_]+PASSWORD in \.env|set MINIO_ROOT_USER in \.env/);
+  });
+
+  it('publishes the dashboard, Prometheus and Grafana on 127.0.0.1 unless PUBLISH_ADDRESS says otherwise', () => {
+    const services = (parse(compose(['config']).stdout) as { services: Record<string, Service> }).services;
+    for (const [name, port] of [['dashboard', 8930], ['prometheus', 9090], ['grafana', 3000]] as const) {
+      expect(services[name]?.ports?.map(published), name).toEqual([{ hostIp: '127.0.0.1', target: port }]);
+    }
+    // Nothing else is published at all.
+    for (const [name, service] of Object.entries(services)) if (!['dashboard', 'prometheus', 'grafana'].includes(name)) expect(service.ports, name).toBeUndefined();
+  });
+
+  it('gives the apps least privilege: their own PostgreSQL role and a bucket-scoped MinIO user, never the root credentials', () => {
+    const services = (parse(compose(['config']).stdout) as { services: Record<string, Service> }).services;
+    for (const app of ['worker', 'scheduler', 'dashboard']) {
+      const env = services[app]?.environment ?? {};
+      expect(env.DATABASE_URL, app).toBe('postgres://trawl:change-me-trawl-db@postgres:5432/trawl');
+      expect(env.AWS_ACCESS_KEY_ID, app).toBe('trawl');
+      expect(env.AWS_SECRET_ACCESS_KEY, app).toBe('change-me-s3');
+    }
+    // The root credentials reach only the servers themselves and the one-shot setup.
+    const holders = (value: string) => Object.entries(services).filter(([, s]) => JSON.stringify(s).includes(value)).map(([name]) => name).sort();
+    expect(holders('change-me-minio')).toEqual(['create-bucket', 'minio']);
+    expect(holders('change-me-postgres')).toEqual(['postgres']);
+    expect(services.postgres?.environment?.POSTGRES_USER).toBeUndefined();
+    expect(services.postgres?.volumes).toContain(`${join(REPO, 'deploy/postgres/initdb')}:/docker-entrypoint-initdb.d:ro`);
+    // The MinIO policy: read and write in the content bucket, nothing else (no delete, no other bucket).
+    const setup = (services['create-bucket']?.command as string[]).join('\n');
+    const format = /printf '(\{"Version".*?\})' "\$+S3_BUCKET" "\$+S3_BUCKET"/.exec(setup)?.[1];
+    expect(format).toBeDefined();
+    const policy = JSON.parse((format as string).replaceAll('%s', 'trawl-content')) as { Statement: { Action: string[]; Resource: string[] }[] };
+    const actions = policy.Statement.flatMap((st) => st.Action).sort();
+    expect(actions).toEqual(['s3:AbortMultipartUpload', 's3:GetBucketLocation', 's3:GetObject', 's3:ListBucket', 's3:ListBucketMultipartUploads', 's3:ListMultipartUploadParts', 's3:PutObject']);
+    expect(policy.Statement.flatMap((st) => st.Resource).sort()).toEqual(['arn:aws:s3:::trawl-content', 'arn:aws:s3:::trawl-content/*']);
+    expect(setup).toMatch(/mc admin policy attach local trawl-app --user "\$+S3_ACCESS_KEY"/);
   });
 
   it('points Prometheus at every app (workers by DNS) and provisions Grafana from files', () => {
@@ -124,8 +167,8 @@ describe('Dockerfile', () => {
 
   it('runs compiled code with production dependencies only, as a non-root user, with a health check', () => {
     expect(dockerfile).toMatch(/^FROM \$\{NODE_IMAGE\} AS build$/m);
-    expect(dockerfile).toMatch(/npm ci --no-audit --no-fund && npm run build/);
-    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/npm ci --no-audit --no-fund --ignore-scripts && npm rebuild esbuild msgpackr-extract && npm run build/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild msgpackr-extract/);
     const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     expect(runtime).toMatch(/NODE_ENV=production/);
     expect(runtime).toMatch(/^USER node$/m);
@@ -133,6 +176,30 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/^ENTRYPOINT \["trawl"\]$/m);
     // The runtime stage copies no sources: only what the build stage prepared, and deploy/.
     for (const [, from] of runtime.matchAll(/^COPY (?!--from)(\S+)/gm)) expect(from, from).toMatch(/^deploy\//);
+  });
+
+  it('runs no dependency\'s install script but those package.json approves, whatever npm the base image has', () => {
+    const installs = dockerfile.split('\n').filter((line) => line.startsWith('RUN ') && line.includes('npm ci'));
+    expect(installs).toHaveLength(2);
+    for (const install of installs) expect(install).toContain('--ignore-scripts');
+    const approved = Object.entries((JSON.parse(file('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts)
+      .filter(([, allowed]) => allowed)
+      .map(([name]) => name)
+      .sort();
+    const rebuilt = [...dockerfile.matchAll(/npm rebuild ([\w@/ -]+?) &&/g)].flatMap((m) => (m[1] as string).trim().split(/\s+/));
+    expect([...new Set(rebuilt)].sort()).toEqual(approved);
+    expect(rebuilt.every((name) => approved.includes(name))).toBe(true);
+  });
+
+  it('copies into the runtime every directory the compiled code reads relative to itself', () => {
+    const parts = /for part in ([\w ]+); do/.exec(dockerfile)?.[1]?.split(' ') ?? [];
+    const sources = execFileSync('git', ['ls-files', 'apps/*/src/*.ts', 'libs/*/src/*.ts'], { cwd: REPO, encoding: 'utf8' }).split('\n').filter((f) => f && !f.includes('.test.'));
+    const read = new Set<string>();
+    for (const source of sources) {
+      for (const [, dir] of file(source).matchAll(/(?:new URL\(|loadScripts\(import\.meta\.url, )'\.\.\/(\w+)\/?'/g)) read.add(dir as string);
+    }
+    expect([...read].sort()).toEqual(['lua', 'migrations', 'static']);
+    for (const dir of read) expect(parts, dir).toContain(dir);
   });
 
   it('copies only files that exist', () => {
@@ -157,6 +224,62 @@ describe('Dockerfile', () => {
   });
 });
 
+describe('scripts/pin-images.sh', () => {
+  it('writes each image\'s digest into the Dockerfile, .env.example and the compose fallbacks', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-pin-'));
+    try {
+      mkdirSync(join(dir, 'scripts'));
+      mkdirSync(join(dir, 'bin'));
+      for (const f of ['Dockerfile', '.env.example', 'docker-compose.yml', 'scripts/pin-images.sh']) copyFileSync(join(REPO, f), join(dir, f));
+      // A registry stand-in: skopeo answers a digest made from the reference it is asked about.
+      writeFileSync(join(dir, 'bin', 'skopeo'), '#!/bin/sh\nfor last; do :; done\nprintf "sha256:%s\\n" "$(printf %s "$last" | sha256sum | cut -c1-64)"\n', { mode: 0o755 });
+      const result = spawnSync('bash', [join(dir, 'scripts/pin-images.sh'), '--write'], { encoding: 'utf8', env: { PATH: `${join(dir, 'bin')}:${process.env.PATH ?? ''}` } });
+      expect(result.status, result.stderr).toBe(0);
+      const digest = (ref: string) => createHash('sha256').update(`docker://${ref}`).digest('hex');
+      expect(result.stdout).toContain(`REDIS_IMAGE=redis:8@sha256:${digest('docker.io/library/redis:8')}`);
+      expect(readFileSync(join(dir, 'Dockerfile'), 'utf8')).toContain(`ARG NODE_IMAGE=node:20-bookworm-slim@sha256:${digest('docker.io/library/node:20-bookworm-slim')}`);
+      const env = readFileSync(join(dir, '.env.example'), 'utf8');
+      expect(env).toContain(`MINIO_IMAGE=minio/minio@sha256:${digest('docker.io/minio/minio')}`);
+      expect(env).toContain('TRAWL_IMAGE=trawl:latest\n');
+      expect(readFileSync(join(dir, 'docker-compose.yml'), 'utf8')).toContain(`\${GRAFANA_IMAGE:-grafana/grafana:12.1.0@sha256:${digest('docker.io/grafana/grafana:12.1.0')}}`);
+      // Run again: every pin is resolved afresh from its tag, not stacked.
+      expect(spawnSync('bash', [join(dir, 'scripts/pin-images.sh'), '--write'], { encoding: 'utf8', env: { PATH: `${join(dir, 'bin')}:${process.env.PATH ?? ''}` } }).status).toBe(0);
+      expect(readFileSync(join(dir, '.env.example'), 'utf8')).toBe(env);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('deploy/postgres/initdb/10-trawl-role.sh', () => {
+  it('makes a role that owns its database and nothing more: no superuser, no new databases or roles', async () => {
+    const id = randomBytes(4).toString('hex');
+    const role = `trawl_role_test_${id}`;
+    const admin = new URL(DATABASE_URL);
+    const psql = (url: string, sql: string) => spawnSync('psql', [url, '-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' });
+    const app = new URL(DATABASE_URL);
+    app.username = role;
+    app.password = 'a-test-password';
+    app.pathname = `/${role}`;
+    try {
+      const made = spawnSync('sh', [join(REPO, 'deploy/postgres/initdb/10-trawl-role.sh')], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', PGHOST: admin.hostname, PGPORT: admin.port || '5432', POSTGRES_USER: decodeURIComponent(admin.username), TRAWL_DB_USER: role, TRAWL_DB_NAME: role, TRAWL_DB_PASSWORD: 'a-test-password' },
+      });
+      expect(made.status, made.stderr).toBe(0);
+      expect(psql(DATABASE_URL, `SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = '${role}'`).stdout.trim()).toBe('f|f|f');
+      // It owns its database: trawl creates each namespace's schema there.
+      expect(psql(app.toString(), 'CREATE SCHEMA t_ns; CREATE TABLE t_ns.x (id int); SELECT current_user').stdout.trim()).toBe(role);
+      expect(psql(app.toString(), `CREATE DATABASE ${role}_more`).stderr).toMatch(/permission denied/);
+      expect(psql(app.toString(), `CREATE ROLE ${role}_more`).stderr).toMatch(/permission denied/);
+      expect(psql(DATABASE_URL, `SELECT has_database_privilege('public', '${role}', 'CONNECT')`).stdout.trim()).toBe('f');
+    } finally {
+      psql(DATABASE_URL, `DROP DATABASE IF EXISTS ${role} WITH (FORCE)`);
+      psql(DATABASE_URL, `DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+});
+
 describe('deploy/healthcheck.mjs', () => {
   const run = (env: Record<string, string>) =>
     spawnSync(process.execPath, ['--conditions=trawl-source', '--import', 'tsx', join(REPO, 'deploy/healthcheck.mjs')], {
@@ -174,7 +297,8 @@ describe('deploy/healthcheck.mjs', () => {
     const unset = run({ REDIS_URL });
     expect(unset.status).toBe(1);
     expect(unset.stderr).toMatch(/DATABASE_URL is not set/);
-  });
+    // Three Node processes loading the sources through tsx: ~8 s each on a busy 2-core machine.
+  }, 90_000);
 
   it('checks an HTTP endpoint instead when TRAWL_HEALTHCHECK_URL is set', () => {
     const down = run({ TRAWL_HEALTHCHECK_URL: 'http://127.0.0.1:1/healthz' });
