@@ -73,7 +73,7 @@ export default tseslint.config(
           { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
           { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
           { sourceTag: 'scope:model', allowedExternalImports: allow('zod') },
-          { sourceTag: 'scope:crawl', allowedExternalImports: allow() },
+          { sourceTag: 'scope:crawl', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },

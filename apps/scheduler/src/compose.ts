@@ -38,7 +38,7 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
       clock: runtime.clock,
       logger: logger.child({ component: 'dispatcher' }),
     },
-    { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs },
+    { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs, backlogMax: config.process.backlogMax },
   );
   const sweepsQueue = new SweepsQueue(runtime.queueRedis, config.namespace);
   const scheduler = new Scheduler(

@@ -1,8 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TrawlError } from '@trawl/core';
+import { ProcessStream } from '@trawl/frontier';
 import { WorkerMembership } from '@trawl/dispatch';
-import { Acks, canonicalSitemapUrls, CrawlArchive, CrawlWorker, Duplicates, Records, ThreadAnalyzer, UrlStates, Validators } from '@trawl/crawl';
+import {
+  Acks,
+  canonicalSitemapUrls,
+  closePipeline,
+  CrawlArchive,
+  CrawlWorker,
+  type CrawlWorkerDeps,
+  Duplicates,
+  ProcessWorker,
+  RecentBodies,
+  Records,
+  ThreadAnalyzer,
+  UrlStates,
+  Validators,
+} from '@trawl/crawl';
 import type { Config } from '@trawl/config';
 import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
@@ -15,95 +30,171 @@ function recordSitemaps(sitemaps: Sitemaps, config: Readonly<Config>, origin: st
   return config.sitemaps.guess ? sitemaps.add(origin, [`${origin}/sitemap.xml`], 'guess') : Promise.resolve();
 }
 
-/** The fetch worker's object graph on a runtime: the pipeline, its batchers, one consumer per partition. */
+/**
+ * A worker process's stages, as TRAWL_WORKER_ROLES says: the fetch stage (one BullMQ consumer
+ * per partition it is given), the process stage (reading every partition's process stream, in a
+ * consumer group shared with every other process stage), or both — which share this process's
+ * batchers, its analysis thread, and the bodies just fetched (read back without the store).
+ */
+export class WorkerStages {
+  constructor(
+    readonly deps: CrawlWorkerDeps,
+    readonly fetch: CrawlWorker | null,
+    readonly process: ProcessWorker | null,
+    private readonly logger: Runtime['logger'],
+  ) {}
+
+  start(): void {
+    this.fetch?.start();
+    this.process?.start();
+  }
+
+  /** The partitions the fetch stage consumes from now on (the process stage reads them all). */
+  consume(partitions: readonly number[]): void {
+    this.fetch?.consume(partitions);
+  }
+
+  get partitions(): number[] {
+    return this.fetch?.partitions ?? [];
+  }
+
+  /** The first fatal error either stage met, if any. */
+  get fatal(): TrawlError | null {
+    return this.fetch?.fatal ?? this.process?.fatal ?? null;
+  }
+
+  async ready(): Promise<void> {
+    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined]);
+  }
+
+  /**
+   * Stops fetching first (nothing new is handed off), then lets the process stage finish the
+   * pages it holds (the rest wait on their streams for another process stage, or the next start),
+   * then flushes what the stages share. Up to `timeoutMs` in all.
+   */
+  async stop(timeoutMs: number): Promise<{ drained: boolean }> {
+    const until = Date.now() + timeoutMs;
+    const fetched = (await this.fetch?.stop(timeoutMs)) ?? { drained: true };
+    const processed = (await this.process?.stop(Math.max(0, until - Date.now()))) ?? { drained: true };
+    await closePipeline(this.deps, this.logger);
+    return { drained: fetched.drained && processed.drained };
+  }
+}
+
+/** A worker's object graph on a runtime: the stages its roles name, their batchers, one fetch consumer per partition. */
 export function createCrawlWorker(
   runtime: Runtime,
-  options: { concurrency: number; partitions?: readonly number[]; onFatal?: (error: TrawlError) => void },
-): CrawlWorker {
+  options: { concurrency: number; partitions?: readonly number[]; roles?: readonly ('fetch' | 'process')[]; onFatal?: (error: TrawlError) => void },
+): WorkerStages {
   const { config } = runtime;
-  const partitions = options.partitions ?? Array.from({ length: config.partitions }, (_, p) => p);
+  const roles = new Set(options.roles ?? config.worker.roles);
+  const all = Array.from({ length: config.partitions }, (_, p) => p);
+  const partitions = options.partitions ?? all;
   const sitemaps = new Sitemaps(runtime.db.pool, config.namespace);
   const nearDup = new NearDupIndex(runtime.db);
   // One WARC writer per worker process: its files carry the host name and pid, and are finished when the worker stops.
   const archive = config.warc.write
     ? new CrawlArchive(new WarcWriter({ dir: config.warc.dir, prefix: config.warc.prefix, maxFileBytes: config.warc.maxFileBytes }), nearDup, runtime.store)
     : undefined;
-  return new CrawlWorker(
-    {
-      frontier: runtime.frontier,
-      fetcher: runtime.fetcher,
-      store: runtime.store,
-      robots: runtime.robots,
-      discovery: runtime.discovery(),
-      records: new Records(
-        runtime.db,
-        async () => {
-          const policy = await runtime.policy.get();
-          return policy?.policy.recrawl.enabled ? policy.recrawl : null;
+  const deps: CrawlWorkerDeps = {
+    frontier: runtime.frontier,
+    fetcher: runtime.fetcher,
+    store: runtime.store,
+    robots: runtime.robots,
+    discovery: runtime.discovery(),
+    records: new Records(
+      runtime.db,
+      async () => {
+        const policy = await runtime.policy.get();
+        return policy?.policy.recrawl.enabled ? policy.recrawl : null;
+      },
+      runtime.frontier,
+    ),
+    validators: new Validators(runtime.db),
+    duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
+    analyzer: roles.has('process') ? new ThreadAnalyzer(runtime.logger.child({ component: 'analyzer' })) : undefined,
+    archive,
+    urlStates: new UrlStates(runtime.db),
+    acks: new Acks(runtime.frontier),
+    policy: runtime.policy,
+    counters: runtime.counters,
+    clock: runtime.clock,
+    logger: runtime.logger.child({ component: 'worker' }),
+    retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, robotsAttempts: config.robots.attempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
+    leaseMs: config.worker.leaseMs,
+    // Twice per BullMQ lock: a job handed over while its first attempt still records waits for
+    // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
+    renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
+    gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
+    recordSitemaps: (origin, urls) => recordSitemaps(sitemaps, config, origin, urls),
+    sitemaps: config.sitemaps.enabled
+      ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }
+      : undefined,
+    // Both stages here: the process stage reads what the fetch stage just stored from memory.
+    bodies: roles.has('fetch') && roles.has('process') ? new RecentBodies() : undefined,
+  };
+  const fetch = roles.has('fetch')
+    ? new CrawlWorker(deps, {
+        connection: runtime.blockingRedis(),
+        namespace: config.namespace,
+        partitions,
+        concurrency: options.concurrency,
+        stalledMs: config.worker.stalledMs,
+        logger: runtime.logger,
+        onFatal: options.onFatal,
+      })
+    : null;
+  const process = roles.has('process')
+    ? new ProcessWorker(
+        { ...deps, logger: runtime.logger.child({ component: 'process' }), maxDeliveries: config.worker.attempts },
+        {
+          stream: new ProcessStream(runtime.processRedis(), config.namespace, config.partitions, `process@${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 6)}`),
+          partitions: all,
+          concurrency: config.process.concurrency,
+          claimIdleMs: config.process.claimMs,
+          logger: runtime.logger,
+          onFatal: options.onFatal,
         },
-        runtime.frontier,
-      ),
-      validators: new Validators(runtime.db),
-      duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
-      analyzer: new ThreadAnalyzer(runtime.logger.child({ component: 'analyzer' })),
-      archive,
-      urlStates: new UrlStates(runtime.db),
-      acks: new Acks(runtime.frontier),
-      policy: runtime.policy,
-      counters: runtime.counters,
-      clock: runtime.clock,
-      logger: runtime.logger.child({ component: 'worker' }),
-      retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, robotsAttempts: config.robots.attempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
-      leaseMs: config.worker.leaseMs,
-      // Twice per BullMQ lock: a job handed over while its first attempt still records waits for
-      // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
-      renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
-      gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
-      recordSitemaps: (origin, urls) => recordSitemaps(sitemaps, config, origin, urls),
-      sitemaps: config.sitemaps.enabled
-        ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }
-        : undefined,
-    },
-    {
-      connection: runtime.blockingRedis(),
-      namespace: config.namespace,
-      partitions,
-      concurrency: options.concurrency,
-      stalledMs: config.worker.stalledMs,
-      logger: runtime.logger,
-      onFatal: options.onFatal,
-    },
-  );
+      )
+    : null;
+  return new WorkerStages(deps, fetch, process, runtime.logger);
 }
 
 export interface WorkerService {
-  worker: CrawlWorker;
-  membership: WorkerMembership;
+  worker: WorkerStages;
+  membership: WorkerMembership | null;
   /** Stops taking jobs, drains (up to `timeoutMs`), and leaves the membership. */
   stop(timeoutMs: number): Promise<{ drained: boolean }>;
 }
 
 /**
- * A fetch worker that joins the crawl's worker membership and consumes the partitions the hash
- * ring gives it, following the assignment as workers come and go.
+ * A worker whose fetch stage joins the crawl's worker membership and consumes the partitions the
+ * hash ring gives it, following the assignment as workers come and go; its process stage reads
+ * every partition's stream.
  */
-export async function startWorkerService(runtime: Runtime, options: { concurrency: number; memberId?: string; onFatal?: (error: TrawlError) => void }): Promise<WorkerService> {
+export async function startWorkerService(
+  runtime: Runtime,
+  options: { concurrency: number; memberId?: string; roles?: readonly ('fetch' | 'process')[]; onFatal?: (error: TrawlError) => void },
+): Promise<WorkerService> {
   const { config } = runtime;
-  const worker = createCrawlWorker(runtime, { concurrency: options.concurrency, partitions: [], onFatal: options.onFatal });
-  const membership = new WorkerMembership(
-    runtime.redis,
-    { namespace: config.namespace, partitions: config.partitions, memberId: options.memberId ?? `worker@${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`, heartbeatTtlMs: config.worker.heartbeatMs },
-    runtime.clock,
-    runtime.logger.child({ component: 'membership' }),
-    (partitions) => worker.consume(partitions),
-  );
-  await membership.start();
+  const worker = createCrawlWorker(runtime, { concurrency: options.concurrency, partitions: [], roles: options.roles, onFatal: options.onFatal });
+  const membership = worker.fetch
+    ? new WorkerMembership(
+        runtime.redis,
+        { namespace: config.namespace, partitions: config.partitions, memberId: options.memberId ?? `worker@${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 6)}`, heartbeatTtlMs: config.worker.heartbeatMs },
+        runtime.clock,
+        runtime.logger.child({ component: 'membership' }),
+        (partitions) => worker.consume(partitions),
+      )
+    : null;
+  await membership?.start();
+  worker.process?.start();
   await worker.ready();
   return {
     worker,
     membership,
     async stop(timeoutMs) {
-      await membership.stop();
+      await membership?.stop();
       return worker.stop(timeoutMs);
     },
   };

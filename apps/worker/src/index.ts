@@ -1,2 +1,2 @@
-export { createCrawlWorker, startWorkerService, type WorkerService } from './compose.js';
+export { createCrawlWorker, startWorkerService, type WorkerService, WorkerStages } from './compose.js';
 export { runWorkerProcess, type WorkerProcessReport } from './worker-process.js';

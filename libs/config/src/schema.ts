@@ -113,6 +113,11 @@ export const configSchema = z.object({
 
   worker: z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
+    roles: set(
+      list().pipe(z.array(z.enum(['fetch', 'process'])).min(1)).default(['fetch', 'process']),
+      'TRAWL_WORKER_ROLES',
+      'The stages a `trawl worker` process runs: `fetch` (gate, robots.txt, fetch, store the body, hand the page off), `process` (parse, fingerprint, duplicates, discover links, record), or both (`fetch,process`, the default). Run them apart when processing needs more cores than fetching: e.g. 2 fetch-only and 6 process-only workers.',
+    ),
     heartbeatMs: set(int(300, 600_000).default(5000), 'TRAWL_WORKER_HEARTBEAT_MS', 'Workers heartbeat in Redis; partitions are spread over the live ones on the hash ring (domain affinity), and a worker silent for this long drops out: its partitions move to the others.'),
     contactUrl: set(
       url(['http:', 'https:']).default('https://github.com/trawl-crawler/trawl'),
@@ -181,6 +186,20 @@ export const configSchema = z.object({
     hostsFile: set(str().optional(), 'TRAWL_HOSTS_FILE', 'A hosts(5) file of static name → address entries answered before DNS (staging pins, the synthetic web\'s named hosts); the SSRF guard still applies.'),
     dnsMaxTtlS: set(int(0).default(3600), 'TRAWL_DNS_MAX_TTL_S', 'DNS answers are cached for their TTL, at most this long.'),
     dnsErrorTtlMs: set(int(0).default(3_600_000), 'TRAWL_DNS_ERROR_TTL_MS', 'A DNS "no such host" (NXDOMAIN, no records) is cached this long; transient failures (SERVFAIL, timeouts) only 2 s, so the retries that follow can succeed.'),
+  }),
+
+  process: z.object({
+    concurrency: set(int(1, 10_000).default(64), 'TRAWL_PROCESS_CONCURRENCY', 'Pages one process stage works on at once (most of that time is spent waiting for batched writes).'),
+    claimMs: set(
+      int(1000).default(10_000),
+      'TRAWL_PROCESS_CLAIM_MS',
+      'A handed-off page held this long by a process stage that neither recorded it nor said it still works on it (the stage died, or a try failed) is claimed by another process stage; also the wait before a failed page is tried again.',
+    ),
+    backlogMax: set(
+      int(1).default(2000),
+      'TRAWL_PROCESS_BACKLOG_MAX',
+      'Backpressure: when this many pages of a partition wait for (or are in) the process stage, the dispatcher stops handing out that partition\'s URLs; below it, it hands out fewer the deeper the backlog. Politeness is unaffected: it only slows fetching.',
+    ),
   }),
 
   dispatch: z.object({

@@ -7,4 +7,7 @@ export interface Attempt extends FetchJobContext {
   hash: Buffer;
 }
 
+/** What the process stage knows of a page's job: the job and its URL's fingerprint. */
+export type PageRef = Pick<Attempt, 'job' | 'hash'>;
+
 export const attemptOf = (ctx: FetchJobContext): Attempt => ({ ...ctx, hash: fingerprint(ctx.job.url) });

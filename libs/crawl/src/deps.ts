@@ -7,6 +7,7 @@ import type { RetryPolicy } from '@trawl/politeness';
 import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
+import type { RecentBodies } from './bodies.js';
 import type { PageAnalyzer } from './process/analyzer.js';
 import type { CrawlArchive } from './process/archive.js';
 import type { Duplicates } from './process/duplicates.js';
@@ -14,7 +15,7 @@ import type { Acks, Records, UrlStates, Validators } from './records.js';
 
 /** What the fetch-job pipeline works with: the crawl's state, its writers and its policies. */
 export interface PipelineDeps {
-  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched'>;
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched' | 'handOff'>;
   fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
   store: ContentStore;
   robots: Pick<RobotsCache, 'get' | 'set'>;
@@ -53,6 +54,8 @@ export interface PipelineDeps {
    * asked, every job fetches).
    */
   urlStates?: Pick<UrlStates, 'state'>;
+  /** Bodies just stored, for a process stage in this process to read without the store (absent: none kept). */
+  bodies?: Pick<RecentBodies, 'put' | 'take'>;
 }
 
 /** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */

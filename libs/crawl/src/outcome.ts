@@ -4,6 +4,7 @@ import type { Candidate } from '@trawl/model';
 import type { JobResult } from '@trawl/queue';
 import type { PipelineDeps } from './deps.js';
 import type { FetchRecord } from './record.js';
+import type { LeaseRef } from './records.js';
 
 /** When the host this job holds may be fetched again, and what the politeness model learnt. */
 export interface HostRelease {
@@ -111,20 +112,28 @@ export async function applyOutcome(deps: PipelineDeps, hold: HostHold, outcome: 
   if (outcome.leaseUntil !== undefined && !leaseExtended) await deps.frontier.extendLease(ticket.partition, ticket.leaseId, outcome.leaseUntil);
   if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover);
   const lease = { partition: ticket.partition, leaseId: ticket.leaseId };
-  // A record is written, then its lease acknowledged, in one step (`Records.add`).
-  const refused = outcome.record ? await deps.records.add(outcome.record, outcome.ack ? lease : undefined) : null;
-  if (refused && outcome.record) {
-    // PostgreSQL refused this record (the rest of its batch was written): the URL is settled as
-    // failed with the reason, and the job dead-lettered with it — never fetched again and again.
-    const failed = await deps.records.add(refusedRecord(outcome.record, refused), lease);
-    if (failed) {
-      deps.logger.error({ url: outcome.record.url, reason: failed }, 'could not record a refused page even without its text');
-      await deps.acks.ack(ticket.partition, ticket.leaseId);
-    }
-    return { outcome: 'dead', reason: refused };
-  }
-  if (outcome.ack && !outcome.record) await deps.acks.ack(ticket.partition, ticket.leaseId);
+  if (outcome.record) {
+    const refused = await recordAndAck(deps, outcome.record, outcome.ack ? lease : undefined);
+    if (refused !== null) return { outcome: 'dead', reason: refused };
+  } else if (outcome.ack) await deps.acks.ack(ticket.partition, ticket.leaseId);
   return outcome.result;
+}
+
+/**
+ * Writes a record, then acknowledges its lease (and the page's process stream entry), in one
+ * step (`Records.add`). Returns null, or the reason PostgreSQL refused the record: the URL is
+ * then settled as failed with that reason (never fetched again and again) and its lease
+ * acknowledged all the same.
+ */
+export async function recordAndAck(deps: Pick<PipelineDeps, 'records' | 'acks' | 'logger'>, record: FetchRecord, lease: LeaseRef | undefined): Promise<string | null> {
+  const refused = await deps.records.add(record, lease);
+  if (refused === null) return null;
+  const failed = await deps.records.add(refusedRecord(record, refused), lease);
+  if (failed && lease) {
+    deps.logger.error({ url: record.url, reason: failed }, 'could not record a refused page even without its text');
+    await deps.acks.ack(lease.partition, lease.leaseId, lease.entry);
+  }
+  return refused;
 }
 
 /** The least a refused record can say: the URL failed, and why (no page text that could be at fault). */

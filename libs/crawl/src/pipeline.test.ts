@@ -11,6 +11,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { PipelineDeps } from './deps.js';
 import { processFetchJob } from './fetch/fetch-job.js';
 import { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
+import { processEntry } from './process/process-entry.js';
 import type { FetchRecord } from './record.js';
 
 /**
@@ -36,7 +37,8 @@ type Event =
   | { kind: 'record'; record: FetchRecord }
   | { kind: 'ack'; leaseId: string }
   | { kind: 'state' }
-  | { kind: 'clear' };
+  | { kind: 'clear' }
+  | { kind: 'handoff' };
 
 interface Fakes {
   events: Event[];
@@ -78,20 +80,24 @@ function response(status: number, extra: Partial<FetchResult> = {}): FetchResult
   };
 }
 
+let entries = 0;
+
 function deps(): PipelineDeps {
   const events = f.events;
+  const stored = new Map<string, Buffer>();
   const store: ContentStore = {
     put: async (body) => {
       events.push({ kind: 'store' });
       await f.store();
+      stored.set(`sha256:${body.length}`, Buffer.from(body));
       return { key: `sha256:${body.length}`, contentHash: String(body.length), storedBytes: body.length, existed: false };
     },
-    get: async () => null,
+    get: async (key) => stored.get(key) ?? null,
     has: async () => false,
     check: async () => undefined,
     close: async () => undefined,
   };
-  return {
+  const pipeline: PipelineDeps = {
     frontier: {
       acquire: async (_ticket, options = {}) => {
         events.push(options.at === undefined ? { kind: 'acquire' } : { kind: 'acquire', at: options.at });
@@ -106,6 +112,13 @@ function deps(): PipelineDeps {
         return true;
       },
       clearFetched: async () => void events.push({ kind: 'clear' }),
+      // The process stream, as if a process stage read the entry at once.
+      handOff: async (partition, _leaseId, _token, payload) => {
+        events.push({ kind: 'handoff' });
+        const id = `${f.clock.now()}-${(entries += 1)}`;
+        await processEntry({ ...pipeline, maxDeliveries: 4 }, { partition, id, payload, deliveries: 1 });
+        return id;
+      },
     },
     fetcher: {
       fetch: async (url) => {
@@ -134,7 +147,7 @@ function deps(): PipelineDeps {
         return refused ?? null;
       },
     },
-    acks: { ack: async (_p, leaseId) => void events.push({ kind: 'ack', leaseId }) },
+    acks: { ack: async (_p, leaseId) => void events.push({ kind: 'ack', leaseId: leaseId ?? '' }) },
     policy: { get: async () => f.policy, refresh: async () => f.policy },
     counters: { add: () => undefined },
     clock: f.clock,
@@ -149,6 +162,7 @@ function deps(): PipelineDeps {
       },
     },
   };
+  return pipeline;
 }
 
 function job(attempt = 1, maxAttempts = 3, data: Partial<FetchJobData> = {}, redelivered = false): FetchJobContext {
@@ -279,11 +293,12 @@ describe('processFetchJob: every exit path releases once, records before it acks
 
   it('a 200 page: releases the host (due = response end + delay) before storing, then discovers, records and acks', async () => {
     const result = await processFetchJob(deps(), job());
-    expect(result).toMatchObject({ outcome: 'done', summary: { status: 200, links: 2 } });
+    expect(result).toMatchObject({ outcome: 'done', summary: { status: 200, handedOff: expect.any(String) } });
     // The lease runs a full TRAWL_LEASE_MS from the end of the fetch.
     expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: T0 + 300_000, streak: 0 }]);
-    // Stored: the body, and the page's text beside it.
+    // Stored: the body (by the fetch stage, before the hand-off), and the page's text beside it.
     expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
+    expect(f.events.findIndex((e) => e.kind === 'handoff')).toBe(f.events.findIndex((e) => e.kind === 'store') + 1);
     expect(of('state')).toHaveLength(0); // a first delivery does not ask PostgreSQL
     expect(of('clear')).toHaveLength(0); // recorded: the lease's fetched mark stays until the ack
     expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
@@ -355,14 +370,16 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('clear')).toHaveLength(1);
   });
 
-  it('storing fails on the last attempt: recorded failed and acked, so the URL is not fetched again and again', async () => {
+  it('storing the body fails on the last attempt: recorded failed and acked, so the URL is not fetched again and again', async () => {
     f.store = async () => {
       throw new Error('EIO');
     };
     const result = await processFetchJob(deps(), job(3, 3));
     expect(result).toMatchObject({ outcome: 'dead' });
     expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.Store });
-    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'record', 'ack']);
+    // Nothing was handed off: the page could not be kept.
+    expect(of('handoff')).toHaveLength(0);
+    expect(order()).toEqual(['fetch', 'release', 'store', 'record', 'ack']);
   });
 
   it('a fatal store error stops the job with the error: host released once, nothing acked', async () => {
@@ -384,19 +401,20 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('clear')).toHaveLength(1);
   });
 
-  it('the record cannot be written: the error reaches the queue (it retries), the lease is never acked', async () => {
+  it('the record cannot be written: the fetch job is done (handed off), the page waits on its stream for a retry, the lease is never acked', async () => {
     f.record = async () => {
       throw new Error('connection terminated');
     };
-    await expect(processFetchJob(deps(), job())).rejects.toThrow('connection terminated');
+    expect(await processFetchJob(deps(), job())).toMatchObject({ outcome: 'done', summary: { handedOff: expect.any(String) } });
+    expect(of('fetch')).toHaveLength(1);
     expect(of('release')).toHaveLength(1);
     expect(of('ack')).toHaveLength(0);
   });
 
-  it('PostgreSQL refuses the page\'s record: the URL is recorded failed with the reason, acked and dead-lettered', async () => {
+  it('PostgreSQL refuses the page\'s record: the URL is recorded failed with the reason and acked', async () => {
     f.record = async (record) => (record.state === 'done' ? 'ERR_DATABASE: PostgreSQL refused the row: invalid byte sequence [SQLSTATE 22021]' : undefined);
     const result = await processFetchJob(deps(), job());
-    expect(result).toEqual({ outcome: 'dead', reason: 'ERR_DATABASE: PostgreSQL refused the row: invalid byte sequence [SQLSTATE 22021]' });
+    expect(result).toMatchObject({ outcome: 'done', summary: { handedOff: expect.any(String) } });
     expect(of('record').map((r) => r.record.state)).toEqual(['done', 'failed']);
     expect(of('record')[1]?.record).toMatchObject({ errorCode: ErrorCode.Database, canonicalUrl: null });
     expect(order().slice(-3)).toEqual(['record', 'record', 'ack']);
@@ -480,8 +498,9 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     f.record = async () => {
       expect(discovered).toBe(true);
     };
-    expect(await processFetchJob(d, job())).toMatchObject({ outcome: 'done', summary: { links: 2 } });
+    expect(await processFetchJob(d, job())).toMatchObject({ outcome: 'done' });
     expect(of('record')).toHaveLength(1);
+    expect(discovered).toBe(true);
   });
 
   it('renews its lease every third of TRAWL_LEASE_MS while slow work after the fetch goes on, and stops when done', async () => {

@@ -8,6 +8,8 @@ import type { FetchRecord } from './record.js';
 export interface LeaseRef {
   partition: number;
   leaseId: string;
+  /** The page's process stream entry, acknowledged (and deleted) with the lease. */
+  entry?: string;
 }
 
 /**
@@ -52,16 +54,17 @@ export class Records {
 
   private async run(batch: { record: FetchRecord; lease?: LeaseRef }[]): Promise<(string | null)[]> {
     const reasons = await this.write(batch.map((b) => b.record));
-    const byPartition = new Map<number, string[]>();
+    const byPartition = new Map<number, { ids: string[]; entries: string[] }>();
     batch.forEach(({ lease }, i) => {
       if (!lease || reasons[i] !== null) return;
-      let ids = byPartition.get(lease.partition);
-      if (!ids) byPartition.set(lease.partition, (ids = []));
-      ids.push(lease.leaseId);
+      let acks = byPartition.get(lease.partition);
+      if (!acks) byPartition.set(lease.partition, (acks = { ids: [], entries: [] }));
+      acks.ids.push(lease.leaseId);
+      if (lease.entry !== undefined) acks.entries.push(lease.entry);
     });
     // One call per partition (each its own cluster slot), all at once: one round trip on a
     // single Redis, where ioredis pipelines them.
-    await Promise.all([...byPartition].map(([partition, ids]) => this.frontier.ack(partition, ids)));
+    await Promise.all([...byPartition].map(([partition, acks]) => this.frontier.ack(partition, acks.ids, acks.entries)));
     return reasons;
   }
 
@@ -152,33 +155,42 @@ export class UrlStates {
   }
 }
 
+interface AckItem {
+  leaseId: string | null;
+  entry: string | null;
+}
+
 /**
- * Acknowledges finished leases in batches, one script call per partition per batch: for jobs that
- * finish without a record (a URL found recorded already, a sitemap); a record's lease is
- * acknowledged by `Records` as it is written.
+ * Acknowledges finished leases (and process stream entries) in batches, one script call per
+ * partition per batch: for work that finishes without a record (a URL found recorded already, a
+ * sitemap, an entry that could not be read); a record's lease is acknowledged by `Records` as it
+ * is written.
  */
 export class Acks {
-  private readonly batchers = new Map<number, Batcher<string, void>>();
+  private readonly batchers = new Map<number, Batcher<AckItem, void>>();
 
   constructor(
-    private readonly frontier: Frontier,
+    private readonly frontier: Pick<Frontier, 'ack'>,
     private readonly options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 500, maxWaitMs: 5 },
   ) {}
 
-  async ack(partition: number, leaseId: string): Promise<void> {
+  /** Acknowledges a lease (null: none), and the page's process stream entry with it when given. */
+  async ack(partition: number, leaseId: string | null, entry?: string): Promise<void> {
     let batcher = this.batchers.get(partition);
     if (!batcher) {
-      batcher = new Batcher<string, void>({
+      batcher = new Batcher<AckItem, void>({
         maxItems: this.options.maxBatch,
         maxWaitMs: this.options.maxWaitMs,
-        run: async (ids) => {
-          await this.frontier.ack(partition, ids);
-          return ids.map(() => undefined);
+        run: async (items) => {
+          const ids = items.flatMap((i) => (i.leaseId === null ? [] : [i.leaseId]));
+          const entries = items.flatMap((i) => (i.entry === null ? [] : [i.entry]));
+          await this.frontier.ack(partition, ids, entries);
+          return items.map(() => undefined);
         },
       });
       this.batchers.set(partition, batcher);
     }
-    await batcher.addOne(leaseId);
+    await batcher.addOne({ leaseId, entry: entry ?? null });
   }
 
   async drain(): Promise<void> {

@@ -38,8 +38,8 @@ export type CrawlWorkerDeps = PipelineDeps & {
 };
 
 /**
- * Consumes fetch jobs: one BullMQ worker per partition, all sharing this process's batchers
- * (discovery, records, acks) so their round trips coalesce.
+ * The fetch stage's consumer: one BullMQ worker per partition, all sharing this process's
+ * batchers (discovery, records, acks) so their round trips coalesce.
  */
 export class CrawlWorker {
   private readonly consumers = new Map<number, { worker: FetchWorker; running: Promise<void> }>();
@@ -111,15 +111,15 @@ export class CrawlWorker {
     }
   }
 
-  /** Resolves when every partition's consumer is connected and the page-analysis thread is up. */
+  /** Resolves when every partition's consumer is connected. */
   async ready(): Promise<void> {
-    const consumers = [...this.consumers.values()].map((c) => c.worker.ready());
-    await Promise.all([...consumers, this.deps.analyzer?.ready()]);
+    await Promise.all([...this.consumers.values()].map((c) => c.worker.ready()));
   }
 
   /**
    * Stops taking jobs and lets in-flight ones finish (up to `timeoutMs`; after that they are
-   * abandoned and their leases bring them back), then flushes the batchers.
+   * abandoned and their leases bring them back). The batchers it shares with the process stage
+   * are drained by `closePipeline`, once both stages have stopped.
    */
   async stop(timeoutMs: number): Promise<{ drained: boolean }> {
     const consumers = [...this.consumers.values()];
@@ -129,10 +129,17 @@ export class CrawlWorker {
     const drained = await Promise.race([graceful, timeout]);
     if (!drained) await Promise.all(consumers.map((c) => c.worker.close(true)));
     await Promise.allSettled(consumers.map((c) => c.running));
-    await Promise.allSettled([this.deps.discovery.drain(), this.deps.records.drain(), this.deps.acks.drain()]);
-    await this.deps.archive?.close().catch((error: unknown) => this.options.logger.error({ err: error }, 'could not finish the WARC file'));
-    await this.deps.analyzer?.close().catch(() => undefined);
-    await this.deps.counters.flush().catch(() => undefined);
     return { drained };
   }
+}
+
+/**
+ * What a worker's stages share, closed once both have stopped: the batchers flushed (discovery,
+ * records, acks), the last WARC file finished, the analysis thread ended, the counters written.
+ */
+export async function closePipeline(deps: Pick<CrawlWorkerDeps, 'discovery' | 'records' | 'acks' | 'archive' | 'analyzer' | 'counters'>, logger: Logger): Promise<void> {
+  await Promise.allSettled([deps.discovery.drain(), deps.records.drain(), deps.acks.drain()]);
+  await deps.archive?.close().catch((error: unknown) => logger.error({ err: error }, 'could not finish the WARC file'));
+  await deps.analyzer?.close().catch(() => undefined);
+  await deps.counters.flush().catch(() => undefined);
 }

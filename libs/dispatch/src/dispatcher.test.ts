@@ -22,7 +22,7 @@ afterAll(async () => {
   await t.cleanup();
 });
 
-function setup(window = 100) {
+function setup(window = 100, backlogMax?: number) {
   const namespace = `${t.prefix}d${(n += 1)}`;
   const clock = new ManualClock(Date.now());
   const frontier = new Frontier(t.redis, { prefix: namespace, partitions: 1, bands: 4, leaseMs: 300_000, fetchHoldMs: 65_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock });
@@ -37,7 +37,7 @@ function setup(window = 100) {
     addLeased: queues.addLeased.bind(queues),
     jobsExist: queues.jobsExist.bind(queues),
   };
-  const dispatcher = new Dispatcher({ frontier, queues: counted, policy, clock, logger: silentLogger }, { window, pollMs: 25, leadMs: 0, orphanAgeMs: 2000 });
+  const dispatcher = new Dispatcher({ frontier, queues: counted, policy, clock, logger: silentLogger }, { window, pollMs: 25, leadMs: 0, orphanAgeMs: 2000, backlogMax });
   return { frontier, queues, clock, dispatcher, store, depthReads };
 }
 
@@ -100,5 +100,36 @@ describe('Dispatcher.tick: the window', () => {
     expect(await round('c', 10)).toBe(2); // room 10 − 0 − 6 < half the window: read
     expect(await round('d', 10)).toBe(2);
     expect(await round('e', 1000)).toBe(3); // the read is a second old: read
+  });
+});
+
+describe('Dispatcher.tick: backpressure from the process stage', () => {
+  it('claims less as the process backlog grows, nothing at TRAWL_PROCESS_BACKLOG_MAX, and picks up again as it drains', async () => {
+    const { frontier, queues, clock, dispatcher, store } = setup(20, 100);
+    await store.publish(policyFromConfig(loadConfig({ env: {} }), ['http://h0.example/']));
+    await frontier.push(Array.from({ length: 80 }, (_, i) => url(`h${i}.example`)));
+    const queue = queues.queue(0);
+    const stream = frontier.keysOf(0).process;
+    // Pages handed to the process stage and not yet recorded (as handOff adds them).
+    const backlog = async (n: number) => {
+      await t.redis.del(stream);
+      for (let i = 0; i < n; i += 1) await t.redis.xadd(stream, '*', 'd', '{}');
+    };
+    const claimed = async () => {
+      const before = await queue.getWaitingCount();
+      clock.advance(1500); // past the depth read's freshness
+      await dispatcher.tick(0);
+      const added = (await queue.getWaitingCount()) - before;
+      await queue.drain(false); // workers keep the fetch queue empty
+      return added;
+    };
+    await backlog(100);
+    expect(await claimed()).toBe(0);
+    await backlog(150);
+    expect(await claimed()).toBe(0);
+    await backlog(50);
+    expect(await claimed()).toBe(10); // half the backlog: half the window
+    await backlog(0);
+    expect(await claimed()).toBe(20);
   });
 });

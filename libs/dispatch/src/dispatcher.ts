@@ -5,7 +5,7 @@ import type { Logger } from '@trawl/telemetry';
 import type { PolicyFollower } from '@trawl/model';
 
 export interface DispatcherDeps {
-  frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions' | 'leasesExpiringBy' | 'requeue' | 'options'>;
+  frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions' | 'leasesExpiringBy' | 'requeue' | 'options' | 'processDepth'>;
   queues: Pick<FetchQueues, 'waiting' | 'addLeased' | 'jobsExist'>;
   policy: Pick<PolicyFollower, 'get'>;
   clock: Clock;
@@ -29,6 +29,12 @@ export interface DispatcherOptions {
    * dispatcher that died (or failed) between the claim and adding the jobs (default 2000).
    */
   orphanAgeMs?: number;
+  /**
+   * Backpressure from the process stage (TRAWL_PROCESS_BACKLOG_MAX): with this many of a
+   * partition's pages waiting to be processed, nothing more of it is claimed; below, the window
+   * shrinks in proportion to the backlog. Absent: the backlog is not looked at.
+   */
+  backlogMax?: number;
 }
 
 /** Lease ids the dispatcher issues: `p<partition>-<sequence>`, also the fetch job's id. */
@@ -56,8 +62,11 @@ export const fetchJobOf = (lease: Lease): FetchJob => ({
  */
 export class Dispatcher {
   private readonly loops = new Map<number, { controller: AbortController; done: Promise<void> }>();
-  /** Per partition: the queue's depth as last read, when, and the jobs this dispatcher added since. */
-  private readonly depth = new Map<number, { waiting: number; at: number; added: number }>();
+  /**
+   * Per partition: the fetch queue's depth and the process stage's backlog as last read, when,
+   * and the jobs this dispatcher added since.
+   */
+  private readonly depth = new Map<number, { waiting: number; backlog: number; at: number; added: number }>();
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -151,16 +160,30 @@ export class Dispatcher {
    * While workers keep up this reads about once a second instead of once per claim.
    */
   private async roomIn(partition: number): Promise<number> {
-    const { window } = this.options;
     const now = this.deps.clock.now();
     const known = this.depth.get(partition);
     if (known && now - known.at < (this.options.depthTtlMs ?? 1000)) {
+      const window = this.windowFor(known.backlog);
       const room = window - known.waiting - known.added;
       if (room >= window / 2) return room;
     }
-    const waiting = await this.deps.queues.waiting(partition);
-    this.depth.set(partition, { waiting, at: now, added: 0 });
-    return window - waiting;
+    const { backlogMax } = this.options;
+    const [waiting, backlog] = await Promise.all([this.deps.queues.waiting(partition), backlogMax === undefined ? 0 : this.deps.frontier.processDepth(partition)]);
+    this.depth.set(partition, { waiting, backlog, at: now, added: 0 });
+    return this.windowFor(backlog) - waiting;
+  }
+
+  /**
+   * The fetch window while `backlog` pages wait for the process stage: the whole window with
+   * none, shrinking in proportion, nothing at `backlogMax`. Fetching slows before processing
+   * falls hopelessly behind (memory would grow, and pages would wait long to be recorded), and
+   * picks up again as the backlog drains; no host is ever fetched sooner than its due time
+   * either way — this only claims less.
+   */
+  private windowFor(backlog: number): number {
+    const { window, backlogMax } = this.options;
+    if (backlogMax === undefined || backlog <= 0) return window;
+    return Math.floor(window * Math.max(0, 1 - backlog / backlogMax));
   }
 
   private async loop(partition: number, signal: AbortSignal): Promise<void> {

@@ -391,6 +391,11 @@ export class Frontier {
     );
   }
 
+  /** Pages of a partition handed to the process stage and not yet recorded (its process stream's length). */
+  async processDepth(partition: number): Promise<number> {
+    return this.redis.xlen(this.keysOf(partition).process);
+  }
+
   /**
    * Hands a lease's URL, fetched and stored by this attempt (`token`), to the process stage: one
    * entry on the partition's process stream carrying `payload`, in the same step as the lease

@@ -105,6 +105,15 @@ export class ProcessStream {
       .map(([id, fields]) => ({ partition, id, payload: fieldOf(fields), deliveries: (deliveries.get(id) ?? 0) + 1 }));
   }
 
+  /**
+   * Says this consumer still works on these entries (their idle time starts again), so a slow
+   * but living process stage never has them claimed from under it.
+   */
+  async touch(partition: number, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.redis.call('XCLAIM', this.keyOf(partition), PROCESS_GROUP, this.consumer, 0, ...ids, 'JUSTID');
+  }
+
   /** Each partition's backlog: entries not yet recorded, and how old the oldest is. */
   async backlog(): Promise<ProcessBacklog[]> {
     return Promise.all(

@@ -52,6 +52,14 @@ export const COUNTERS = [
   'alreadyRecorded',
   /** Jobs whose lease expired while they were still working (their URL went back to the frontier). */
   'leasesLost',
+  /** Pages the fetch stage handed to the process stage (stored, on a process stream). */
+  'handedOff',
+  /** Pages the process stage recorded. */
+  'processed',
+  /** Process stream entries left for a retry after processing failed (PostgreSQL, the store). */
+  'processRetries',
+  /** Process stream entries that could not be read (not a page the fetch stage wrote): dropped. */
+  'processInvalid',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

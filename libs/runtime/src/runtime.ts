@@ -51,6 +51,7 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
  */
 export class Runtime {
   private blocking: Redis | undefined;
+  private processConnection: Redis | undefined;
   private fetcherInstance: Fetcher | undefined;
   private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
@@ -153,6 +154,20 @@ export class Runtime {
     return this.blocking;
   }
 
+  /**
+   * The process stage's connection for reading its streams (a blocking read waits on it while
+   * nothing is handed off, so it is nobody else's), opened on first use.
+   */
+  processRedis(): Redis {
+    this.processConnection ??= createRedis(this.redisUrl, {
+      name: `trawl:${this.config.namespace}:${this.role}:${process.pid}:process`,
+      blocking: true,
+      autoPipelining: false,
+      cluster: this.config.redisCluster,
+    });
+    return this.processConnection;
+  }
+
   /** The HTTP client (fetch workers only), built on first use. */
   get fetcher(): Fetcher {
     this.fetcherInstance ??= createFetcher(this.config, this.clock, this.signingKey);
@@ -221,6 +236,7 @@ export class Runtime {
     await this.storeInstance?.close().catch(() => undefined);
     await this.db.close().catch(() => undefined);
     this.blocking?.disconnect();
+    this.processConnection?.disconnect();
     this.queueRedis.disconnect();
     this.redis.disconnect();
   }

@@ -7,18 +7,18 @@ import { type Attempt, attemptOf } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
 import { failOutcome, processingFailed } from '../failure.js';
 import { applyOutcome, HostHold, type JobOutcome, renewEveryMs } from '../outcome.js';
-import { processFetched } from '../process/page.js';
 import { handleSitemap, sitemapFailure } from '../process/sitemap-step.js';
 import { fetchUnderGate, isFetched } from './fetch-step.js';
+import { handOffPage } from './hand-off.js';
 import { passGate } from './gate.js';
 import { defer, earlyForQueue } from './when.js';
 
 /**
- * One fetch job from start to finish. The fetch stage: gate → robots.txt → fetch → release the
- * host (its next due time from the politeness model). Then the process stage
- * (`processFetched`): store → parse → discover → record → acknowledge the lease. Every exit path
- * produces one `JobOutcome`; `applyOutcome` carries it out, so the order of release, record and
- * ack lives in one place.
+ * One fetch job, the fetch stage: gate → robots.txt → fetch → release the host (its next due time
+ * from the politeness model) → store the body → hand the page to the process stage
+ * (`handOffPage`), which parses, discovers, records and acknowledges it. A turn that ends here
+ * (robots.txt fetched or refusing, a failure to retry or to record, a sitemap) has its outcome
+ * carried out by `applyOutcome`, so the order of release, record and ack lives in one place.
  */
 export async function processFetchJob(deps: PipelineDeps, ctx: FetchJobContext): Promise<JobResult> {
   const attempt = attemptOf(ctx);
@@ -100,7 +100,7 @@ async function alreadyRecorded(deps: PipelineDeps, attempt: Attempt): Promise<Jo
   return { release: { dueAt: 0, claimOnly: true }, ack: true, result: { outcome: 'done', summary: { alreadyRecorded: state } } };
 }
 
-/** Everything up to the outcome: gate, robots.txt, fetch, then the process stage. */
+/** Everything up to the outcome: gate, robots.txt, fetch, then the hand-off (or a sitemap, read here). */
 async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, policy: ResolvedPolicy): Promise<JobOutcome> {
   const { counters } = deps;
   const { job } = attempt;
@@ -147,7 +147,7 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
   counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
   try {
     if (sitemap) return await handleSitemap(deps, attempt, policy, fetched.response);
-    return await processFetched(deps, attempt, policy, fetched);
+    return await handOffPage(deps, attempt, hold, fetched);
   } catch (error) {
     return processingFailed(deps, attempt, error);
   }

@@ -4,13 +4,13 @@ import { UrlFlag } from '@trawl/frontier';
 import { type Candidate, candidatesFromLinks, type ResolvedPolicy } from '@trawl/model';
 import { mergeDirectives, parseXRobotsTag } from '@trawl/parse';
 import { contentHash } from '@trawl/store';
-import type { Attempt } from '../attempt.js';
+import type { PageRef } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
 import type { ContentFields } from '../record.js';
 import type { PageAnalysis } from './analyze.js';
 import { inlineAnalyzer, type PageAnalyzer } from './analyzer.js';
 import type { DuplicateAnswer } from './duplicates.js';
-import { isHtml, storeBody } from './store-body.js';
+import { isHtml, type StoredBody, storeBody } from './store-body.js';
 
 /** What keeping a page's content adds: the record's content fields and the links to discover. */
 export interface KeptContent {
@@ -27,9 +27,11 @@ export interface KeptContent {
  */
 export async function keepContent(
   deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
-  attempt: Attempt,
+  attempt: PageRef,
   policy: ResolvedPolicy,
   response: FetchResult,
+  /** The body as the fetch stage stored it already (not stored again, its hash not computed again). */
+  storedAtFetch: StoredBody | null = null,
 ): Promise<KeptContent> {
   const { job } = attempt;
   const { body } = response;
@@ -40,7 +42,7 @@ export async function keepContent(
   if (parsed) deps.counters.add('linksFound', parsed.links.length);
   const text = parsed?.text ?? null;
   const simhash = analysis?.simhash ?? null;
-  const hash = body.length > 0 ? contentHash(body) : null;
+  const hash = body.length === 0 ? null : (storedAtFetch?.contentHash ?? contentHash(body));
 
   const classifying: Promise<DuplicateAnswer | null> =
     hash !== null && deps.duplicates
@@ -54,14 +56,15 @@ export async function keepContent(
           maxDistance: policy.dedup.nearDupDistance,
         })
       : Promise.resolve(null);
+  const keepBody = (): Promise<StoredBody> => (storedAtFetch ? Promise.resolve(storedAtFetch) : storeBody(deps.store, body));
   // Every verdict keeps the body unless near-duplicates' bodies are dropped: only then does
   // storing wait for the verdict (otherwise it overlaps the lookups).
   const storing =
     body.length === 0
       ? null
       : policy.dedup.nearDupStoreBody
-        ? storeBody(deps.store, body)
-        : classifying.then((a) => (duplicateHandling(a?.verdict ?? null, policy.dedup).storeBody ? storeBody(deps.store, body) : null));
+        ? keepBody()
+        : classifying.then((a) => (duplicateHandling(a?.verdict ?? null, policy.dedup).storeBody ? keepBody() : null));
   const [answer, stored, storedText] = await Promise.all([
     classifying,
     storing,
@@ -98,7 +101,7 @@ export async function keepContent(
 /** The page's links as candidates, unless the page says nofollow or its duplicate verdict says not to follow them. */
 function linksToFollow(
   deps: Pick<PipelineDeps, 'counters' | 'clock'>,
-  attempt: Attempt,
+  attempt: PageRef,
   policy: ResolvedPolicy,
   analysis: HtmlAnalysis | null,
   followDuplicates: boolean,

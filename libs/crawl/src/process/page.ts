@@ -1,13 +1,22 @@
-import { ErrorCode } from '@trawl/core';
+import { ErrorCode, type StatusClass } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
 import { type Candidate, linkSkipReason, type ResolvedPolicy } from '@trawl/model';
 import { fingerprint, hostOf, inScope, normalizeUrl, trapReason, variantKey } from '@trawl/url';
-import type { Attempt } from '../attempt.js';
+import type { PageRef } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
-import type { Fetched } from '../fetch/fetch-step.js';
 import type { JobOutcome } from '../outcome.js';
 import { type ContentFields, recordOf } from '../record.js';
 import { keepContent } from './content.js';
+import type { StoredBody } from './store-body.js';
+
+/** A response as the process stage takes it: its status class, and its body as the fetch stage stored it. */
+export interface ProcessedResponse {
+  response: FetchResult;
+  status: Exclude<StatusClass, 'retry'>;
+  /** The body's storage key and hash, when the fetch stage stored it already (it is not stored again). */
+  stored?: StoredBody | null;
+}
 
 /**
  * The process stage, after a fetch that produced a usable response (the host is already
@@ -15,7 +24,12 @@ import { keepContent } from './content.js';
  * see `keepContent`), archive a 304, and find a redirect's target. Returns the outcome: the
  * page's record, the URLs to discover, and an ack.
  */
-export async function processFetched(deps: PipelineDeps, attempt: Attempt, policy: ResolvedPolicy, fetched: Fetched): Promise<JobOutcome> {
+export async function processFetched(
+  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
+  attempt: PageRef,
+  policy: ResolvedPolicy,
+  fetched: ProcessedResponse,
+): Promise<JobOutcome> {
   const { response, status } = fetched;
   let content: ContentFields = {};
   let discover: Candidate[] = [];
@@ -23,7 +37,7 @@ export async function processFetched(deps: PipelineDeps, attempt: Attempt, polic
   let errorCode: string | null = null;
 
   if (status === 'ok') {
-    ({ content, discover } = await keepContent(deps, attempt, policy, response));
+    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored));
   } else if (status === 'not-modified') {
     // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
     deps.counters.add('notModified');
@@ -49,7 +63,7 @@ export async function processFetched(deps: PipelineDeps, attempt: Attempt, polic
  * A redirect is not followed inline: its target is queued like a link (same depth, one more hop),
  * so it passes politeness, robots.txt, the SSRF guard and the seen-set — which also ends loops.
  */
-function redirectTarget(location: string, attempt: Attempt, policy: ResolvedPolicy, now: number): { inScope: boolean; candidate: Candidate } | { error: string } {
+function redirectTarget(location: string, attempt: PageRef, policy: ResolvedPolicy, now: number): { inScope: boolean; candidate: Candidate } | { error: string } {
   const { job } = attempt;
   if (job.hops + 1 > policy.policy.maxRedirects) return { error: ErrorCode.TooManyRedirects };
   const normalized = normalizeUrl(location, job.url, policy.normalize);

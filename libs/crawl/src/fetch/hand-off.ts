@@ -1,0 +1,34 @@
+import type { Attempt } from '../attempt.js';
+import type { PipelineDeps } from '../deps.js';
+import { encodeHandedPage } from '../handed-page.js';
+import type { HostHold, JobOutcome } from '../outcome.js';
+import { storeBody } from '../process/store-body.js';
+import type { Fetched } from './fetch-step.js';
+
+/**
+ * The end of the fetch stage for a response worth processing (the host is released already):
+ * its body is stored (content-addressed, so a repeat stores nothing new), then the page is
+ * handed to the process stage in one step with its lease (`Frontier.handOff`). From then on the
+ * page is durable without this process: whatever dies, it is processed from the stored body and
+ * never fetched again. A lease that is no longer this attempt's hands off nothing (stale).
+ */
+export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: HostHold, fetched: Fetched): Promise<JobOutcome> {
+  const { response } = fetched;
+  const { body, ...meta } = response;
+  const keep = fetched.status === 'ok' && !response.bodySkipped && body.length > 0;
+  const stored = keep ? await storeBody(deps.store, body) : null;
+  if (stored) deps.bodies?.put(stored.storageKey, body);
+  const payload = encodeHandedPage({
+    // The lease the page is acknowledged under (a job added by hand has one of the gate's making).
+    job: { ...attempt.job, leaseId: hold.ticket.leaseId },
+    response: meta,
+    body: stored ? { key: stored.storageKey, contentHash: stored.contentHash, bytes: body.length } : null,
+  });
+  const entry = await deps.frontier.handOff(hold.ticket.partition, hold.ticket.leaseId, hold.ticket.token, payload);
+  if (entry === null) {
+    deps.counters.add('stale');
+    return { ack: false, result: { outcome: 'stale' } };
+  }
+  deps.counters.add('handedOff');
+  return { ack: false, result: { outcome: 'done', summary: { status: response.status, handedOff: entry } } };
+}

@@ -1,0 +1,128 @@
+import { isTrawlError, sleep, type TrawlError } from '@trawl/core';
+import type { ProcessEntry, ProcessStream } from '@trawl/frontier';
+import type { Logger } from '@trawl/telemetry';
+import { type ProcessDeps, processEntry } from './process-entry.js';
+
+export interface ProcessWorkerOptions {
+  stream: Pick<ProcessStream, 'read' | 'claimStale' | 'touch'>;
+  /** Partitions whose streams this process stage reads. */
+  partitions: readonly number[];
+  /** Pages processed at once. */
+  concurrency: number;
+  /**
+   * An entry held this long by a process stage that neither recorded it nor said it still works
+   * on it (it died, or it failed and left the entry for a retry) is claimed by another.
+   */
+  claimIdleMs: number;
+  /** How long one read waits for new entries. */
+  blockMs?: number;
+  logger: Logger;
+  /** A fault no retry can fix (the content disk full): this process stage stops, and this is called. */
+  onFatal?: (error: TrawlError) => void;
+}
+
+/**
+ * The process stage's consumer: reads the pages the fetch stage handed off, a few at a time
+ * across its partitions, processes each (`processEntry`), says every third of the claim time that
+ * it still works on the ones it holds, and now and then claims entries another process stage
+ * left (it died, or a try failed). It never fetches.
+ */
+export class ProcessWorker {
+  private readonly inFlight = new Map<string, ProcessEntry>();
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private wake: (() => void) | null = null;
+  private partitions: readonly number[];
+  /** The first fatal error an entry met, if any. */
+  fatal: TrawlError | null = null;
+
+  constructor(
+    private readonly deps: ProcessDeps,
+    private readonly options: ProcessWorkerOptions,
+  ) {
+    this.partitions = [...options.partitions];
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  /** Reads exactly these partitions from now on (entries already held are finished). */
+  consume(partitions: readonly number[]): void {
+    this.partitions = [...partitions];
+  }
+
+  get held(): number {
+    return this.inFlight.size;
+  }
+
+  /** Stops reading; waits up to `timeoutMs` for the pages in hand (the rest are claimed by others later). */
+  async stop(timeoutMs: number): Promise<{ drained: boolean }> {
+    this.stopping = true;
+    this.wake?.();
+    const deadline = Date.now() + timeoutMs;
+    while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(20);
+    await this.running?.catch(() => undefined);
+    return { drained: this.inFlight.size === 0 };
+  }
+
+  private async loop(): Promise<void> {
+    const { options } = this;
+    const blockMs = options.blockMs ?? 500;
+    let lastClaim = 0;
+    let lastTouch = Date.now();
+    while (!this.stopping && !this.fatal) {
+      const room = options.concurrency - this.inFlight.size;
+      if (room <= 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+        continue;
+      }
+      try {
+        const now = Date.now();
+        if (now - lastTouch >= options.claimIdleMs / 3) {
+          lastTouch = now;
+          await this.touchHeld();
+        }
+        if (now - lastClaim >= options.claimIdleMs / 2) {
+          lastClaim = now;
+          for (const partition of this.partitions) for (const entry of await options.stream.claimStale(partition, options.claimIdleMs, room)) this.run(entry);
+        }
+        const fresh = await options.stream.read(this.partitions, options.concurrency - this.inFlight.size, blockMs);
+        for (const entry of fresh) this.run(entry);
+      } catch (error) {
+        options.logger.warn({ err: error }, 'could not read the process streams');
+        await sleep(500);
+      }
+    }
+  }
+
+  private run(entry: ProcessEntry): void {
+    if (this.inFlight.has(entry.id)) return;
+    this.inFlight.set(entry.id, entry);
+    processEntry(this.deps, entry)
+      .catch((error: unknown) => {
+        if (isTrawlError(error) && error.action === 'fatal') {
+          if (!this.fatal) {
+            this.fatal = error;
+            this.options.logger.fatal({ err: error }, 'fatal error: this process stage stops taking pages');
+            this.options.onFatal?.(error);
+          }
+        } else this.options.logger.error({ err: error, entry: entry.id }, 'processing a page failed unexpectedly; it is claimed again later');
+      })
+      .finally(() => {
+        this.inFlight.delete(entry.id);
+        this.wake?.();
+      });
+  }
+
+  private async touchHeld(): Promise<void> {
+    const byPartition = new Map<number, string[]>();
+    for (const entry of this.inFlight.values()) {
+      const ids = byPartition.get(entry.partition) ?? [];
+      ids.push(entry.id);
+      byPartition.set(entry.partition, ids);
+    }
+    await Promise.all([...byPartition].map(([partition, ids]) => this.options.stream.touch(partition, ids)));
+  }
+}
