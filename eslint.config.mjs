@@ -78,7 +78,7 @@ export default tseslint.config(
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
           { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
           { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api', 'playwright-core', 'cli-progress') },
-          { sourceTag: 'scope:worker', allowedExternalImports: allow() },
+          { sourceTag: 'scope:worker', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },
           { sourceTag: 'scope:dashboard', allowedExternalImports: allow('fastify', '@fastify/cookie', '@fastify/formbody', '@fastify/rate-limit', '@bull-board/api', '@bull-board/api/bullMQAdapter', '@bull-board/fastify', '@bull-board/ui/package.json', 'uplot', 'zod', 'playwright-core') },
           { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', '@crawlee/cheerio', '@crawlee/memory-storage') },

@@ -37,6 +37,8 @@ export interface CrawlSummary {
   urlsDiscovered: number;
   bloomFalsePositives: number;
   left: { queued: number; inFlight: number };
+  /** How late this process's fetches started after their hosts' due times (seconds), or null when it fetched none. */
+  fetchLateness: { count: number; p50S: number; p90S: number; p99S: number } | null;
   counters: CounterValues;
 }
 
@@ -188,8 +190,16 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     urlsDiscovered: delta.urlsNew,
     bloomFalsePositives: delta.bloomFalsePositives,
     left: { queued: stats.queued, inFlight: stats.leased },
+    fetchLateness: latenessOf(runtime),
     counters: delta,
   };
+}
+
+function latenessOf(runtime: Runtime): CrawlSummary['fetchLateness'] {
+  const q = runtime.timings.quantiles('fetchLateness', [0.5, 0.9, 0.99]);
+  if (!q) return null;
+  const [p50S, p90S, p99S] = q.values as [number, number, number];
+  return { count: q.count, p50S, p90S, p99S };
 }
 
 /**

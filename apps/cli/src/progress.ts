@@ -37,9 +37,13 @@ export function summaryText(s: CrawlSummary): string {
     `  discovered ${n(s.urlsDiscovered)} new URLs (${n(s.bloomFalsePositives)} Bloom false positives caught)`,
     `  left       ${n(s.left.queued)} queued, ${n(s.left.inFlight)} in flight`,
   ];
+  const late = s.fetchLateness;
+  if (late) lines.push(`  lateness   fetch start after the host's due time: p50 ${ms(late.p50S)}, p90 ${ms(late.p90S)}, p99 ${ms(late.p99S)} (${n(late.count)} fetches here)`);
   for (const bad of s.seeds.invalid) lines.push(`  invalid seed: ${bad}`);
   return lines.join('\n');
 }
+
+const ms = (seconds: number): string => `${(seconds * 1000).toFixed(seconds < 0.01 ? 1 : 0)} ms`;
 
 const duration = (s: number | null): string => {
   if (s === null) return '—';

@@ -149,7 +149,11 @@ export const statsSchema = z
       hostsBackingOff: z.number().describe('Estimated from a sample of hosts'),
       oldestQueuedAt: nullableTime,
       oldestQueuedAgeS: z.number().nullable(),
-      partitions: z.array(z.object({ partition: z.number(), queued: z.number(), leased: z.number(), hostsWaiting: z.number(), hostsReady: z.number(), done: z.number() })),
+      processBacklog: z.number().describe('Fetched pages handed to the process stage and not yet recorded'),
+      processOldestAgeS: z.number().nullable().describe('How long the oldest of them has waited'),
+      partitions: z.array(
+        z.object({ partition: z.number(), queued: z.number(), leased: z.number(), hostsWaiting: z.number(), hostsReady: z.number(), done: z.number(), processBacklog: z.number() }),
+      ),
     }),
     rate: z.object({
       fetchesPerSecond: z.number().nullable().describe('Requests (pages and robots.txt) per second over the last 30 s'),

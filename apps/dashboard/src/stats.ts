@@ -129,7 +129,7 @@ export class CrawlStats {
     const fetchRate = this.rate.add(at, counters.fetched + counters.robotsFetched);
     const deadLetters = queueCounts.filter((q) => isFetchQueueName(q.name)).reduce((n, q) => n + q.failed, 0);
     const topHosts = [...measured].sort((a, b) => b.queued - a.queued || a.host.localeCompare(b.host)).slice(0, config.metrics.topHosts);
-    const { partitions, ...frontierTotals } = frontier;
+    const { partitions, processOldestAt, ...frontierTotals } = frontier;
     return {
       at: new Date(at).toISOString(),
       namespace: config.namespace,
@@ -140,7 +140,8 @@ export class CrawlStats {
         hostsBackingOff: capacity.hostsBackingOff,
         oldestQueuedAt: iso(oldestQueuedAt),
         oldestQueuedAgeS: oldestQueuedAt === null ? null : Math.max(0, (at - oldestQueuedAt) / 1000),
-        partitions,
+        processOldestAgeS: processOldestAt === null ? null : Math.max(0, (at - processOldestAt) / 1000),
+        partitions: partitions.map(({ processOldestAt: _oldest, ...p }) => p),
       },
       rate: {
         fetchesPerSecond: fetchRate,

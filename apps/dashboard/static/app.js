@@ -172,6 +172,8 @@
       set('leased', num(f.leased));
       set('done', num(f.done));
       set('oldest-age', f.oldestQueuedAgeS === null ? 'none queued' : secs(f.oldestQueuedAgeS));
+      set('process-backlog', num(f.processBacklog));
+      set('process-oldest-age', f.processOldestAgeS === null ? 'none waiting' : secs(f.processOldestAgeS));
       depth.push([f.queued, f.oldestQueuedAgeS]);
       set('hosts-ready', num(f.hostsReady));
       set('hosts-waiting', num(f.hostsWaiting));

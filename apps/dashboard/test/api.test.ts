@@ -460,6 +460,8 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(res.body.namespace).toBe(namespace);
     expect(res.body.frontier.queued).toBeGreaterThan(0);
     expect(res.body.frontier.oldestQueuedAgeS).toBeGreaterThanOrEqual(0);
+    expect(res.body.frontier.processBacklog).toBe(0);
+    expect(res.body.frontier.processOldestAgeS).toBeNull();
     expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
     expect(res.body.rate.politeCapacityPerSecond).toBeGreaterThan(0);
     expect(res.body.rate.hostsSampled).toBeGreaterThan(0);
@@ -529,7 +531,7 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     const res = await fetch(`${base}/metrics`, { headers: auth() });
     expect(res.status).toBe(200);
     const text = await res.text();
-    for (const series of ['trawl_frontier_queued_urls', 'trawl_polite_capacity_fetches_per_second', 'trawl_queue_jobs{', 'trawl_hosts{', 'trawl_dead_letters', 'trawl_host_queued_urls{', 'process_cpu_seconds_total']) expect(text).toContain(series);
+    for (const series of ['trawl_frontier_queued_urls', 'trawl_process_backlog_pages', 'trawl_process_backlog_oldest_age_seconds', 'trawl_polite_capacity_fetches_per_second', 'trawl_queue_jobs{', 'trawl_hosts{', 'trawl_dead_letters', 'trawl_host_queued_urls{', 'process_cpu_seconds_total']) expect(text).toContain(series);
     expect(text).not.toMatch(/trawl_\w+\{[^}]*url=/);
     // Every series the Grafana dashboard queries exists (the pipeline's events come from workers).
     const grafana = readFileSync(join(REPO_ROOT, 'deploy/grafana/dashboards/trawl.json'), 'utf8');

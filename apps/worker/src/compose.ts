@@ -22,6 +22,7 @@ import type { Config } from '@trawl/config';
 import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
 import type { Runtime } from '@trawl/runtime';
+import { ProcessThread } from './process-on-thread.js';
 
 /** The sitemaps a robots.txt names; when it names none, /sitemap.xml if the crawl guesses it. */
 function recordSitemaps(sitemaps: Sitemaps, config: Readonly<Config>, origin: string, urls: string[]): Promise<void> {
@@ -40,13 +41,17 @@ export class WorkerStages {
   constructor(
     readonly deps: CrawlWorkerDeps,
     readonly fetch: CrawlWorker | null,
+    /** The process stage on this event loop. */
     readonly process: ProcessWorker | null,
     private readonly logger: Runtime['logger'],
+    /** The process stage on a thread of its own (TRAWL_PROCESS_THREAD). */
+    readonly processThread: ProcessThread | null = null,
   ) {}
 
   start(): void {
     this.fetch?.start();
     this.process?.start();
+    this.processThread?.start().catch(() => undefined);
   }
 
   /** The partitions the fetch stage consumes from now on (the process stage reads them all). */
@@ -60,11 +65,11 @@ export class WorkerStages {
 
   /** The first fatal error either stage met, if any. */
   get fatal(): TrawlError | null {
-    return this.fetch?.fatal ?? this.process?.fatal ?? null;
+    return this.fetch?.fatal ?? this.process?.fatal ?? this.processThread?.fatal ?? null;
   }
 
   async ready(): Promise<void> {
-    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined]);
+    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined, this.processThread?.start()]);
   }
 
   /**
@@ -75,25 +80,39 @@ export class WorkerStages {
   async stop(timeoutMs: number): Promise<{ drained: boolean }> {
     const until = Date.now() + timeoutMs;
     const fetched = (await this.fetch?.stop(timeoutMs)) ?? { drained: true };
-    const processed = (await this.process?.stop(Math.max(0, until - Date.now()))) ?? { drained: true };
+    const left = Math.max(0, until - Date.now());
+    const [processed, threaded] = await Promise.all([this.process?.stop(left) ?? { drained: true }, this.processThread?.stop(left) ?? { drained: true }]);
     await closePipeline(this.deps, this.logger);
-    return { drained: fetched.drained && processed.drained };
+    return { drained: fetched.drained && processed.drained && threaded.drained };
   }
 }
 
 /** A worker's object graph on a runtime: the stages its roles name, their batchers, one fetch consumer per partition. */
 export function createCrawlWorker(
   runtime: Runtime,
-  options: { concurrency: number; partitions?: readonly number[]; roles?: readonly ('fetch' | 'process')[]; onFatal?: (error: TrawlError) => void },
+  options: {
+    concurrency: number;
+    partitions?: readonly number[];
+    roles?: readonly ('fetch' | 'process')[];
+    onFatal?: (error: TrawlError) => void;
+    /** Where the process stage finds bodies stored by a fetch stage of this process (a process thread's). */
+    bodies?: RecentBodies;
+  },
 ): WorkerStages {
   const { config } = runtime;
   const roles = new Set(options.roles ?? config.worker.roles);
+  // Both stages here: the process stage runs on a thread of its own unless told otherwise.
+  const processThread =
+    roles.has('fetch') && roles.has('process') && config.process.thread
+      ? new ProcessThread(runtime, { config, logger: runtime.logger.child({ component: 'process-thread' }), onFatal: options.onFatal })
+      : null;
+  if (processThread) roles.delete('process');
   const all = Array.from({ length: config.partitions }, (_, p) => p);
   const partitions = options.partitions ?? all;
   const sitemaps = new Sitemaps(runtime.db.pool, config.namespace);
   const nearDup = new NearDupIndex(runtime.db);
   // One WARC writer per worker process: its files carry the host name and pid, and are finished when the worker stops.
-  const archive = config.warc.write
+  const archive = config.warc.write && roles.has('process')
     ? new CrawlArchive(new WarcWriter({ dir: config.warc.dir, prefix: config.warc.prefix, maxFileBytes: config.warc.maxFileBytes }), nearDup, runtime.store)
     : undefined;
   const deps: CrawlWorkerDeps = {
@@ -118,6 +137,7 @@ export function createCrawlWorker(
     acks: new Acks(runtime.frontier),
     policy: runtime.policy,
     counters: runtime.counters,
+    timings: runtime.timings,
     clock: runtime.clock,
     logger: runtime.logger.child({ component: 'worker' }),
     retry: { attempts: config.worker.attempts, timeoutAttempts: config.worker.timeoutAttempts, robotsAttempts: config.robots.attempts, baseMs: config.worker.retryBaseMs, maxMs: config.worker.retryMaxMs },
@@ -130,8 +150,8 @@ export function createCrawlWorker(
     sitemaps: config.sitemaps.enabled
       ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }
       : undefined,
-    // Both stages here: the process stage reads what the fetch stage just stored from memory.
-    bodies: roles.has('fetch') && roles.has('process') ? new RecentBodies() : undefined,
+    // The process stage reads what a fetch stage of this process just stored from memory.
+    bodies: processThread ? { put: (key, body) => processThread.put(key, body), take: () => undefined } : (options.bodies ?? (roles.has('fetch') && roles.has('process') ? new RecentBodies() : undefined)),
   };
   const fetch = roles.has('fetch')
     ? new CrawlWorker(deps, {
@@ -157,7 +177,7 @@ export function createCrawlWorker(
         },
       )
     : null;
-  return new WorkerStages(deps, fetch, process, runtime.logger);
+  return new WorkerStages(deps, fetch, process, runtime.logger, processThread);
 }
 
 export interface WorkerService {

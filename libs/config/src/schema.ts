@@ -189,6 +189,11 @@ export const configSchema = z.object({
   }),
 
   process: z.object({
+    thread: set(
+      bool().default(true),
+      'TRAWL_PROCESS_THREAD',
+      'When one process runs both stages (`trawl crawl`, or a worker with `fetch,process`), run the process stage on a thread of its own, with its own connections, so parsing and recording pages never delay the timers that start polite fetches. `false`: both stages share the event loop.',
+    ),
     concurrency: set(int(1, 10_000).default(64), 'TRAWL_PROCESS_CONCURRENCY', 'Pages one process stage works on at once (most of that time is spent waiting for batched writes).'),
     claimMs: set(
       int(1000).default(10_000),

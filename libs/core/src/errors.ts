@@ -46,6 +46,8 @@ export const ErrorCode = {
   Database: 'ERR_DATABASE',
   EmbeddedStart: 'ERR_EMBEDDED_START',
   ServerUnreachable: 'ERR_SERVER_UNREACHABLE',
+  /** The process stage's thread could not start, or died (fatal: its pages wait for another process stage). */
+  ProcessThread: 'ERR_PROCESS_THREAD',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -2,7 +2,7 @@ import type { Clock } from '@trawl/core';
 import type { Sitemaps } from '@trawl/db';
 import type { Fetcher } from '@trawl/fetch';
 import type { Frontier } from '@trawl/frontier';
-import type { Counters, Discovery, PolicyFollower } from '@trawl/model';
+import type { Counters, Discovery, PolicyFollower, Timings } from '@trawl/model';
 import type { RetryPolicy } from '@trawl/politeness';
 import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
@@ -24,6 +24,8 @@ export interface PipelineDeps {
   acks: Pick<Acks, 'ack'>;
   policy: Pick<PolicyFollower, 'get' | 'refresh'>;
   counters: Pick<Counters, 'add'>;
+  /** Where the fetch stage reports how late each fetch started (absent: not measured). */
+  timings?: Pick<Timings, 'record'>;
   clock: Clock;
   logger: Logger;
   /** A URL's own retry schedule (tries, fewer after timeouts, delays). */

@@ -101,7 +101,7 @@ function deps(): PipelineDeps {
     frontier: {
       acquire: async (_ticket, options = {}) => {
         events.push(options.at === undefined ? { kind: 'acquire' } : { kind: 'acquire', at: options.at });
-        return f.gate.shift() ?? { kind: 'ok', health: { streak: 0, backoffMs: 0 } };
+        return f.gate.shift() ?? { kind: 'ok', dueAt: 0, health: { streak: 0, backoffMs: 0 } };
       },
       release: async (_ticket, dueAt, options = {}) => {
         events.push({ kind: 'release', dueAt, keepHost: options.keepHost === true, leaseUntil: options.leaseUntil, streak: options.health?.streak });
@@ -235,6 +235,18 @@ describe('processFetchJob: every exit path releases once, records before it acks
     const [fetched] = of('fetch');
     // Past the due millisecond, not in it (the clock counts whole milliseconds).
     expect(fetched?.at).toBeGreaterThan(due);
+  });
+
+  it('measures each fetch\'s lateness from the later of the host\'s due time and its dispatch due time', async () => {
+    const seen: number[] = [];
+    const d = { ...deps(), timings: { record: (_name: 'fetchLateness', s: number) => void seen.push(s) } };
+    // The host was due 300 ms ago, and the job was dispatched as of 200 ms ago (the host idle until then).
+    f.gate.push({ kind: 'ok', dueAt: T0 - 300, health: { streak: 0, backoffMs: 0 } });
+    await processFetchJob(d, job(1, 3, { t: T0 - 200 }));
+    // A deferred job: its dispatch due time is old, the host's own due time is what counts.
+    f.gate.push({ kind: 'ok', dueAt: T0 - 40, health: { streak: 0, backoffMs: 0 } });
+    await processFetchJob(d, job(1, 3, { t: T0 - 5000 }));
+    expect(seen).toEqual([0.2, 0.04]);
   });
 
   it('a host due later than a round trip ahead: the gate is asked as of now', async () => {
@@ -460,7 +472,7 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     d.frontier.acquire = async () => {
       f.events.push({ kind: 'acquire' });
       f.urlState = 'done'; // the twin recorded and acknowledged meanwhile: the gate lets this one through
-      return { kind: 'ok', health: { streak: 0, backoffMs: 0 } };
+      return { kind: 'ok', dueAt: 0, health: { streak: 0, backoffMs: 0 } };
     };
     expect(await processFetchJob(d, job(1, 3, { f: UrlFlag.Verify }))).toMatchObject({ outcome: 'done', summary: { alreadyRecorded: 'done' } });
     expect(of('fetch')).toHaveLength(0);

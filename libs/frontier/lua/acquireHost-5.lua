@@ -8,9 +8,10 @@
   ARGV[5] now (ms)   ARGV[6] lease ms   ARGV[7] fetch hold ms (how long the token is held at most)
   ARGV[8] band       ARGV[9] entry (to adopt a job that has no lease)   ARGV[10] busy retry ms
   Returns { code, atMs, streak, backoffMs }
-    1 OK      fetch now; the token is held until now + fetch hold ms or release. streak and
-              backoffMs are the host's health (consecutive failures, current back-off) for the
-              politeness model, written back by releaseHost
+    1 OK      fetch now; the token is held until now + fetch hold ms or release. atMs is the
+              host's due time (when politeness allowed this fetch); streak and backoffMs are the
+              host's health (consecutive failures, current back-off) for the politeness model,
+              written back by releaseHost
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host, or is recording this URL; run again
               at atMs
@@ -103,4 +104,4 @@ end
 redis.call('HSET', hostKey, 'tok', token, 'tokUntil', now + holdMs)
 redis.call('ZADD', KEYS[2], now + leaseMs, id)
 local health = redis.call('HMGET', hostKey, 'streak', 'backoff')
-return { 1, 0, tonumber(health[1] or '0'), tonumber(health[2] or '0') }
+return { 1, due, tonumber(health[1] or '0'), tonumber(health[2] or '0') }

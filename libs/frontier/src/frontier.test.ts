@@ -249,11 +249,13 @@ describe('the host gate', () => {
     const f = makeFrontier();
     await f.push([item('a', '/1'), item('a', '/2')]);
     const [l1] = (await f.claim(0, 1)).leases as [Lease];
-    expect(await f.acquire(ticket(l1))).toEqual({ kind: 'ok', health: { streak: 0, backoffMs: 0 } });
-    await f.release(ticket(l1), clock.now() + 10, { health: { streak: 3, backoffMs: 20_000 } });
+    expect(await f.acquire(ticket(l1))).toMatchObject({ kind: 'ok', health: { streak: 0, backoffMs: 0 } });
+    const due = clock.now() + 10;
+    await f.release(ticket(l1), due, { health: { streak: 3, backoffMs: 20_000 } });
     clock.advance(10);
     const [l2] = (await f.claim(0, 1)).leases as [Lease];
-    expect(await f.acquire(ticket(l2))).toEqual({ kind: 'ok', health: { streak: 3, backoffMs: 20_000 } });
+    // With the host's due time, from which the fetch's lateness is measured.
+    expect(await f.acquire(ticket(l2))).toEqual({ kind: 'ok', dueAt: due, health: { streak: 3, backoffMs: 20_000 } });
   });
 
   it('never moves a due time backwards', async () => {

@@ -4,6 +4,7 @@ import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@
 import { isDateVariant } from '@trawl/url';
 import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
+import { entryTime } from './process-stream.js';
 import { HashRing } from './ring.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', [
@@ -18,7 +19,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'restoreUrls-3',
   'renewLease-2',
 ]);
-const SCRIPT_VERSION = 'frontier5';
+const SCRIPT_VERSION = 'frontier6';
 type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'handOff' | 'resumeHosts' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
@@ -127,7 +128,7 @@ export interface HostHealthState {
 }
 
 export type GateDecision =
-  | { kind: 'ok'; health: HostHealthState }
+  | { kind: 'ok'; /** The host's due time (when politeness allowed this fetch), epoch ms. */ dueAt: number; health: HostHealthState }
   | { kind: 'not-due'; at: number }
   | { kind: 'busy'; at: number }
   | { kind: 'stale' }
@@ -156,9 +157,15 @@ export interface PartitionStats {
   hostsReady: number;
   /** Leases acknowledged since the namespace was created. */
   done: number;
+  /** Fetched pages handed to the process stage and not yet recorded (its backlog). */
+  processBacklog: number;
+  /** When the oldest of them was handed off (epoch ms, Redis's clock), or null when there is none. */
+  processOldestAt: number | null;
 }
 
-export interface FrontierStats extends Omit<PartitionStats, 'partition'> {
+export interface FrontierStats extends Omit<PartitionStats, 'partition' | 'processOldestAt'> {
+  /** The oldest page waiting for the process stage over all partitions (epoch ms), or null. */
+  processOldestAt: number | null;
   partitions: PartitionStats[];
 }
 
@@ -308,7 +315,7 @@ export class Frontier {
     )) as [number, number, number?, number?];
     switch (code) {
       case 1:
-        return { kind: 'ok', health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
+        return { kind: 'ok', dueAt: Number(at), health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
       case 2:
         return { kind: 'not-due', at: Number(at) };
       case 3:
@@ -480,12 +487,15 @@ export class Frontier {
           .zcard(keys.leases)
           .zcard(keys.ready)
           .zcount(keys.ready, '-inf', now)
+          .xlen(keys.process)
+          .xrange(keys.process, '-', '+', 'COUNT', 1)
           .exec()) ?? [];
-        const [counters, leased, waiting, ready] = replies.map(([error, value]) => {
+        const [counters, leased, waiting, ready, backlog, oldest] = replies.map(([error, value]) => {
           if (error) throw error;
           return value;
         });
         const [queued, done] = counters as (string | null)[];
+        const first = (oldest as [string, string[]][])[0];
         return {
           partition: p,
           queued: Number(queued ?? 0),
@@ -493,16 +503,21 @@ export class Frontier {
           leased: Number(leased),
           hostsWaiting: Number(waiting),
           hostsReady: Number(ready),
+          processBacklog: Number(backlog),
+          processOldestAt: first ? entryTime(first[0]) : null,
         };
       }),
     );
-    const sum = (field: keyof Omit<PartitionStats, 'partition'>): number => partitions.reduce((s, p) => s + p[field], 0);
+    const sum = (field: 'queued' | 'leased' | 'hostsWaiting' | 'hostsReady' | 'done' | 'processBacklog'): number => partitions.reduce((s, p) => s + p[field], 0);
+    const oldest = partitions.map((p) => p.processOldestAt).filter((at): at is number => at !== null);
     return {
       queued: sum('queued'),
       leased: sum('leased'),
       hostsWaiting: sum('hostsWaiting'),
       hostsReady: sum('hostsReady'),
       done: sum('done'),
+      processBacklog: sum('processBacklog'),
+      processOldestAt: oldest.length > 0 ? Math.min(...oldest) : null,
       partitions,
     };
   }

@@ -99,9 +99,10 @@ describe('ProcessStream', () => {
       }
     }
     const prefix = `${t.prefix}:${run}`;
-    const backlog = await new ProcessStream(t.redis, prefix, 2, 'x').backlog();
-    expect(backlog.reduce((n, b) => n + b.depth, 0)).toBe(6);
-    expect(backlog.every((b) => b.depth === 0 || (b.oldestAt !== null && b.oldestAt > 0))).toBe(true);
+    const stats = await f.stats();
+    expect(stats.processBacklog).toBe(6);
+    expect(stats.processOldestAt).toBeGreaterThan(Date.now() - 60_000);
+    expect(stats.partitions.every((p) => (p.processBacklog === 0) === (p.processOldestAt === null))).toBe(true);
     const [ca, cb] = [testConnection(), testConnection()];
     const a = new ProcessStream(ca, prefix, 2, 'a');
     const b = new ProcessStream(cb, prefix, 2, 'b');

@@ -17,5 +17,5 @@ export {
   type PushItem,
 } from './frontier.js';
 export { type FrontierKeys, frontierKeys } from './keys.js';
-export { entryTime, PROCESS_GROUP, type ProcessBacklog, type ProcessEntry, ProcessStream } from './process-stream.js';
+export { entryTime, PROCESS_GROUP, type ProcessEntry, ProcessStream } from './process-stream.js';
 export { HashRing, murmur3 } from './ring.js';

@@ -15,15 +15,6 @@ export interface ProcessEntry {
   deliveries: number;
 }
 
-/** A partition's backlog between the fetch and process stages. */
-export interface ProcessBacklog {
-  partition: number;
-  /** Entries not yet recorded: waiting, or held by a process stage. */
-  depth: number;
-  /** When the oldest of them was handed off (epoch ms), or null when there is none. */
-  oldestAt: number | null;
-}
-
 /** A stream entry id's time part: when it was added (epoch ms of the Redis server). */
 export const entryTime = (id: string): number => Number(id.slice(0, id.indexOf('-')));
 
@@ -112,16 +103,6 @@ export class ProcessStream {
   async touch(partition: number, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.redis.call('XCLAIM', this.keyOf(partition), PROCESS_GROUP, this.consumer, 0, ...ids, 'JUSTID');
-  }
-
-  /** Each partition's backlog: entries not yet recorded, and how old the oldest is. */
-  async backlog(): Promise<ProcessBacklog[]> {
-    return Promise.all(
-      this.keys.map(async (keys, partition) => {
-        const [depth, first] = await Promise.all([this.redis.xlen(keys.process), this.redis.xrange(keys.process, '-', '+', 'COUNT', 1)]);
-        return { partition, depth, oldestAt: first.length > 0 ? entryTime((first[0] as [string, string[]])[0]) : null };
-      }),
-    );
   }
 
   private keyOf(partition: number): string {

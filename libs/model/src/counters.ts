@@ -102,6 +102,16 @@ export class Counters {
   }
 
   /**
+   * A count another thread of this process made and sent to Redis itself: told to the listeners
+   * (this process's metrics) and kept in `local`, never flushed again.
+   */
+  echo(name: CounterName, by: number): void {
+    if (by === 0) return;
+    this.local[name] += by;
+    for (const listener of this.listeners) listener(name, by);
+  }
+
+  /**
    * Calls `listener` for every count from now on (this process's, not the crawl's totals):
    * how metrics see the pipeline without a call of their own in it. Returns the unsubscribe.
    */

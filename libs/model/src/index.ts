@@ -24,3 +24,4 @@ export {
   withSettings,
 } from './policy.js';
 export { cachedRefusals } from './robots-verdicts.js';
+export { type TimingListener, type TimingName, Timings, TIMINGS } from './timings.js';

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { ConfigError } from '@trawl/config';
 import { bearerToken, TokenSet } from '@trawl/core';
 import { Metrics, type MetricsServer, pipelineEvents, startMetricsServer } from '@trawl/telemetry';
+import { TIMINGS } from '@trawl/model';
 import type { Runtime } from './runtime.js';
 
 /** Is `host` a loopback address (or `localhost`)? Only such a listener may run without a token. */
@@ -38,7 +39,9 @@ export async function serveProcessMetrics(runtime: Runtime, role: string): Promi
   const { config, logger } = runtime;
   const metrics = new Metrics({ role, namespace: config.namespace });
   const events = pipelineEvents(metrics);
-  const unsubscribe = runtime.counters.observe((event, by) => events.inc({ event }, by));
+  const unsubscribeCounters = runtime.counters.observe((event, by) => events.inc({ event }, by));
+  const histograms = new Map(Object.entries(TIMINGS).map(([name, t]) => [name, metrics.histogram(t.metric, t.help, t.buckets)]));
+  const unsubscribeTimings = runtime.timings.observe((name, seconds) => histograms.get(name)?.observe(seconds));
   let server: MetricsServer | null = null;
   if (config.metrics.port > 0) {
     const authorize = metricsAuthorizer(config, config.metrics.host);
@@ -51,7 +54,8 @@ export async function serveProcessMetrics(runtime: Runtime, role: string): Promi
     metrics,
     server,
     async close() {
-      unsubscribe();
+      unsubscribeCounters();
+      unsubscribeTimings();
       await server?.close();
     },
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, userAgentOf } from '@trawl/config';
-import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore } from '@trawl/model';
+import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
 import { type Clock, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
@@ -55,6 +55,8 @@ export class Runtime {
   private fetcherInstance: Fetcher | undefined;
   private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
+  /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
+  readonly timings = new Timings();
 
   private constructor(
     readonly config: Readonly<Config>,
@@ -77,8 +79,14 @@ export class Runtime {
     /** The crawl-wide settings this namespace was created with (and this process agrees with). */
     readonly settings: NamespaceSettings,
     private readonly redisUrl: string,
+    private readonly databaseUrl: string,
     private readonly role: string,
   ) {}
+
+  /** The servers this runtime connected to, for a thread of this process to open its own runtime on. */
+  get servers(): { redisUrl: string; databaseUrl: string } {
+    return { redisUrl: this.redisUrl, databaseUrl: this.databaseUrl };
+  }
 
   static async open(options: RuntimeOptions): Promise<Runtime> {
     const { config, logger } = options;
@@ -130,7 +138,7 @@ export class Runtime {
       const policyStore = new PolicyStore(redis, config.namespace);
       const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
       logger.info({ namespace: config.namespace, role: options.role, partitions: config.partitions, bloom: bloom.backend }, 'runtime ready');
-      return new Runtime(config, logger, clock, redis, queueRedis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.role);
+      return new Runtime(config, logger, clock, redis, queueRedis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.databaseUrl, options.role);
     } catch (error) {
       redis.disconnect();
       queueRedis.disconnect();

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 
-export type { Counter, Gauge } from 'prom-client';
+export type { Counter, Gauge, Histogram } from 'prom-client';
 
 /**
  * One process's Prometheus registry: the default process metrics (CPU, memory, event loop, GC)
@@ -20,6 +20,10 @@ export class Metrics {
 
   counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
     return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  histogram(name: string, help: string, buckets: readonly number[]): Histogram {
+    return new Histogram({ name, help, buckets: [...buckets], registers: [this.registry] });
   }
 
   /** A gauge; `collect` runs at every scrape (set its values there). */

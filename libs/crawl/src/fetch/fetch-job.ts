@@ -129,6 +129,9 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
     return defer(earlyForQueue(deps, gate.at));
   }
   hold.acquired();
+  // Lateness: the start after the later of the host's due time (politeness) and the moment the
+  // host was ready with this URL (the dispatcher's due time; a host idle until then was not late).
+  deps.timings?.record('fetchLateness', (deps.clock.now() - Math.max(gate.dueAt, job.hostDueAt ?? 0)) / 1000);
   // A copy of this URL under another lease (a rebuild's beside one pushed after the loss) may
   // have been recorded while this job waited for the host: the gate held it back while that copy
   // was being recorded, so asking again now, with the host held, is the answer that counts.

@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { ThreadCalls } from '@trawl/core';
+import { siblingModule, startModuleThread, ThreadCalls } from '@trawl/core';
 import type { Logger } from '@trawl/telemetry';
 import { analyzePage, type PageAnalysis, type PageAnalysisInput } from './analyze.js';
 
@@ -19,40 +16,6 @@ export const inlineAnalyzer: PageAnalyzer = {
   ready: async () => undefined,
   close: async () => undefined,
 };
-
-/**
- * Starts the thread's module. From the compiled package it is plain JavaScript; from the sources
- * (this file is TypeScript) the thread registers tsx and the `trawl-source` export condition
- * first, as the `trawl` command does for the main thread.
- */
-const BOOTSTRAP = `
-const { parentPort, workerData } = require('node:worker_threads');
-(async () => {
-  if (workerData.tsx) {
-    (await import(workerData.tsx)).register();
-    require('node:module').register('data:text/javascript,' + encodeURIComponent(
-      'export async function resolve(s, c, n) { return n(s, { ...c, conditions: [...new Set(["trawl-source", ...c.conditions])] }); }',
-    ));
-  }
-  await import(workerData.entry);
-  parentPort.postMessage({ ready: true });
-})().catch((error) => {
-  parentPort.postMessage({ failed: String((error && error.stack) || error) });
-});
-`;
-
-function threadEntry(): { entry: string; tsx: string | null } {
-  const fromSources = import.meta.url.endsWith('.ts');
-  const entry = new URL(fromSources ? './analyze-thread.ts' : './analyze-thread.js', import.meta.url).href;
-  return { entry, tsx: fromSources ? tsxApi() : null };
-}
-
-/** tsx's ESM API module (its `register()` installs the loader in the thread that calls it). */
-function tsxApi(): string {
-  // The package maps `tsx/esm/api` to index.mjs for import and index.cjs for require; only the
-  // ESM one registers from a thread.
-  return pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-}
 
 /**
  * Analyses pages on a thread of its own. Parsing a page's DOM and fingerprinting its text are
@@ -76,10 +39,7 @@ export class ThreadAnalyzer implements PageAnalyzer {
     entry?: string,
   ) {
     this.calls = new ThreadCalls({
-      spawn: () => {
-        const paths = threadEntry();
-        return new Worker(BOOTSTRAP, { eval: true, workerData: { entry: entry ?? paths.entry, tsx: paths.tsx }, execArgv: [] });
-      },
+      spawn: () => startModuleThread(entry ? new URL(entry) : siblingModule(import.meta.url, 'analyze-thread')),
       onMessage: (message, worker) => {
         if (typeof message !== 'object' || message === null) return;
         if ('ready' in message) {
