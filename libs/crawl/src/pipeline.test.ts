@@ -52,6 +52,10 @@ interface Fakes {
   policy: ResolvedPolicy | null;
   /** What PostgreSQL says about the job's URL (urls.state). */
   urlState: string | null;
+  /** Payloads the fetch stage handed to the process stream. */
+  handed: string[];
+  /** The content store's bodies, by key. */
+  bodies: Map<string, Buffer>;
 }
 
 let f: Fakes;
@@ -84,7 +88,7 @@ let entries = 0;
 
 function deps(): PipelineDeps {
   const events = f.events;
-  const stored = new Map<string, Buffer>();
+  const stored = f.bodies;
   const store: ContentStore = {
     put: async (body) => {
       events.push({ kind: 'store' });
@@ -115,6 +119,7 @@ function deps(): PipelineDeps {
       // The process stream, as if a process stage read the entry at once.
       handOff: async (partition, _leaseId, _token, payload) => {
         events.push({ kind: 'handoff' });
+        f.handed.push(payload);
         const id = `${f.clock.now()}-${(entries += 1)}`;
         await processEntry({ ...pipeline, maxDeliveries: 4 }, { partition, id, payload, deliveries: 1 });
         return id;
@@ -185,6 +190,8 @@ beforeEach(() => {
     record: async () => undefined,
     policy: resolvePolicy(policyFromConfig(config, [URL_])),
     urlState: 'queued',
+    handed: [],
+    bodies: new Map(),
   };
 });
 
@@ -440,6 +447,60 @@ describe('processFetchJob: every exit path releases once, records before it acks
     // A plain error counts as transient: retried, with the host released once.
     expect(await processFetchJob(deps(), job(1, 3))).toMatchObject({ outcome: 'retry' });
     expect(of('release')).toHaveLength(1);
+  });
+});
+
+/** The process stage alone: an entry tried again from the stored body, never fetched again. */
+describe('processEntry: retries from the stored body', () => {
+  const handed = async (): Promise<string> => {
+    // The fetch stage hands the page off; its own processing fails (PostgreSQL away) and leaves the entry.
+    const record = f.record;
+    f.record = async () => {
+      throw new Error('connection terminated');
+    };
+    await processFetchJob(deps(), job());
+    f.record = record;
+    f.events = [];
+    return f.handed[0] as string;
+  };
+  const entry = (payload: string, deliveries: number) => ({ partition: 0, id: '1-1', payload, deliveries });
+
+  it('a later delivery records the page from the stored body and acks its lease with the entry, without fetching', async () => {
+    const payload = await handed();
+    expect(await processEntry({ ...deps(), maxDeliveries: 4 }, entry(payload, 2))).toBe('recorded');
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('record').map((r) => r.record.state)).toEqual(['done']);
+    expect(of('ack')).toEqual([{ kind: 'ack', leaseId: 'p0-1' }]);
+  });
+
+  it('fails again: left for another try until the last delivery, which records the page as failed and acks it', async () => {
+    const payload = await handed();
+    f.record = async (record) => {
+      if (record.state === 'done') throw new Error('connection terminated');
+    };
+    expect(await processEntry({ ...deps(), maxDeliveries: 3 }, entry(payload, 2))).toBe('retry');
+    expect(of('ack')).toHaveLength(0);
+    expect(await processEntry({ ...deps(), maxDeliveries: 3 }, entry(payload, 3))).toBe('recorded');
+    expect(of('record').at(-1)?.record).toMatchObject({ state: 'failed' });
+    expect(of('ack')).toHaveLength(1);
+    expect(of('fetch')).toHaveLength(0);
+  });
+
+  it('a body the store lost: recorded as failed with the reason at once (retrying cannot bring it back)', async () => {
+    const payload = await handed();
+    const d = deps();
+    expect(await processEntry({ ...d, store: { ...d.store, get: async () => null }, maxDeliveries: 4 }, entry(payload, 1))).toBe('recorded');
+    expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.Store });
+    expect(of('fetch')).toHaveLength(0);
+  });
+
+  it('an entry that is not a handed page: dropped and acknowledged, nothing recorded', async () => {
+    const acked: (string | undefined)[] = [];
+    const d = deps();
+    const outcome = await processEntry({ ...d, acks: { ack: async (_p, _lease, id) => void acked.push(id) }, maxDeliveries: 4 }, entry('{"not":"a page"}', 1));
+    expect(outcome).toBe('dropped');
+    expect(acked).toEqual(['1-1']);
+    expect(of('record')).toHaveLength(0);
   });
 });
 
