@@ -68,8 +68,14 @@ export class WorkerStages {
     return this.fetch?.fatal ?? this.process?.fatal ?? this.processThread?.fatal ?? null;
   }
 
+  /**
+   * Resolves once the fetch stage consumes (and an in-loop process stage's analysis thread has
+   * started). A process thread is not waited for: loading its modules takes a few seconds, and
+   * the pages handed off meanwhile wait on their streams for it.
+   */
   async ready(): Promise<void> {
-    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined, this.processThread?.start()]);
+    this.processThread?.start().catch(() => undefined);
+    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined]);
   }
 
   /**
