@@ -176,6 +176,8 @@ describe('deploy/k8s', () => {
     it('has an autoscaler for nothing but the workers and processors', () => {
       const targets = objects.filter((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler').map((o) => o.spec.scaleTargetRef.name).sort();
       expect(targets).toEqual(['trawl-processor', 'trawl-worker']);
+      // Each scales a Deployment that is there (kustomize renders an autoscaler whose target is missing).
+      for (const target of targets) expect(find(objects, 'Deployment', target).spec.template.spec.containers[0].args).toEqual(['worker']);
     });
   });
 
