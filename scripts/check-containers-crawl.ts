@@ -9,7 +9,8 @@
 //
 // Settings (environment): CHECK_DASHBOARD_URL, CHECK_TOKEN, CHECK_DELAY_MS (the containers'
 // TRAWL_MIN_DELAY_MS), CHECK_WORKERS (the worker containers' names, comma-separated: the busiest
-// is stopped, the busiest of the others killed), CHECK_HOSTS and CHECK_PAGES
+// is stopped, the busiest of the others killed), CHECK_PROCESSORS (the process-only containers'
+// names, comma-separated, if any: they must never fetch), CHECK_HOSTS and CHECK_PAGES
 // (the web's size), CHECK_TIMEOUT_S; DATABASE_URL and TRAWL_NAMESPACE to read what was recorded.
 // Each container sends User-Agent `trawl-check/<container>`, so the log says who fetched what.
 import { execFile } from 'node:child_process';
@@ -28,6 +29,7 @@ const dashboard = env('CHECK_DASHBOARD_URL');
 const token = env('CHECK_TOKEN');
 const delayMs = Number(env('CHECK_DELAY_MS', '500'));
 const workers = env('CHECK_WORKERS').split(',');
+const processors = env('CHECK_PROCESSORS', '').split(',').filter(Boolean);
 const timeoutMs = Number(env('CHECK_TIMEOUT_S', '300')) * 1000;
 const namespace = env('TRAWL_NAMESPACE');
 const databaseUrl = env('DATABASE_URL');
@@ -146,6 +148,7 @@ async function main(): Promise<number> {
       durationS: Number((durationMs / 1000).toFixed(1)),
       stopped: { container: stopName, exitCode: stopExit, drainMs, requestsBefore: byContainer[`trawl-check/${stopName}`] ?? 0 },
       killed: { container: killName },
+      requestsByProcessors: processors.reduce((sum, name) => sum + (byContainer[`trawl-check/${name}`] ?? 0), 0),
       requestsByContainer: byContainer,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -157,6 +160,7 @@ async function main(): Promise<number> {
       report.intervalViolations > 0 && `${report.intervalViolations} intervals under ${delayMs} ms`,
       stopExit !== 0 && `${stopName} exited ${stopExit} on SIGTERM, not 0`,
       report.stopped.requestsBefore === 0 && `${stopName} had fetched nothing when stopped: its drain was not exercised`,
+      report.requestsByProcessors > 0 && `the process-only containers made ${report.requestsByProcessors} requests: they must never fetch`,
     ].filter((p): p is string => typeof p === 'string');
     for (const p of problems) say(`FAIL: ${p}`);
     return problems.length === 0 ? 0 : 1;

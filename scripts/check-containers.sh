@@ -16,12 +16,14 @@
 # 3. Builds the Dockerfile as it is into localhost/trawl:check (image format docker, so the
 #    HEALTHCHECK is kept).
 # 4. Against this machine's Redis (127.0.0.1:6379) and PostgreSQL (127.0.0.1:5432), in a fresh
-#    namespace that is removed afterwards: runs the schedulers, workers and dashboard containers
+#    namespace that is removed afterwards: runs the schedulers, fetch-only workers, processors
+#    (the process stage alone, sharing the workers' content store) and dashboard containers
 #    (host network), seeds a synthetic web on loopback through the dashboard's API, stops one
 #    worker with `podman stop` mid-crawl (SIGTERM: it must drain and exit 0), kills another with
 #    `podman kill`, and judges the crawl from the web's request log: complete, each page once, one
-#    request in flight per host, no interval under the delay. Checks every container's health
-#    check and that every process runs as a non-root user.
+#    request in flight per host, no interval under the delay, every page recorded (by the
+#    processors: the workers only fetch), no request from a processor. Checks every container's
+#    health check and that every process runs as a non-root user.
 # 5. Brings the trawl services of docker-compose.yml up with podman-compose
 #    (deploy/compose.local.yml points them at the same local Redis and PostgreSQL), checks they
 #    become healthy, and takes them down.
@@ -37,11 +39,13 @@ source scripts/services.sh
 
 STATE=${TRAWL_CHECK_STATE:-/var/tmp/trawl-check}
 IMAGE=${TRAWL_CHECK_IMAGE:-localhost/trawl:check}
-# Replicas of each role in the fleet run. The process stage has no role of its own yet: when it
-# has one, its containers start beside the workers with PROCESSORS > 0 (see start_fleet).
+# Replicas of each role in the fleet run. The stages run apart, as a split fleet runs them: the
+# workers only fetch (TRAWL_WORKER_ROLES=fetch) and hand each page off; the processors
+# (TRAWL_WORKER_ROLES=process) parse and record every one of them, reading the bodies from the
+# content store the two share. So every page recorded crossed from one container to another.
 SCHEDULERS=2
 WORKERS=3
-PROCESSORS=0
+PROCESSORS=2
 
 BUILD_ARGS=()
 
@@ -171,6 +175,9 @@ DB_NAME="trawl_check_$RUN_ID"
 DB_PASSWORD=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 API_TOKEN=$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')
 DELAY_MS=500
+# The page bodies, shared by the workers (which store them) and the processors (which read them
+# back): the local content store in a directory of this run, owned by the image's node user.
+CONTENT_DIR="$STATE/content-$RUN_ID"
 CONTAINERS=()
 
 free_port() {
@@ -180,6 +187,7 @@ free_port() {
 cleanup_fleet() {
   local c label="io.podman.compose.project=trawl-check-$RUN_ID"
   for c in "${CONTAINERS[@]}"; do podman rm -f -v "$c" >/dev/null 2>&1 || true; done
+  rm -rf "$CONTENT_DIR"
   # What podman-compose made, even when the run stopped half-way: its containers with their
   # anonymous volumes (the image's /data), its named volumes, its network.
   podman ps -aq --filter "label=$label" | xargs -r podman rm -f -v >/dev/null 2>&1 || true
@@ -243,12 +251,17 @@ run_fleet() {
   log "fleet: namespace $NAMESPACE"
   local i dashboard_port name
   for ((i = 1; i <= SCHEDULERS; i++)); do start_container "trawl-check-$RUN_ID-scheduler-$i" scheduler; done
-  # The process stage, once it is a role of its own, starts here:
-  # for ((i = 1; i <= PROCESSORS; i++)); do start_container "trawl-check-$RUN_ID-processor-$i" <role>; done
+  mkdir -p "$CONTENT_DIR"
+  chown 1000:1000 "$CONTENT_DIR"
+  local processors=()
+  for ((i = 1; i <= PROCESSORS; i++)); do
+    start_container "trawl-check-$RUN_ID-processor-$i" worker -e TRAWL_WORKER_ROLES=process -v "$CONTENT_DIR:/data/content"
+    processors+=("trawl-check-$RUN_ID-processor-$i")
+  done
   # At info level a worker logs its drain report when it exits.
   local workers=()
   for ((i = 1; i <= WORKERS; i++)); do
-    start_container "trawl-check-$RUN_ID-worker-$i" worker -e TRAWL_LOG_LEVEL=info
+    start_container "trawl-check-$RUN_ID-worker-$i" worker -e TRAWL_LOG_LEVEL=info -e TRAWL_WORKER_ROLES=fetch -v "$CONTENT_DIR:/data/content"
     workers+=("trawl-check-$RUN_ID-worker-$i")
   done
   dashboard_port=$(free_port)
@@ -256,12 +269,12 @@ run_fleet() {
     -e TRAWL_DASHBOARD_HOST=127.0.0.1 -e "TRAWL_DASHBOARD_PORT=$dashboard_port" -e "TRAWL_API_TOKENS=$API_TOKEN" \
     -e TRAWL_METRICS_PORT=0 -e "TRAWL_HEALTHCHECK_URL=http://127.0.0.1:$dashboard_port/healthz"
   for name in "${CONTAINERS[@]}"; do wait_healthy "$name" 90; done
-  log "fleet: ${#CONTAINERS[@]} containers healthy ($SCHEDULERS schedulers, $WORKERS workers, $PROCESSORS process-stage, 1 dashboard)"
+  log "fleet: ${#CONTAINERS[@]} containers healthy ($SCHEDULERS schedulers, $WORKERS fetch-only workers, $PROCESSORS processors, 1 dashboard)"
   for name in "${CONTAINERS[@]}"; do check_user "$name"; done
 
   log "fleet: crawling a synthetic web seeded through the dashboard's API"
   CHECK_DASHBOARD_URL="http://127.0.0.1:$dashboard_port" CHECK_TOKEN=$API_TOKEN CHECK_DELAY_MS=$DELAY_MS \
-    CHECK_WORKERS="$(IFS=,; echo "${workers[*]}")" \
+    CHECK_WORKERS="$(IFS=,; echo "${workers[*]}")" CHECK_PROCESSORS="$(IFS=,; echo "${processors[*]}")" \
     TRAWL_NAMESPACE=$NAMESPACE DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB_NAME" \
     node --conditions=trawl-source --import tsx scripts/check-containers-crawl.ts | tee "$STATE/crawl-report.json" \
     || fail "the crawl in containers (report: $STATE/crawl-report.json)"

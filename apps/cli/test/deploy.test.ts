@@ -34,6 +34,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   deploy?: { replicas?: number };
   environment?: Record<string, string>;
+  stop_grace_period?: string;
   volumes?: string[];
 }
 
@@ -62,7 +63,7 @@ describe('docker-compose.yml', () => {
     expect(result.status, result.stderr).toBe(0);
     const config = parse(result.stdout) as { services: Record<string, Service>; volumes: Record<string, unknown> };
     const services = config.services;
-    expect(Object.keys(services).sort()).toEqual(['create-bucket', 'dashboard', 'grafana', 'minio', 'postgres', 'prometheus', 'redis', 'scheduler', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['create-bucket', 'dashboard', 'grafana', 'minio', 'postgres', 'processor', 'prometheus', 'redis', 'scheduler', 'worker']);
 
     expect(services.redis?.healthcheck?.test).toContain('ping');
     expect(services.postgres?.healthcheck?.test).toContain('pg_isready');
@@ -73,10 +74,10 @@ describe('docker-compose.yml', () => {
     expect(services.redis?.volumes).toContain('redis:/data:rw');
     expect(services.postgres?.volumes?.some((v) => v.startsWith('postgres:/var/lib/postgresql/data'))).toBe(true);
 
-    for (const app of ['worker', 'scheduler', 'dashboard']) {
+    for (const app of ['worker', 'scheduler', 'dashboard', 'processor']) {
       const service = services[app] as Service;
       expect(service.image, app).toBe('trawl:latest');
-      expect(service.command, app).toEqual([app]);
+      expect(service.command, app).toEqual([app === 'processor' ? 'worker' : app]);
       expect(service.depends_on, app).toEqual({
         redis: { condition: 'service_healthy' },
         postgres: { condition: 'service_healthy' },
@@ -86,8 +87,11 @@ describe('docker-compose.yml', () => {
       expect(service.environment?.TRAWL_SEEN_BACKEND, app).toBe('redisbloom');
     }
     // Scalable: nothing that two replicas could fight over.
-    expect(services.worker?.container_name).toBeUndefined();
-    expect(services.worker?.ports).toBeUndefined();
+    for (const app of ['worker', 'processor']) {
+      expect(services[app]?.container_name, app).toBeUndefined();
+      expect(services[app]?.ports, app).toBeUndefined();
+      expect(services[app]?.stop_grace_period, app).toBe('45s');
+    }
     expect(services.scheduler?.deploy?.replicas).toBe(2);
     expect(services.dashboard?.ports?.map((p) => published(p).target)).toEqual([8930]);
     expect(services['create-bucket']?.depends_on).toEqual({ minio: { condition: 'service_started' } });
@@ -97,6 +101,30 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.environment?.TRAWL_S3_ENDPOINT).toBe('http://minio:9000');
     expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token,change-me-prometheus-token');
     expect(services.postgres?.healthcheck?.test).toEqual(['CMD', 'pg_isready', '-h', '127.0.0.1', '-U', 'trawl', '-d', 'trawl']);
+  });
+
+  it('runs both stages in every worker by default, and the stages apart when .env says so', () => {
+    const services = (parse(compose(['config']).stdout) as { services: Record<string, Service> }).services;
+    expect(services.worker?.environment?.TRAWL_WORKER_ROLES).toBe('fetch,process');
+    expect(services.processor?.environment?.TRAWL_WORKER_ROLES).toBe('process');
+    expect(services.processor?.deploy?.replicas).toBe(0);
+    // Everything else a processor runs with is the worker's: the same crawl, stores and checks.
+    const { TRAWL_WORKER_ROLES: _w, ...workerEnv } = services.worker?.environment ?? {};
+    const { TRAWL_WORKER_ROLES: _p, ...processorEnv } = services.processor?.environment ?? {};
+    expect(processorEnv).toEqual(workerEnv);
+    expect(processorEnv.TRAWL_HEALTHCHECK_URL).toBe('http://127.0.0.1:9464/healthz');
+
+    const split = join(tmpdir(), `trawl-split-${process.pid}.env`);
+    writeFileSync(split, file('.env.example').replace(/^WORKER_ROLES=.*$/m, 'WORKER_ROLES=fetch').replace(/^PROCESSORS=.*$/m, 'PROCESSORS=3'));
+    try {
+      const result = compose(['config'], split);
+      expect(result.status, result.stderr).toBe(0);
+      const apart = (parse(result.stdout) as { services: Record<string, Service> }).services;
+      expect(apart.worker?.environment?.TRAWL_WORKER_ROLES).toBe('fetch');
+      expect(apart.processor?.deploy?.replicas).toBe(3);
+    } finally {
+      rmSync(split, { force: true });
+    }
   });
 
   it('holds no secret: every password comes from the environment and is required', () => {
@@ -125,7 +153,7 @@ describe('docker-compose.yml', () => {
 
   it('gives the apps least privilege: their own PostgreSQL role and a bucket-scoped MinIO user, never the root credentials', () => {
     const services = (parse(compose(['config']).stdout) as { services: Record<string, Service> }).services;
-    for (const app of ['worker', 'scheduler', 'dashboard']) {
+    for (const app of ['worker', 'processor', 'scheduler', 'dashboard']) {
       const env = services[app]?.environment ?? {};
       expect(env.DATABASE_URL, app).toBe('postgres://trawl:change-me-trawl-db@postgres:5432/trawl');
       expect(env.AWS_ACCESS_KEY_ID, app).toBe('trawl');
@@ -148,10 +176,11 @@ describe('docker-compose.yml', () => {
     expect(setup).toMatch(/mc admin policy attach local trawl-app --user "\$+S3_ACCESS_KEY"/);
   });
 
-  it('points Prometheus at every app (workers by DNS) and provisions Grafana from files', () => {
+  it('points Prometheus at every app (workers and processors by DNS) and provisions Grafana from files', () => {
     const prometheus = parse(file('deploy/prometheus/prometheus.yml')) as { scrape_configs: { job_name: string; dns_sd_configs?: { names: string[] }[]; static_configs?: { targets: string[] }[] }[] };
     const jobs = new Map(prometheus.scrape_configs.map((job) => [job.job_name, job]));
     expect(jobs.get('worker')?.dns_sd_configs?.[0]?.names).toEqual(['worker']);
+    expect(jobs.get('processor')?.dns_sd_configs?.[0]).toMatchObject({ names: ['processor'], port: 9464 });
     expect(jobs.get('scheduler')?.dns_sd_configs?.[0]?.names).toEqual(['scheduler']);
     expect(jobs.get('dashboard')?.static_configs?.[0]?.targets).toEqual(['dashboard:8930']);
     const datasources = parse(file('deploy/grafana/provisioning/datasources/prometheus.yml')) as { datasources: { url: string }[] };

@@ -100,12 +100,13 @@ describe('deploy/k8s', () => {
       const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('trawl-config-')) as K8sObject;
       const secret = find(objects, 'Secret', 'trawl');
       const drainMs = msOf(config.data.TRAWL_DRAIN_TIMEOUT_MS, 30_000);
-      const ports = { worker: Number(config.data.TRAWL_METRICS_PORT), scheduler: Number(config.data.TRAWL_METRICS_PORT), dashboard: 8930 };
-      for (const app of ['worker', 'scheduler', 'dashboard'] as const) {
+      const metricsPort = Number(config.data.TRAWL_METRICS_PORT);
+      const ports = { worker: metricsPort, processor: metricsPort, scheduler: metricsPort, dashboard: 8930 };
+      for (const app of ['worker', 'processor', 'scheduler', 'dashboard'] as const) {
         const d = find(objects, 'Deployment', `trawl-${app}`);
         const pod = d.spec.template.spec;
         const [c] = pod.containers;
-        expect(c.args, app).toEqual([app]);
+        expect(c.args, app).toEqual([app === 'processor' ? 'worker' : app]);
         expect(c.image, app).toBe('registry.example.com/trawl:0.1.0');
         expect(c.envFrom, app).toEqual([{ configMapRef: { name: config.metadata.name } }, { secretRef: { name: secret.metadata.name } }]);
         // The probes reach the port the app really serves /healthz on.
@@ -126,6 +127,7 @@ describe('deploy/k8s', () => {
         expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
       }
       expect(find(objects, 'Deployment', 'trawl-worker').spec.replicas).toBeUndefined();
+      expect(find(objects, 'Deployment', 'trawl-processor').spec.replicas).toBeUndefined();
       const scheduler = find(objects, 'Deployment', 'trawl-scheduler');
       expect(scheduler.spec.replicas).toBe(2);
       const pdb = find(objects, 'PodDisruptionBudget', 'trawl-scheduler');
@@ -136,17 +138,46 @@ describe('deploy/k8s', () => {
       expect(find(objects, 'Ingress', 'trawl-dashboard').spec.rules[0].http.paths[0].backend.service.name).toBe('trawl-dashboard');
     });
 
-    it('scales the workers with exactly one autoscaler, slowly down and never past the grace period', () => {
-      const autoscalers = objects.filter((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler');
+    it('runs processors as workers with the process role alone, and workers with both stages', () => {
+      const worker = find(objects, 'Deployment', 'trawl-worker');
+      const processor = find(objects, 'Deployment', 'trawl-processor');
+      const [w] = worker.spec.template.spec.containers;
+      const [p] = processor.spec.template.spec.containers;
+      expect(p.env).toEqual([{ name: 'TRAWL_WORKER_ROLES', value: 'process' }]);
+      // The workers keep the default (fetch,process): nothing in the base sets their roles.
+      expect(w.env).toBeUndefined();
+      const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
+      expect(config.data.TRAWL_WORKER_ROLES).toBeUndefined();
+      // Everything but the role and the CPU is the worker's: probes, grace period, pod defaults.
+      const { env: _pe, resources: _pr, ...processorContainer } = p;
+      const { env: _we, resources: _wr, ...workerContainer } = w;
+      expect(processorContainer).toEqual(workerContainer);
+      const { containers: _pc, ...processorPod } = processor.spec.template.spec;
+      const { containers: _wc, ...workerPod } = worker.spec.template.spec;
+      expect(processorPod).toEqual(workerPod);
+      expect(processor.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'trawl', 'app.kubernetes.io/component': 'processor' });
+      expect(processor.spec.template.metadata.labels).toMatchObject(processor.spec.selector.matchLabels);
+    });
+
+    it.each(['trawl-worker', 'trawl-processor'])('scales %s with exactly one autoscaler, slowly down and never past the grace period', (target) => {
+      const autoscalers = objects.filter((o) => (o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler') && o.spec.scaleTargetRef.name === target);
       expect(autoscalers).toHaveLength(1);
       const [scaler] = autoscalers as [K8sObject];
-      expect(scaler.spec.scaleTargetRef.name).toBe('trawl-worker');
+      expect(scaler.metadata.name).toBe(target);
       const behavior = scaler.kind === 'ScaledObject' ? scaler.spec.advanced.horizontalPodAutoscalerConfig.behavior : scaler.spec.behavior;
       expect(behavior.scaleDown.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
       expect(behavior.scaleDown.policies).toEqual([{ type: 'Pods', value: 2, periodSeconds: 60 }]);
       const [min, max] = scaler.kind === 'ScaledObject' ? [scaler.spec.minReplicaCount, scaler.spec.maxReplicaCount] : [scaler.spec.minReplicas, scaler.spec.maxReplicas];
-      expect(min).toBeGreaterThanOrEqual(1);
+      // Workers always run; processors may scale to none (KEDA) while the workers process their own pages.
+      expect(min).toBeGreaterThanOrEqual(target === 'trawl-worker' || scaler.kind === 'HorizontalPodAutoscaler' ? 1 : 0);
       expect(max).toBeGreaterThan(min);
+    });
+
+    it('has an autoscaler for nothing but the workers and processors', () => {
+      const targets = objects.filter((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler').map((o) => o.spec.scaleTargetRef.name).sort();
+      expect(targets).toEqual(['trawl-processor', 'trawl-worker']);
+      // Each scales a Deployment that is there (kustomize renders an autoscaler whose target is missing).
+      for (const target of targets) expect(find(objects, 'Deployment', target).spec.template.spec.containers[0].args).toEqual(['worker']);
     });
   });
 
@@ -164,5 +195,26 @@ describe('deploy/k8s', () => {
     const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
     expect(Number(trigger.metadata.threshold)).toBeLessThanOrEqual(Number(config.data.TRAWL_CONCURRENCY));
     expect(so.spec.fallback.replicas).toBeGreaterThanOrEqual(so.spec.minReplicaCount);
+  });
+
+  it('scales the processors on the process backlog the dashboard exports, below one processor\'s concurrency', () => {
+    const objects = render('overlays/example');
+    const so = find(objects, 'ScaledObject', 'trawl-processor');
+    const [trigger] = so.spec.triggers;
+    expect(trigger.type).toBe('prometheus');
+    expect(trigger.metadata.query).toBe('max(trawl_process_backlog_pages{role="dashboard"})');
+    expect(readFileSync(join(REPO, 'apps/dashboard/src/metrics.ts'), 'utf8')).toContain("gauge('trawl_process_backlog_pages',");
+    // One processor works on TRAWL_PROCESS_CONCURRENCY pages at once (the config's default unless the ConfigMap sets it).
+    const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
+    const schema = readFileSync(join(REPO, 'libs/config/src/schema.ts'), 'utf8');
+    const concurrency = Number(config.data.TRAWL_PROCESS_CONCURRENCY ?? /default\((\d+)\), 'TRAWL_PROCESS_CONCURRENCY'/.exec(schema)?.[1]);
+    expect(concurrency).toBeGreaterThan(0);
+    expect(Number(trigger.metadata.threshold)).toBeLessThanOrEqual(concurrency);
+    expect(so.spec.minReplicaCount).toBe(0);
+    expect(trigger.metadata.activationThreshold).toBe('0');
+    expect(so.spec.fallback.replicas).toBeGreaterThanOrEqual(1);
+    // Both autoscalers ask the same Prometheus, the one the overlay names.
+    expect(trigger.metadata.serverAddress).toBe(find(objects, 'ScaledObject', 'trawl-worker').spec.triggers[0].metadata.serverAddress);
+    expect(trigger.metadata.serverAddress).toBe('http://prometheus-operated.monitoring.svc:9090');
   });
 });

@@ -7,7 +7,7 @@ import { fingerprint } from '@trawl/url';
 import { decodeFetchJob, FetchQueues, FetchWorker } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
-import type { Runtime } from '@trawl/runtime';
+import { type Runtime, serveProcessMetrics } from '@trawl/runtime';
 import { createRedis } from '@trawl/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DashboardServer, startDashboard } from '../src/index.js';
@@ -44,7 +44,7 @@ const KEY_FILE = join(tmpdir(), `trawl-${namespace}-signing.pem`);
 
 beforeAll(async () => {
   writeFileSync(KEY_FILE, signing.privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600 });
-  runtime = await openRuntime(namespace, { TRAWL_API_RATE_LIMIT: '150', TRAWL_API_BODY_LIMIT_BYTES: '4096', TRAWL_SIGNATURE_KEY_FILE: KEY_FILE }, logs);
+  runtime = await openRuntime(namespace, { TRAWL_API_RATE_LIMIT: '150', TRAWL_API_BODY_LIMIT_BYTES: '4096', TRAWL_SIGNATURE_KEY_FILE: KEY_FILE, TRAWL_METRICS_PORT: '0' }, logs);
   server = await startDashboard(runtime, { host: '127.0.0.1', port: 0 });
   base = server.url;
 });
@@ -533,11 +533,20 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     const text = await res.text();
     for (const series of ['trawl_frontier_queued_urls', 'trawl_process_backlog_pages', 'trawl_process_backlog_oldest_age_seconds', 'trawl_polite_capacity_fetches_per_second', 'trawl_queue_jobs{', 'trawl_hosts{', 'trawl_dead_letters', 'trawl_host_queued_urls{', 'process_cpu_seconds_total']) expect(text).toContain(series);
     expect(text).not.toMatch(/trawl_\w+\{[^}]*url=/);
-    // Every series the Grafana dashboard queries exists (the pipeline's events come from workers).
+    // Every series the Grafana dashboard queries exists: the crawl-wide ones here, the per-process
+    // ones (the pipeline's events, the fetch-lateness histogram) in a worker's own /metrics.
+    const worker = await serveProcessMetrics(runtime, 'worker');
+    const workerText = await worker.metrics.text();
+    await worker.close();
+    const fromWorkers = ['trawl_pipeline_events_total', 'trawl_fetch_lateness_seconds_bucket'];
     const grafana = readFileSync(join(REPO_ROOT, 'deploy/grafana/dashboards/trawl.json'), 'utf8');
     const queried = new Set([...grafana.matchAll(/\b((?:trawl|process)_[a-z_]+)\b/g)].map((m) => m[1] as string));
     expect(queried.size).toBeGreaterThan(15);
-    for (const name of queried) if (name !== 'trawl_pipeline_events_total') expect(text, name).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
+    expect([...queried].filter((name) => fromWorkers.includes(name)).sort()).toEqual([...fromWorkers].sort());
+    for (const name of queried) if (!fromWorkers.includes(name)) expect(text, name).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
+    expect(workerText).toMatch(/^# TYPE trawl_pipeline_events_total counter$/m);
+    expect(workerText).toMatch(/^# TYPE trawl_fetch_lateness_seconds histogram$/m);
+    expect(workerText).toMatch(/^trawl_fetch_lateness_seconds_bucket\{[^}]*le="\+Inf"/m);
   });
 });
 
