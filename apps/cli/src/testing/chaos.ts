@@ -16,7 +16,7 @@ import { type PrivatePostgres, type PrivateRedis, SmallDisk } from './servers.js
  * says which process made it: a page fetched twice is explained only when its earlier fetch came
  * from a process that then died (SIGKILL, a fatal fault) before it could record the page.
  */
-export type ChaosFault = 'none' | 'kill-workers' | 'restart-redis' | 'restart-postgres' | 'wipe-redis' | 'disk-full';
+export type ChaosFault = 'none' | 'kill-workers' | 'kill-processors' | 'restart-redis' | 'restart-postgres' | 'wipe-redis' | 'disk-full';
 
 export interface ChaosOptions {
   fault: ChaosFault;
@@ -30,8 +30,10 @@ export interface ChaosOptions {
   workers: number;
   /** The fault strikes once this fraction of the pages has been fetched. */
   at?: number;
-  /** kill-workers: SIGKILL a random worker this often (then start a new one). */
+  /** kill-workers / kill-processors: SIGKILL a random worker (or processor) this often (then start a new one). */
   killEveryMs?: number;
+  /** kill-workers / kill-processors: stop killing after this many (default: until the crawl ends). */
+  maxKills?: number;
   /** Give up after this long. */
   timeoutMs: number;
   /** disk-full: the content disk's size before and after the fix. */
@@ -92,6 +94,8 @@ export function chaosEnv(namespace: string, options: Pick<ChaosOptions, 'redis' 
     TRAWL_SCHEDULER_LEASE_MS: '1500',
     TRAWL_RETRY_BASE_MS: '300',
     TRAWL_DRAIN_TIMEOUT_MS: '5000',
+    // A killed process stage's pages are claimed by another within seconds.
+    TRAWL_PROCESS_CLAIM_MS: '2000',
     TRAWL_LOG_LEVEL: 'warn',
   };
 }
@@ -121,7 +125,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const ua = `trawl-chaos/w${slot}.${(generation += 1)}`;
     return { proc: trawl(['worker'], { ...env, TRAWL_USER_AGENT: ua }), ua };
   };
+  // kill-processors: the stages apart. `trawl crawl` and the workers only fetch; two process-only
+  // workers record every page, and are the ones killed.
+  const split = options.fault === 'kill-processors';
+  if (split) env.TRAWL_WORKER_ROLES = 'fetch';
   const workers = Array.from({ length: options.workers }, (_, i) => spawnWorker(i));
+  const spawnProcessor = (slot: number): { proc: Proc; ua: string } => {
+    const ua = `trawl-chaos/p${slot}.${(generation += 1)}`;
+    return { proc: trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'process', TRAWL_USER_AGENT: ua }), ua };
+  };
+  const processors = split ? [spawnProcessor(0), spawnProcessor(1)] : [];
   let crawlRun = 0;
   const spawnCrawl = (): { proc: Proc; ua: string } => {
     const ua = `trawl-chaos/crawl.${(crawlRun += 1)}`;
@@ -140,16 +153,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     switch (options.fault) {
       case 'none':
         break;
-      case 'kill-workers': {
+      case 'kill-workers':
+      case 'kill-processors': {
         const every = options.killEveryMs ?? 3000;
-        while (alive(crawl.proc) && Date.now() < deadline) {
-          const slot = Math.floor(Math.random() * workers.length);
-          const victim = workers[slot] as { proc: Proc; ua: string };
+        const [pool, spawn] = split ? [processors, spawnProcessor] : [workers, spawnWorker];
+        for (let kills = 0; alive(crawl.proc) && Date.now() < deadline && kills < (options.maxKills ?? Infinity); kills += 1) {
+          const slot = Math.floor(Math.random() * pool.length);
+          const victim = pool[slot] as { proc: Proc; ua: string };
           victim.proc.child.kill('SIGKILL');
           deaths.push({ by: victim.ua, at: Date.now(), how: 'SIGKILL' });
           note(`SIGKILL ${victim.ua} (${pagesFetched()} pages fetched)`);
           await victim.proc.exited;
-          workers[slot] = spawnWorker(slot);
+          pool[slot] = spawn(slot);
           await Promise.race([crawl.proc.exited, new Promise((r) => setTimeout(r, every))]);
         }
         break;
@@ -213,9 +228,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await web.idle();
     return { fault: options.fault, ...(await judge(web, expected, options, namespace, deaths)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
   } finally {
-    for (const p of [crawl.proc, ...workers.map((w) => w.proc)]) if (alive(p)) p.child.kill('SIGTERM');
-    await Promise.all([crawl.proc, ...workers.map((w) => w.proc)].map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 15_000))])));
-    for (const p of [crawl.proc, ...workers.map((w) => w.proc)]) if (alive(p)) p.child.kill('SIGKILL');
+    const procs = [crawl.proc, ...workers.map((w) => w.proc), ...processors.map((w) => w.proc)];
+    for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
+    await Promise.all(procs.map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 15_000))])));
+    for (const p of procs) if (alive(p)) p.child.kill('SIGKILL');
     await web.stop();
     disk?.unmount();
     rmSync(contentDir, { recursive: true, force: true });
