@@ -5,6 +5,7 @@ import { frontierBench } from './frontier.js';
 import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
+import { testwebBench } from './testweb.js';
 import { parseProfileArgs } from './web-profile.js';
 import { workersBench } from './workers.js';
 
@@ -23,6 +24,7 @@ const benches: Record<string, () => Promise<void>> = {
   frontier: () => frontierBench(),
   workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3), profile),
   cost: async () => (await import('./cost.js')).costBench(profile),
+  testweb: () => testwebBench(),
 };
 
 const names = wanted.length > 0 ? wanted : Object.keys(benches);

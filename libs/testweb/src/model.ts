@@ -305,6 +305,11 @@ function pageLink(model: WebModel, forms: () => number, from: number, target: Pa
   return { kind: 'page', target, anchor, noise, token };
 }
 
+/** A navigation or footer link: a site template writes them canonical and root-relative, on every page alike. */
+function chromeLink(forms: () => number, host: number, page: number, region: LinkRegion): Extract<Link, { kind: 'page' }> {
+  return { kind: 'page', target: { host, page }, anchor: 'root', noise: 'none', token: pick(forms, 1_000_000), region };
+}
+
 /**
  * The one link table. Page p links to p + 1 (so every page is reachable from the root), then to
  * random pages of its host up to `linksPerPage` links; the root of host h links to the root of
@@ -326,7 +331,7 @@ export function pageSpec(model: WebModel, servedHost: number, page: number): Pag
     // The navigation: the root, then the same few pages of the host on every page.
     for (let i = 0; i < layout.navLinks; i++) {
       const target = i === 0 ? 0 : hashInts(model.seed, host, STREAM_CHROME, i) % n;
-      links.push({ ...pageLink(model, forms, host, { host, page: target }), region: 'nav' });
+      links.push(chromeLink(forms, host, target, 'nav'));
     }
     intra = pageLinkCount(layout, model.seed, host, page) - layout.navLinks - layout.footerLinks - cross;
   }
@@ -350,7 +355,7 @@ export function pageSpec(model: WebModel, servedHost: number, page: number): Pag
   if (layout !== null) {
     for (let i = 0; i < layout.footerLinks; i++) {
       const target = hashInts(model.seed, host, STREAM_CHROME, 1000 + i) % n;
-      links.push({ ...pageLink(model, forms, host, { host, page: target }), region: 'footer' });
+      links.push(chromeLink(forms, host, target, 'footer'));
     }
   }
 

@@ -104,6 +104,10 @@ describe('realistic links', () => {
     expect(chrome(0)).toHaveLength(REALISTIC_PROFILE.navLinks + REALISTIC_PROFILE.footerLinks);
     expect(chrome(0)[0]).toBe('nav:7/0');
     for (let page = 1; page < 10; page++) expect(chrome(page)).toEqual(chrome(0));
+    // A site template writes them canonical and root-relative.
+    for (const link of pageSpec(model, 7, 3).links) {
+      if (link.kind === 'page' && link.region !== undefined) expect([link.anchor, link.noise]).toEqual(['root', 'none']);
+    }
   });
 
   it('keep every page reachable from one root', () => {
