@@ -8,6 +8,7 @@ import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, uniqueNamespace
 import { loadScript } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import pg from 'pg';
+import { replyFrom } from './child.js';
 import type { ConnectionStats } from './redis-proxy.js';
 import { fmt, machine, table, writeSection } from './report.js';
 import { type BenchProfile, profiledWeb } from './web-profile.js';
@@ -105,15 +106,7 @@ class ProxyProcess {
   }
 
   private static reply<T>(child: ChildProcess, field: string): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (message: Record<string, unknown>) => {
-        if (!(field in message)) return;
-        child.off('message', onMessage);
-        resolve(message as T);
-      };
-      child.on('message', onMessage);
-      child.once('exit', (code) => reject(new Error(`the proxy exited ${code}`)));
-    });
+    return replyFrom<T>(child, field, 'the proxy');
   }
 
   async reset(): Promise<void> {

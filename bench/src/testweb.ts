@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createWebModel, describeProfile, hostLatencyMs, pageSpec, REALISTIC_PROFILE, realisticProfile, renderRealisticPage } from '@trawl/testweb';
+import { replyFrom } from './child.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
 
 const SERVER = fileURLToPath(new URL('./testweb-server.ts', import.meta.url));
@@ -39,17 +40,7 @@ function distribution(hosts: number, pagesPerHost: number) {
   return { sizes, links, latency, polite };
 }
 
-function reply<T>(child: ChildProcess, field: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: Record<string, unknown>) => {
-      if (!(field in message)) return;
-      child.off('message', onMessage);
-      resolve(message as T);
-    };
-    child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`the web's process exited ${code}`)));
-  });
-}
+const reply = <T>(child: ChildProcess, field: string): Promise<T> => replyFrom<T>(child, field, "the web's process");
 
 function fetchAll(urls: readonly string[]): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
