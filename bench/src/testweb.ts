@@ -25,7 +25,7 @@ function distribution(hosts: number, pagesPerHost: number) {
     seed: 21,
     noisyLinks: true,
     queryPages: true,
-    layout: { links: p.links, navLinks: p.navLinks, footerLinks: p.footerLinks },
+    layout: { links: p.links, navLinks: p.navLinks, footerLinks: p.footerLinks, noisyShare: p.noisyLinkShare },
   });
   const sizes: number[] = [];
   const links: number[] = [];

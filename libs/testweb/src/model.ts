@@ -68,6 +68,8 @@ export interface LinkLayout {
   links: { min: number; max: number };
   navLinks: number;
   footerLinks: number;
+  /** With `noisyLinks`, the share of body and cross-host links written in a non-canonical form (the tiny pages: 7 in 10). */
+  noisyShare: number;
 }
 
 export interface PageRef {
@@ -130,6 +132,7 @@ const STREAM_CHROME = 8;
 const INTRA_ANCHORS: readonly LinkAnchor[] = ['root', 'root', 'root', 'absolute', 'absoluteUpper', 'relative', 'relativeDot', 'relativeUp'];
 const CROSS_ANCHORS: readonly LinkAnchor[] = ['absolute', 'absolute', 'absoluteUpper'];
 const NOISES: readonly LinkNoise[] = ['none', 'none', 'none', 'fragment', 'utm', 'fbclid', 'gclid', 'percent', 'dot', 'dotdot'];
+const REWRITES: readonly LinkNoise[] = NOISES.filter((noise) => noise !== 'none');
 
 function requireCount(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
@@ -183,6 +186,7 @@ export function createWebModel(shape: WebShape): WebModel {
     const { links, navLinks, footerLinks } = shape.layout;
     requireCount('layout.links.min', links.min, navLinks + footerLinks + shape.crossHostLinks + 1);
     requireCount('layout.links.max', links.max, links.min);
+    requireRange('layout.noisyShare', shape.layout.noisyShare, 0, 1);
   }
   return Object.freeze({ ...shape, mirrorBase, seed: Math.trunc(shape.seed) >>> 0 });
 }
@@ -298,7 +302,9 @@ function pageLink(model: WebModel, forms: () => number, from: number, target: Pa
     return { kind: 'page', target, anchor: target.host === from ? 'root' : 'absolute', noise: 'none', token };
   }
   const anchor = choose(forms, target.host === from ? INTRA_ANCHORS : CROSS_ANCHORS);
-  let noise = choose(forms, NOISES);
+  // Realistic pages write most links canonically: only a share of them in a rewritten form.
+  const share = model.layout?.noisyShare;
+  let noise = share === undefined ? choose(forms, NOISES) : forms() < share ? choose(forms, REWRITES) : 'none';
   if (isQueryPage(model, target.page) && forms() < 0.4) noise = 'queryOrder';
   // The root has no path character to escape.
   if (noise === 'percent' && target.page === 0) noise = 'dot';

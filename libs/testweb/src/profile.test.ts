@@ -19,7 +19,7 @@ function realisticModel(seed: number, hosts = 200, pagesPerHost = 10, profile: P
     seed,
     noisyLinks: true,
     queryPages: true,
-    layout: { links: profile.links, navLinks: profile.navLinks, footerLinks: profile.footerLinks },
+    layout: { links: profile.links, navLinks: profile.navLinks, footerLinks: profile.footerLinks, noisyShare: profile.noisyLinkShare },
   });
 }
 
@@ -108,6 +108,13 @@ describe('realistic links', () => {
     for (const link of pageSpec(model, 7, 3).links) {
       if (link.kind === 'page' && link.region !== undefined) expect([link.anchor, link.noise]).toEqual(['root', 'none']);
     }
+  });
+
+  it('write about one body link in ten in a non-canonical form, navigation and footer never', () => {
+    const body = pages.flatMap(({ host, page }) => pageSpec(model, host, page).links.filter((l) => l.kind === 'page' && l.region === undefined && l.noise !== 'queryOrder'));
+    const noisy = body.filter((l) => l.kind === 'page' && l.noise !== 'none').length / body.length;
+    expect(noisy).toBeGreaterThan(0.08);
+    expect(noisy).toBeLessThan(0.12);
   });
 
   it('keep every page reachable from one root', () => {

@@ -40,6 +40,12 @@ export const PageProfileSchema = z
     navLinks: z.number().int().min(0).max(64),
     /** Footer links every page of a host carries. */
     footerLinks: z.number().int().min(0).max(64),
+    /**
+     * With `noisyLinks`, the share of body and cross-host links written in a non-canonical form
+     * (fragment, utm_*, fbclid, gclid, a percent escape, dot segments). Navigation and footer links
+     * never are.
+     */
+    noisyLinkShare: z.number().min(0).max(1),
     /** Each host's response time (before the headers) in ms, drawn once per host. */
     hostLatencyMs: heavyTail('hostLatencyMs', 0),
     /** Each response's time is the host's ± this share (0.2: ±20 %), never above hostLatencyMs.max. */
@@ -61,6 +67,7 @@ export const REALISTIC_PROFILE: PageProfile = Object.freeze({
   links: Object.freeze({ min: 20, max: 150 }),
   navLinks: 10,
   footerLinks: 5,
+  noisyLinkShare: 0.1,
   hostLatencyMs: Object.freeze({ median: 50, p90: 150, max: 500 }),
   latencyJitter: 0.2,
 });

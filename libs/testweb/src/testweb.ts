@@ -168,7 +168,7 @@ export class TestWeb {
       mirrorBase: options.hosts + extraHosts,
       variants: duplicates ? { hosts: duplicates.hosts ?? null, share: duplicates.share ?? 0.2, kinds: duplicates.kinds ?? VARIANT_KINDS } : null,
       files: options.fileLinks ? { hosts: options.fileLinks.hosts ?? null, perPage: options.fileLinks.perPage, kinds: options.fileLinks.kinds ?? FILE_KINDS } : null,
-      layout: profile === null ? null : { links: profile.links, navLinks: profile.navLinks, footerLinks: profile.footerLinks },
+      layout: profile === null ? null : { links: profile.links, navLinks: profile.navLinks, footerLinks: profile.footerLinks, noisyShare: profile.noisyLinkShare },
     });
     this.addresses = hostAddresses(options.baseAddress ?? '127.1.0.1', options.hosts + extraHosts + (duplicates?.mirrors?.length ?? 0));
     const pageBytes = options.pageBytes ?? 2048;
