@@ -76,7 +76,7 @@ export default tseslint.config(
           { sourceTag: 'scope:crawl', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:dispatch', allowedExternalImports: allow() },
           { sourceTag: 'scope:runtime', allowedExternalImports: allow() },
-          { sourceTag: 'scope:testweb', allowedExternalImports: allow() },
+          { sourceTag: 'scope:testweb', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:cli', allowedExternalImports: allow('commander', 'tsx', 'tsx/esm/api', 'playwright-core', 'cli-progress') },
           { sourceTag: 'scope:worker', allowedExternalImports: allow('zod') },
           { sourceTag: 'scope:scheduler', allowedExternalImports: allow() },

@@ -7,6 +7,7 @@ import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/te
 import { analyzeLog, type RequestLogEntry, TestWeb, type TestWebOptions } from '@trawl/testweb';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
+import { type BenchProfile, type ProfiledWeb, profiledWeb } from './web-profile.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
 /** Crawlee's concurrency, and the hand-tuned trawl rows' jobs per process (trawl's default is 32 too). */
@@ -16,26 +17,33 @@ const FILES_PER_PAGE = 1;
 
 export interface Scenario {
   id: 'broad' | 'polite';
+  /** The web's shape, without its pages: `broad: 500 hosts × 10 pages, no crawl delay`. */
   title: string;
+  /** The web on the tiny pages; the realistic profile replaces its page size and latency. */
   web: TestWebOptions;
   /** robots.txt Crawl-delay in seconds (0: none). */
   crawlDelayS: number;
+  /** The realistic profile's latency cap (see profiledWeb). */
+  maxLatencyMs?: number;
 }
 
 const DISALLOWED = '/q';
 const robotsFor = (crawlDelayS: number) => () =>
   `User-agent: *\n${crawlDelayS > 0 ? `Crawl-delay: ${crawlDelayS}\n` : ''}Disallow: ${DISALLOWED}\n`;
 
+/** Hosts of the polite web answer within this on the realistic profile, so the 0.5 s Crawl-delay binds, not a delay that grows with the response time. */
+const POLITE_MAX_LATENCY_MS = 100;
+
 export const SCENARIOS: Scenario[] = [
   {
     id: 'broad',
-    title: 'broad: 500 hosts × 10 pages, no crawl delay, 1–3 ms latency',
+    title: 'broad: 500 hosts × 10 pages, no crawl delay',
     web: { hosts: 500, pagesPerHost: 10, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 3 }, seed: 21, hostnames: 'test', robotsTxt: robotsFor(0) },
     crawlDelayS: 0,
   },
   {
     id: 'polite',
-    title: `polite: 100 hosts × 30 pages, ${FILES_PER_PAGE} file link per page, Crawl-delay 0.5 s, 1–3 ms latency`,
+    title: `polite: 100 hosts × 30 pages, ${FILES_PER_PAGE} file link per page, Crawl-delay 0.5 s`,
     web: {
       hosts: 100,
       pagesPerHost: 30,
@@ -49,8 +57,15 @@ export const SCENARIOS: Scenario[] = [
       fileLinks: { perPage: FILES_PER_PAGE },
     },
     crawlDelayS: 0.5,
+    maxLatencyMs: POLITE_MAX_LATENCY_MS,
   },
 ];
+
+/** A scenario on a profile's pages: its web, and the label and section its report gets. */
+function onProfile(base: Scenario, profile: BenchProfile): { scenario: Scenario; pages: ProfiledWeb } {
+  const pages = profiledWeb(`compare-${base.id}`, base.web, profile, { maxLatencyMs: base.maxLatencyMs });
+  return { scenario: { ...base, web: pages.web }, pages };
+}
 
 /** What a crawler run reports about itself (pages and politeness come from the server log). */
 type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'maxRssMb'>;
@@ -348,6 +363,18 @@ function largestHostOf(expected: ReadonlySet<string>): number {
 const idealMsOf = (scenario: Scenario, runs: readonly RunResult[]): number =>
   scenario.crawlDelayS > 0 ? median(runs.map((r) => r.largestHost)) * scenario.crawlDelayS * 1000 : 0;
 
+/** What the pages of this run are, in a sentence or two for the report. */
+function pagesNote(pages: ProfiledWeb, scenario: Scenario): string {
+  if (pages.web.profile === undefined) {
+    return `Pages: **${pages.label}** — the synthetic web's tiny pages (links and padding words, a fixed latency band), as the earlier benchmarks ran; \`npm run bench -- compare-${scenario.id}\` runs the realistic web.`;
+  }
+  const cap =
+    scenario.maxLatencyMs === undefined
+      ? ''
+      : ` Every host answers within ${scenario.maxLatencyMs} ms here, so the Crawl-delay sets the pace, not a delay that grows with the response time (trawl's adaptive delay is 5 × the response time: 2.5 s after a 500 ms answer).`;
+  return `Pages: **${pages.label}** (libs/testweb's realistic profile: prose with headings, navigation and footer, sizes and link counts drawn per page, response time drawn per host; the same seed gives the same bytes every run).${cap} The tiny-page rows are in the section beside this one (\`npm run bench -- compare-${scenario.id} --profile tiny\`).`;
+}
+
 /**
  * Runs each crawler `rounds` times over the scenario's web and writes the section; a polite
  * scenario also runs the defaults row on smaller copies of its web (`politeScale`). For
@@ -355,12 +382,13 @@ const idealMsOf = (scenario: Scenario, runs: readonly RunResult[]): number =>
  * rows, BENCH_AB runs named settings side by side, BENCH_NODE_ARGS passes Node flags; a run with
  * any of them prints its table and leaves BENCHMARKS.md alone.
  */
-export async function compareBench(rounds: number, only?: Scenario['id']): Promise<void> {
+export async function compareBench(rounds: number, only: Scenario['id'] | undefined, profile: BenchProfile): Promise<void> {
   const hostsOverride = process.env.BENCH_HOSTS ? Number(process.env.BENCH_HOSTS) : null;
   const rowFilter = process.env.BENCH_ONLY ?? null;
   const development = hostsOverride !== null || rowFilter !== null || AB_ROWS !== null || process.env.BENCH_NODE_ARGS !== undefined;
   for (const base of SCENARIOS.filter((s) => !only || s.id === only)) {
-    const scenario = hostsOverride === null ? base : { ...base, web: { ...base.web, hosts: hostsOverride } };
+    const { scenario: profiled, pages } = onProfile(base, profile);
+    const scenario = hostsOverride === null ? profiled : { ...profiled, web: { ...profiled.web, hosts: hostsOverride } };
     const web = await TestWeb.start(scenario.web);
     const dir = mkdtempSync(join(tmpdir(), 'trawl-bench-'));
     const hostsFile = join(dir, 'hosts');
@@ -474,11 +502,13 @@ requests every file it finds once (CheerioCrawler aborts the body of a non-HTML 
 and does not retry it).
 Its file requests count as requests, not pages, and take turns of its per-domain delay.`
       : '';
-    const md = `## trawl vs Crawlee — ${scenario.title}
+    const md = `## trawl vs Crawlee — ${scenario.title} — ${pages.label}
 
-Command: \`npm run bench -- compare-${scenario.id}\`. ${machine()} · Crawlee @crawlee/cheerio 3.18.1
+Command: \`${pages.command}\`. ${machine()} · Crawlee @crawlee/cheerio 3.18.1
 
-The same synthetic web for every run (hosts named \`h<i>.test\`, each its own registrable domain,
+${pagesNote(pages, scenario)}
+
+The same synthetic web for every run, Crawlee's included (hosts named \`h<i>.test\`, each its own registrable domain,
 served on its own 127.1.x.y address; robots.txt \`Disallow: ${DISALLOWED}\`${scenario.crawlDelayS > 0 ? ` and \`Crawl-delay: ${scenario.crawlDelayS}\`` : ''}), every host root a seed, ${rounds} rounds, medians.
 ${files}
 
@@ -519,7 +549,7 @@ robots.txt that is ${largestHost + 1} requests, so ${largestHost} intervals of $
 }`;
     if (development) console.log(md);
     else {
-      writeSection(`compare-${scenario.id}`, md);
+      writeSection(pages.sectionId, md);
       console.log(md);
     }
   }

@@ -8,8 +8,10 @@ import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, uniqueNamespace
 import { loadScript } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import pg from 'pg';
+import { replyFrom } from './child.js';
 import type { ConnectionStats } from './redis-proxy.js';
 import { fmt, machine, table, writeSection } from './report.js';
+import { type BenchProfile, profiledWeb } from './web-profile.js';
 
 /** SHA-1 → name of every Lua script trawl and BullMQ register (ioredis' EVALSHA hashes the body as given). */
 async function scriptNames(): Promise<Map<string, string>> {
@@ -104,15 +106,7 @@ class ProxyProcess {
   }
 
   private static reply<T>(child: ChildProcess, field: string): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (message: Record<string, unknown>) => {
-        if (!(field in message)) return;
-        child.off('message', onMessage);
-        resolve(message as T);
-      };
-      child.on('message', onMessage);
-      child.once('exit', (code) => reject(new Error(`the proxy exited ${code}`)));
-    });
+    return replyFrom<T>(child, field, 'the proxy');
   }
 
   async reset(): Promise<void> {
@@ -188,14 +182,17 @@ const sorted = <K>(map: Map<K, number>): [K, number][] => [...map].sort((a, b) =
  * synthetic web wide enough that politeness does not set the pace, against a private redis-server
  * (behind a counting proxy) and a private PostgreSQL cluster with pg_stat_statements.
  */
-export async function costBench(): Promise<void> {
+export async function costBench(profile: BenchProfile): Promise<void> {
   const hosts = Number(process.env.BENCH_COST_HOSTS ?? 300);
   const pagesPerHost = Number(process.env.BENCH_COST_PAGES ?? 15);
+  // A smaller web is for development: its figures are printed, BENCHMARKS.md is left alone.
+  const development = process.env.BENCH_COST_HOSTS !== undefined || process.env.BENCH_COST_PAGES !== undefined;
+  const pages = profiledWeb('cost', { hosts, pagesPerHost, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 3 }, seed: 31 }, profile);
   const names = await scriptNames();
 
   const [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' } })]);
   const proxy = await ProxyProcess.start(redis, names);
-  const web = await TestWeb.start({ hosts, pagesPerHost, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 3 }, seed: 31 });
+  const web = await TestWeb.start(pages.web);
   const dir = mkdtempSync(join(tmpdir(), 'trawl-cost-'));
   const client = new pg.Client({ connectionString: postgres.url });
   let figures: CostFigures;
@@ -283,13 +280,17 @@ export async function costBench(): Promise<void> {
   const f = figures;
   const per = (n: number, digits = 2) => fmt(n / f.pages, digits);
   const shorten = (s: string, n = 110) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-  const md = `## Cost per page: Redis and PostgreSQL work per fetched page
+  const links =
+    pages.web.profile === undefined
+      ? '4 links to pages of the same host and 2 to other hosts per page'
+      : `${pages.web.profile.links.min}–${pages.web.profile.links.max} links per page, 2 of them to other hosts`;
+  const md = `## Cost per page: Redis and PostgreSQL work per fetched page — ${pages.label}
 
-Command: \`npm run bench -- cost\`. ${machine()} · Redis ${redisVersion()} · PostgreSQL 15
+Command: \`${pages.command}\`. ${machine()} · Redis ${redisVersion()} · PostgreSQL 15
 
 One \`trawl crawl\` process with **default settings** (only \`TRAWL_ALLOW_NETWORKS\` for the synthetic
 web's loopback addresses, and a temporary \`TRAWL_CONTENT_DIR\`) crawls a ${hosts} × ${pagesPerHost} synthetic web
-(4 links to pages of the same host and 2 to other hosts per page, 1–3 ms latency): ${hosts} hosts
+(${links}; pages: ${pages.label}): ${hosts} hosts
 keep the default 1 s per-host delay from setting the pace. It runs against a private
 \`redis-server\` (AOF everysec) and a private PostgreSQL 15 cluster (with \`pg_stat_statements\`),
 so nothing else touches their counters. Pages are counted at the web's server log: HTML pages
@@ -335,7 +336,7 @@ ${table(['command', 'per page'], f.redisCommandsTop.slice(0, 16).map(([name, n])
 PostgreSQL statements by execution time (top 10; \`pg_stat_statements\` total_exec_time, so time in the
 server's executor, not the whole CPU of the backends):
 ${table(['statement', 'calls per page', 'exec ms per page'], f.pgTop.slice(0, 10).map(([q, n, ms]) => [`\`${shorten(q).replace(/\|/g, '\\|').replace(/`/g, "'")}\``, per(n, 3), per(ms, 3)]))}`;
-  writeSection('cost', md);
+  if (!development) writeSection(pages.sectionId, md);
   console.log(md);
   console.log(`\nCOST_FIGURES ${JSON.stringify({ pages: f.pages, pagesPerS: f.pagesPerS, redisCommands: f.redisCommands / f.pages, clientCommands: f.clientCommands / f.pages, roundTrips: f.roundTrips / f.pages, clientWrites: f.clientWrites / f.pages, pgStatements: f.pgStatements / f.pages, pgTransactions: f.pgTransactions / f.pages, crawlerCpuMs: f.crawlerCpuMs / f.pages, redisCpuMs: f.redisCpuMs / f.pages, postgresCpuMs: f.postgresCpuMs / f.pages })}`);
 }

@@ -5,22 +5,28 @@ import { frontierBench } from './frontier.js';
 import { hostileBench } from './hostile.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
+import { testwebBench } from './testweb.js';
+import { parseProfileArgs } from './web-profile.js';
 import { workersBench } from './workers.js';
+
+// `--profile tiny` runs compare-broad, compare-polite, cost and workers on the tiny pages of the
+// earlier benchmarks instead of the realistic web (the default); the others ignore it.
+const { profile, rest: wanted } = parseProfileArgs(process.argv.slice(2));
 
 const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
   crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
   hostile: () => hostileBench(),
   profile: () => profileBench(),
-  'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad'),
-  'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite'),
+  'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad', profile),
+  'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite', profile),
   chaos: () => chaosBench(),
   frontier: () => frontierBench(),
-  workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3)),
-  cost: async () => (await import('./cost.js')).costBench(),
+  workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3), profile),
+  cost: async () => (await import('./cost.js')).costBench(profile),
+  testweb: () => testwebBench(),
 };
 
-const wanted = process.argv.slice(2);
 const names = wanted.length > 0 ? wanted : Object.keys(benches);
 for (const name of names) {
   const bench = benches[name];

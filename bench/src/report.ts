@@ -8,6 +8,17 @@ const HEADER = `# Benchmarks
 Written by \`npm run bench\` (the \`bench\` workspace package; not part of \`npm test\`). Each section
 is rewritten by the benchmark that owns it, with the command, the conditions and the date.
 Run one section with \`npm run bench -- <name>\`.
+
+\`compare-broad\`, \`compare-polite\`, \`cost\` and \`workers\` crawl the synthetic web's **realistic
+profile** by default: HTML pages sized like real ones (lognormal, median 30 KB, p90 120 KB, a few
+over 500 KB, capped at 1.5 MB), with prose, headings, a navigation block, a footer and 20–150
+links, from hosts answering in a median 50 ms with a tail to 500 ms (a few slow hosts); on the
+polite web every host answers within 100 ms, so the Crawl-delay binds rather than an adaptive
+delay that grows with the response time. Everything is drawn from the seed: every run crawls the
+same bytes at the same host speeds. \`npm run bench -- <name> --profile tiny\` runs the earlier
+**tiny pages** (2 KB of links and padding, answering in 1–3 ms; 1–5 ms for \`workers\`) into a
+section of its own (\`<name>-tiny\`), so both stay side by side, each labelled with what it ran on.
+\`npm run bench -- testweb\` measures the profile as drawn and what serving it costs the server.
 `;
 
 /** Replaces (or appends) one benchmark's section of BENCHMARKS.md. */

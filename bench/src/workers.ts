@@ -5,11 +5,13 @@ import { PrivatePostgres, PrivateRedis, runCrawlProcesses, uniqueNamespace } fro
 import { loadConfig } from '@trawl/config';
 import { analyzeLog, TestWeb, type TestWebOptions } from '@trawl/testweb';
 import { fmt, machine, median, table, writeSection } from './report.js';
+import { type BenchProfile, profiledWeb } from './web-profile.js';
 
 const PROCESSES = [1, 2, 4];
 const HOSTS = Number(process.env.BENCH_WORKERS_HOSTS ?? 1000);
 const PAGES_PER_HOST = 6;
-const WEB: TestWebOptions = { hosts: HOSTS, pagesPerHost: PAGES_PER_HOST, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 5 }, seed: 31 };
+/** The web on tiny pages; the realistic profile replaces its page size and latency. */
+const TINY_WEB: TestWebOptions = { hosts: HOSTS, pagesPerHost: PAGES_PER_HOST, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 5 }, seed: 31 };
 /** Mean response time of a real-internet fetch, for the latency bound of the sizing. */
 const INTERNET_LATENCY_MS = 500;
 const TARGETS = [1_000, 10_000];
@@ -150,13 +152,16 @@ function fleet(target: number, perWorker: number, redisMs: number, postgresMs: n
 }
 
 /** Pages/s with 1, 2 and 4 worker processes where politeness does not bind; CPU per page of each part; the sizing that follows. */
-export async function workersBench(rounds = 3): Promise<void> {
+export async function workersBench(rounds: number, profile: BenchProfile): Promise<void> {
+  const pages = profiledWeb('workers', TINY_WEB, profile);
+  // A smaller web is for development: its figures are printed, BENCHMARKS.md is left alone.
+  const development = process.env.BENCH_WORKERS_HOSTS !== undefined;
   const config = loadConfig({ env: {} });
   const minDelayMs = config.policy.minDelayMs;
   const concurrency = config.worker.concurrency;
   const redis = await PrivateRedis.start();
   const pg = await PrivatePostgres.start();
-  const web = await TestWeb.start(WEB);
+  const web = await TestWeb.start(pages.web);
   const summaries: Summary[] = [];
   try {
     for (const processes of PROCESSES) {
@@ -210,12 +215,12 @@ export async function workersBench(rounds = 3): Promise<void> {
   const speedup = (s: Summary) => s.pagesPerSec / one.pagesPerSec;
   const coresOf = (s: Summary, msPerPage: number) => (s.pagesPerSec * msPerPage) / 1000;
 
-  const md = `## Workers: pages/s with 1, 2 and 4 processes, CPU per page, and sizing
+  const md = `## Workers: pages/s with 1, 2 and 4 processes, CPU per page, and sizing — ${pages.label}
 
-Command: \`npm run bench -- workers\`. ${machine()}
+Command: \`${pages.command}\`. ${machine()}
 
-Synthetic web: ${fmt(HOSTS)} hosts × ${PAGES_PER_HOST} pages (4 intra-host and 2 cross-host links per page, non-canonical
-variants, 1–5 ms latency), every host root a seed. Default settings (\`TRAWL_MIN_DELAY_MS\`=${minDelayMs},
+Synthetic web: ${fmt(HOSTS)} hosts × ${PAGES_PER_HOST} pages (${pages.web.profile === undefined ? '4 intra-host and 2 cross-host links per page' : `${pages.web.profile.links.min}–${pages.web.profile.links.max} links per page, 2 of them cross-host`}, non-canonical
+variants; pages: ${pages.label}), every host root a seed. Default settings (\`TRAWL_MIN_DELAY_MS\`=${minDelayMs},
 \`TRAWL_CONCURRENCY\`=${concurrency}, ${config.partitions} partition, …): with ${fmt(HOSTS)} hosts the per-host delay allows up to
 ${fmt((HOSTS * 1000) / minDelayMs)} pages/s, far above what this machine reaches, so politeness does not bind (each host
 still needs ≥ ${fmt(((PAGES_PER_HOST - 1) * minDelayMs) / 1000)} s: the tail). One process is \`trawl crawl\` (dispatcher + worker); N is \`trawl crawl\`
@@ -275,6 +280,6 @@ concurrency of a few tens: it is the latency bound (${fmt(Math.ceil(1000 / laten
 Raising \`TRAWL_CONCURRENCY\` moves a worker toward its CPU bound (${fmt(Math.ceil((cpuBound * INTERNET_LATENCY_MS) / 1000))} jobs at ${INTERNET_LATENCY_MS} ms). Cores
 are at 100 %: plan headroom. Redis masters: a master is one core (Redis runs commands on one
 thread); spread \`TRAWL_PARTITIONS\` and \`TRAWL_SEEN_SHARDS\` over them.`;
-  writeSection('workers', md);
+  if (!development) writeSection(pages.sectionId, md);
   console.log(md);
 }

@@ -13,6 +13,7 @@ import { crawlOverrides, readSeedsFile } from './args.js';
 import { type CrawlSummary, runCrawl } from './crawl.js';
 import { freshnessTable, progressLine, StatusLine, summaryText } from './progress.js';
 import { resolveServices, type Services } from './services.js';
+import type { TestWebOptions } from '@trawl/testweb';
 
 export interface CliContext {
   env: Record<string, string | undefined>;
@@ -300,28 +301,34 @@ export interface TestWebFlags {
   latencyMs: string;
   seed: string;
   port?: string;
+  /** `tiny` (2 KB pages at --latency-ms) or `realistic` (libs/testweb's realistic profile: its own sizes, links and latencies). */
+  profile?: string;
 }
 
-function testWebOptions(flags: TestWebFlags) {
+async function testWebOptions(flags: TestWebFlags): Promise<TestWebOptions> {
   const int = (name: string, value: string) => {
     if (!/^\d+$/.test(value)) throw new ConfigError([`--${name}: expected a whole number, got ${JSON.stringify(value)}`]);
     return Number(value);
   };
-  return {
+  const profile = flags.profile ?? 'tiny';
+  if (profile !== 'tiny' && profile !== 'realistic') throw new ConfigError([`--profile: expected tiny or realistic, got ${JSON.stringify(profile)}`]);
+  const shape = {
     hosts: int('hosts', flags.hosts),
     pagesPerHost: int('pages', flags.pages),
     linksPerPage: int('links', flags.links),
     crossHostLinks: int('cross', flags.cross),
-    latencyMs: int('latency-ms', flags.latencyMs),
     seed: int('seed', flags.seed),
     port: flags.port === undefined ? 0 : int('port', flags.port),
   };
+  if (profile === 'tiny') return { ...shape, latencyMs: int('latency-ms', flags.latencyMs) };
+  const { REALISTIC_PROFILE } = await import('@trawl/testweb');
+  return { ...shape, profile: REALISTIC_PROFILE };
 }
 
 /** `trawl testweb`: serve the synthetic web until SIGTERM. */
 export async function testwebCommand(ctx: CliContext, flags: TestWebFlags): Promise<void> {
   const { TestWeb } = await import('@trawl/testweb');
-  const web = await TestWeb.start(testWebOptions(flags));
+  const web = await TestWeb.start(await testWebOptions(flags));
   ctx.stdout.write(`${JSON.stringify(web.describe(), null, 2)}\n`);
   await new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
   await web.stop();
@@ -330,7 +337,7 @@ export async function testwebCommand(ctx: CliContext, flags: TestWebFlags): Prom
 /** `trawl demo`: start the synthetic web here and crawl it — trawl with nothing else to set up. */
 export async function demoCommand(ctx: CliContext, flags: TestWebFlags & CrawlFlags): Promise<CrawlSummary> {
   const { TestWeb } = await import('@trawl/testweb');
-  const web = await TestWeb.start(testWebOptions(flags));
+  const web = await TestWeb.start(await testWebOptions(flags));
   try {
     return await crawlCommand(
       ctx,

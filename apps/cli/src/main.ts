@@ -185,7 +185,8 @@ const withTestWebOptions = (command: Command): Command =>
     .option('--links <n>', 'links per page within the host', wholeNumber, '4')
     .option('--cross <n>', 'links per page to other hosts', wholeNumber, '1')
     .option('--latency-ms <ms>', 'delay before each response', wholeNumber, '5')
-    .option('--seed <n>', 'generator seed', wholeNumber, '1');
+    .option('--seed <n>', 'generator seed', wholeNumber, '1')
+    .option('--profile <name>', 'tiny (2 KB pages at --latency-ms) or realistic (real-sized pages, 20–150 links, per-host latency; --links and --latency-ms unused)', 'tiny');
 
 withTestWebOptions(program.command('testweb').description('serve the synthetic web (many loopback hosts) until SIGTERM'))
   .option('--port <n>', 'port for every host (default: any free one)', wholeNumber)

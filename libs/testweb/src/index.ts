@@ -62,6 +62,8 @@ export {
   type Link,
   type LinkAnchor,
   type LinkNoise,
+  type LinkLayout,
+  type LinkRegion,
   type PageRef,
   type PageSpec,
   type Resource,
@@ -72,4 +74,16 @@ export { hrefOf, renderPage, renderVariant, type OriginOf, type RenderOptions } 
 export { requestKey, removeDotSegments } from './request-key.js';
 export { hostAddresses } from './address.js';
 export { mulberry32 } from './prng.js';
+export {
+  describeProfile,
+  hostLatencyMs,
+  pageLinkCount,
+  pageSizeBytes,
+  PageProfileSchema,
+  parsePageProfile,
+  REALISTIC_PROFILE,
+  realisticProfile,
+  type PageProfile,
+} from './profile.js';
+export { paragraphPool, renderRealisticPage } from './realistic.js';
 export { TestWebError, TestWebErrorCode } from './errors.js';

@@ -7,6 +7,7 @@ import { TestWebError, TestWebErrorCode } from './errors.js';
 import type { FileKind } from './files.js';
 import { FILE_KINDS, fileDirectory, FILE_TYPES } from './files.js';
 import { hashInts, mulberry32, pick } from './prng.js';
+import { pageLinkCount } from './profile.js';
 
 export interface WebShape {
   hosts: number;
@@ -28,6 +29,8 @@ export interface WebShape {
   variants?: VariantShape | null;
   /** Links to binary files (PDF, images, archives, …) from some pages. */
   files?: FileShape | null;
+  /** Realistic pages: a drawn number of links per page, with navigation and footer links (see profile.ts). */
+  layout?: LinkLayout | null;
 }
 export type WebModel = Readonly<WebShape>;
 
@@ -55,6 +58,20 @@ export interface FileShape {
   kinds: readonly FileKind[];
 }
 
+/**
+ * How many links a page carries when pages look real: `links` page links in all (drawn per page
+ * in [min, max]), of which `navLinks` and `footerLinks` are the host's navigation and footer (the
+ * same targets on every page of the host) and `crossHostLinks` go to other hosts; the rest are
+ * in-body links to pages of the host. `linksPerPage` is then unused.
+ */
+export interface LinkLayout {
+  links: { min: number; max: number };
+  navLinks: number;
+  footerLinks: number;
+  /** With `noisyLinks`, the share of body and cross-host links written in a non-canonical form (the tiny pages: 7 in 10). */
+  noisyShare: number;
+}
+
 export interface PageRef {
   host: number;
   page: number;
@@ -67,7 +84,7 @@ export type LinkNoise = 'none' | 'fragment' | 'utm' | 'fbclid' | 'gclid' | 'perc
 
 export type Link =
   /** A followable link to a page of the web (on this host or another). */
-  | { kind: 'page'; target: PageRef; anchor: LinkAnchor; noise: LinkNoise; token: number }
+  | { kind: 'page'; target: PageRef; anchor: LinkAnchor; noise: LinkNoise; token: number; region?: LinkRegion }
   /** rel=nofollow to `/nofollow/<id>` on the same host; nothing else links there. */
   | { kind: 'nofollow'; id: number; rel: 'nofollow' | 'noopener nofollow' }
   | { kind: 'mailto' }
@@ -77,6 +94,9 @@ export type Link =
   | { kind: 'variant'; page: number; variant: VariantKind }
   /** A binary file (root-relative): `/<dir>/<page>-<index>.<ext>`. */
   | { kind: 'file'; page: number; index: number; file: FileKind };
+
+/** Where a realistic page puts a link: its navigation block or its footer (in-body links have none). */
+export type LinkRegion = 'nav' | 'footer';
 
 /** `<base href>`: a directory on the same host, root-relative or absolute. */
 export interface BaseHref {
@@ -107,10 +127,12 @@ const STREAM_BASE = 4;
 const STREAM_VARIANT = 5;
 const STREAM_SESSION = 6;
 const STREAM_FILES = 7;
+const STREAM_CHROME = 8;
 
 const INTRA_ANCHORS: readonly LinkAnchor[] = ['root', 'root', 'root', 'absolute', 'absoluteUpper', 'relative', 'relativeDot', 'relativeUp'];
 const CROSS_ANCHORS: readonly LinkAnchor[] = ['absolute', 'absolute', 'absoluteUpper'];
 const NOISES: readonly LinkNoise[] = ['none', 'none', 'none', 'fragment', 'utm', 'fbclid', 'gclid', 'percent', 'dot', 'dotdot'];
+const REWRITES: readonly LinkNoise[] = NOISES.filter((noise) => noise !== 'none');
 
 function requireCount(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
@@ -159,6 +181,12 @@ export function createWebModel(shape: WebShape): WebModel {
     requireHosts('fileLinks.hosts', shape.files.hosts, shape.hosts);
     requireRange('fileLinks.perPage', shape.files.perPage, 0, 100);
     requireKinds('fileLinks.kinds', shape.files.kinds, FILE_KINDS);
+  }
+  if (shape.layout) {
+    const { links, navLinks, footerLinks } = shape.layout;
+    requireCount('layout.links.min', links.min, navLinks + footerLinks + shape.crossHostLinks + 1);
+    requireCount('layout.links.max', links.max, links.min);
+    requireRange('layout.noisyShare', shape.layout.noisyShare, 0, 1);
   }
   return Object.freeze({ ...shape, mirrorBase, seed: Math.trunc(shape.seed) >>> 0 });
 }
@@ -268,17 +296,24 @@ function choose<T>(random: () => number, options: readonly T[]): T {
   return options[pick(random, options.length)] as T;
 }
 
-function pageLink(model: WebModel, forms: () => number, from: number, target: PageRef): Link {
+function pageLink(model: WebModel, forms: () => number, from: number, target: PageRef): Extract<Link, { kind: 'page' }> {
   const token = pick(forms, 1_000_000);
   if (!model.noisyLinks) {
     return { kind: 'page', target, anchor: target.host === from ? 'root' : 'absolute', noise: 'none', token };
   }
   const anchor = choose(forms, target.host === from ? INTRA_ANCHORS : CROSS_ANCHORS);
-  let noise = choose(forms, NOISES);
+  // Realistic pages write most links canonically: only a share of them in a rewritten form.
+  const share = model.layout?.noisyShare;
+  let noise = share === undefined ? choose(forms, NOISES) : forms() < share ? choose(forms, REWRITES) : 'none';
   if (isQueryPage(model, target.page) && forms() < 0.4) noise = 'queryOrder';
   // The root has no path character to escape.
   if (noise === 'percent' && target.page === 0) noise = 'dot';
   return { kind: 'page', target, anchor, noise, token };
+}
+
+/** A navigation or footer link: a site template writes them canonical and root-relative, on every page alike. */
+function chromeLink(forms: () => number, host: number, page: number, region: LinkRegion): Extract<Link, { kind: 'page' }> {
+  return { kind: 'page', target: { host, page }, anchor: 'root', noise: 'none', token: pick(forms, 1_000_000), region };
 }
 
 /**
@@ -294,8 +329,18 @@ export function pageSpec(model: WebModel, servedHost: number, page: number): Pag
   const forms = mulberry32(hashInts(model.seed, host, page, STREAM_FORMS));
   const n = pagesOf(model, host);
   const links: Link[] = [];
+  const layout = model.layout ?? null;
+  const cross = model.hosts > 1 ? model.crossHostLinks : 0;
 
   let intra = model.linksPerPage;
+  if (layout !== null) {
+    // The navigation: the root, then the same few pages of the host on every page.
+    for (let i = 0; i < layout.navLinks; i++) {
+      const target = i === 0 ? 0 : hashInts(model.seed, host, STREAM_CHROME, i) % n;
+      links.push(chromeLink(forms, host, target, 'nav'));
+    }
+    intra = pageLinkCount(layout, model.seed, host, page) - layout.navLinks - layout.footerLinks - cross;
+  }
   if (page + 1 < n) {
     links.push(pageLink(model, forms, host, { host, page: page + 1 }));
     intra -= 1;
@@ -303,14 +348,20 @@ export function pageSpec(model: WebModel, servedHost: number, page: number): Pag
   for (let i = 0; i < intra; i++) links.push(pageLink(model, forms, host, { host, page: pick(targets, n) }));
 
   if (model.hosts > 1) {
-    let cross = model.crossHostLinks;
-    if (page === 0 && cross > 0) {
+    let remaining = cross;
+    if (page === 0 && remaining > 0) {
       links.push(pageLink(model, forms, host, { host: (host + 1) % model.hosts, page: 0 }));
-      cross -= 1;
+      remaining -= 1;
     }
-    for (let i = 0; i < cross; i++) {
+    for (let i = 0; i < remaining; i++) {
       const other = (host + 1 + pick(targets, model.hosts - 1)) % model.hosts;
       links.push(pageLink(model, forms, host, { host: other, page: pick(targets, pagesOf(model, other)) }));
+    }
+  }
+  if (layout !== null) {
+    for (let i = 0; i < layout.footerLinks; i++) {
+      const target = hashInts(model.seed, host, STREAM_CHROME, 1000 + i) % n;
+      links.push(chromeLink(forms, host, target, 'footer'));
     }
   }
 

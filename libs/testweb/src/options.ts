@@ -5,6 +5,8 @@ import { TestWebError, TestWebErrorCode } from './errors.js';
 import type { FileKind } from './files.js';
 import type { RequestLogEntry } from './log.js';
 import type { VariantKind } from './model.js';
+import type { PageProfile } from './profile.js';
+import { hostLatencyMs, responseLatencyMs } from './profile.js';
 import type { SitemapOptions } from './sitemap.js';
 import { hashInts, mulberry32 } from './prng.js';
 
@@ -66,6 +68,13 @@ export interface TestWebOptions {
   duplicates?: DuplicateOptions;
   /** Links from pages to binary files (not HTML: groundTruth lists them apart, in `.files`). */
   fileLinks?: FileLinkOptions;
+  /**
+   * Pages that look like the web (profile.ts, `REALISTIC_PROFILE`): heavy-tailed sizes, prose,
+   * headings, navigation and footer, a drawn number of links per page (replacing `linksPerPage`),
+   * and per-host response times (replacing `latencyMs`). Validated with zod at start. Cannot be
+   * combined with `pageBytes`, `proseWords`, `latencyMs` or `duplicates`. Default: none (tiny pages).
+   */
+  profile?: PageProfile;
 }
 
 export interface DuplicateOptions {
@@ -111,12 +120,25 @@ export type HostHandler = (
   ctx: HostHandlerContext,
 ) => void | Promise<void>;
 
-/** Draws each response delay: fixed, or uniform in [min, max] from a seeded stream. */
-export function latencySource(option: TestWebOptions['latencyMs'], seed: number): () => number {
+/** Draws each response delay of a host: fixed, or uniform in [min, max] from a seeded stream. */
+export function latencySource(option: TestWebOptions['latencyMs'], seed: number): (host: number) => number {
   const { min, max } = typeof option === 'number' ? { min: option, max: option } : (option ?? { min: 0, max: 0 });
   if (!(min >= 0 && max >= min && Number.isFinite(max))) {
     throw new TestWebError(TestWebErrorCode.Options, `latencyMs must satisfy 0 ≤ min ≤ max, got ${JSON.stringify(option)}`);
   }
   const random = mulberry32(hashInts(seed, 0x1a7));
   return () => (max === min ? min : min + random() * (max - min));
+}
+
+/** Draws each response delay of a host from the profile: the host's own time, jittered from the host's seeded stream. */
+export function profileLatencySource(profile: PageProfile, seed: number): (host: number) => number {
+  const hosts = new Map<number, { ms: number; random: () => number }>();
+  return (host) => {
+    let state = hosts.get(host);
+    if (state === undefined) {
+      state = { ms: hostLatencyMs(profile, seed, host), random: mulberry32(hashInts(seed, host, 0x1a7)) };
+      hosts.set(host, state);
+    }
+    return responseLatencyMs(profile, state.ms, state.random);
+  };
 }

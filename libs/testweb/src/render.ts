@@ -115,7 +115,7 @@ export function hrefOf(model: WebModel, spec: PageSpec, link: Link, originOf: Or
   }
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&quot;'));
 }
 
@@ -126,7 +126,7 @@ const VARIANT_ANCHORS: Record<VariantKind, string> = {
   'session-query': 'Continue reading',
 };
 
-function anchorText(model: WebModel, link: Link, prose: boolean): string {
+export function anchorText(model: WebModel, link: Link, prose: boolean): string {
   switch (link.kind) {
     case 'page':
       return prose ? pageTitle(model.seed, link.target.host, link.target.page) : `host ${link.target.host} page ${link.target.page}`;

@@ -6,6 +6,8 @@ import { fileChunks, fileSize, FILE_TYPES } from './files.js';
 import type { RequestLogEntry } from './log.js';
 import type { Resource, VariantKind, WebModel } from './model.js';
 import { contentHost, pagePath, pagesOf } from './model.js';
+import type { PageProfile } from './profile.js';
+import { renderRealisticPage } from './realistic.js';
 import type { OriginOf } from './render.js';
 import { NOT_FOUND_BODY, renderNofollowPage, renderPage, renderVariant } from './render.js';
 import { streamBody } from './stream.js';
@@ -62,6 +64,8 @@ export interface DefaultSite {
   pageBytes: number;
   /** Words of prose per page, or null for padded pages. */
   proseWords: number | null;
+  /** Realistic pages (size, prose, navigation, footer); null: the tiny padded or prose pages. */
+  profile: PageProfile | null;
   robotsTxt: (hostIndex: number) => string | null;
   originOf: OriginOf;
   /** The web's clock: page versions, Last-Modified, Date and sitemap lastmod follow it. */
@@ -79,6 +83,12 @@ const header = (value: string | string[] | undefined): string | undefined => (Ar
 /** A print view or near copy is other bytes than its page: its ETag says so. */
 function variantEtag(etag: string, variant: VariantKind | null): string {
   return variant === 'print' || variant === 'near' ? `${etag.slice(0, -1)}-${variant}"` : etag;
+}
+
+/** The HTML of a page at a version, as the site's profile draws it. */
+export function pageBody(site: DefaultSite, hostIndex: number, page: number, version: number): string {
+  if (site.profile !== null) return renderRealisticPage(site.model, hostIndex, page, site.originOf, site.profile, version);
+  return renderPage(site.model, hostIndex, page, site.originOf, site.pageBytes, { version, proseWords: site.proseWords });
 }
 
 /** A page or variant: validators, the conditional answer (304 without a body), or the body. */
@@ -104,7 +114,7 @@ function servePage(site: DefaultSite, hostIndex: number, req: http.IncomingMessa
   }
   const body =
     variant === null
-      ? renderPage(site.model, hostIndex, page, site.originOf, site.pageBytes, { version: state.version, proseWords: site.proseWords })
+      ? pageBody(site, hostIndex, page, state.version)
       : renderVariant(site.model, hostIndex, page, variant, site.originOf, site.proseWords ?? 0, state.version);
   send(req, res, 200, HTML, body, headers);
 }

@@ -34,12 +34,15 @@ import {
   walkWeb,
 } from './model.js';
 import type { HostHandler, TestWebOptions } from './options.js';
-import { latencySource } from './options.js';
+import { latencySource, profileLatencySource } from './options.js';
+import type { PageProfile } from './profile.js';
+import { describeProfile, parsePageProfile } from './profile.js';
+import { paragraphPool } from './realistic.js';
 import type { OriginOf } from './render.js';
-import { baseHref, hrefOf, renderPage, renderVariant } from './render.js';
+import { baseHref, hrefOf, renderVariant } from './render.js';
 import { requestKey } from './request-key.js';
 import type { DefaultSite, ServedResource } from './respond.js';
-import { countBodyBytes, DEFAULT_ROBOTS_TXT, failResponse, serveDefault } from './respond.js';
+import { countBodyBytes, DEFAULT_ROBOTS_TXT, failResponse, pageBody, serveDefault } from './respond.js';
 import { SitemapConfig } from './sitemap.js';
 
 /** A link of a page as emitted, with the canonical URL it names. */
@@ -78,6 +81,8 @@ export interface TestWebSummary {
   pagesPerHostOverride: Record<number, number>;
   /** Mirror host indexes, after the extra hosts. */
   mirrorHosts: number[];
+  /** The page profile in one line (describeProfile), or null for the tiny pages. */
+  profile: string | null;
 }
 
 /**
@@ -109,7 +114,9 @@ export class TestWeb {
   private readonly addresses: string[];
   private readonly site: DefaultSite;
   private readonly handlers: Record<number, HostHandler>;
-  private readonly latency: () => number;
+  private readonly latency: (host: number) => number;
+  /** The page profile (realistic pages and latencies), or null for the tiny pages. */
+  readonly profile: PageProfile | null;
   private readonly hostnames: string | undefined;
   private readonly clock: () => number;
   private readonly changes: ChangeSchedule;
@@ -133,6 +140,14 @@ export class TestWeb {
       throw new TestWebError(TestWebErrorCode.Options, `extraHosts must be an integer ≥ 0, got ${extraHosts}`);
     }
     const duplicates = options.duplicates;
+    const profile = options.profile === undefined ? null : parsePageProfile(options.profile);
+    if (profile !== null) {
+      const clashes = (['pageBytes', 'proseWords', 'latencyMs', 'duplicates'] as const).filter((key) => options[key] !== undefined);
+      if (clashes.length > 0) {
+        throw new TestWebError(TestWebErrorCode.Options, `profile sets page sizes, prose and latency itself: drop ${clashes.join(', ')}`);
+      }
+    }
+    this.profile = profile;
     const proseWords = options.proseWords === undefined ? (duplicates ? 300 : null) : options.proseWords;
     if (proseWords !== null && !(Number.isSafeInteger(proseWords) && proseWords >= 20)) {
       throw new TestWebError(TestWebErrorCode.Options, `proseWords must be null or an integer ≥ 20, got ${proseWords}`);
@@ -153,6 +168,7 @@ export class TestWeb {
       mirrorBase: options.hosts + extraHosts,
       variants: duplicates ? { hosts: duplicates.hosts ?? null, share: duplicates.share ?? 0.2, kinds: duplicates.kinds ?? VARIANT_KINDS } : null,
       files: options.fileLinks ? { hosts: options.fileLinks.hosts ?? null, perPage: options.fileLinks.perPage, kinds: options.fileLinks.kinds ?? FILE_KINDS } : null,
+      layout: profile === null ? null : { links: profile.links, navLinks: profile.navLinks, footerLinks: profile.footerLinks, noisyShare: profile.noisyLinkShare },
     });
     this.addresses = hostAddresses(options.baseAddress ?? '127.1.0.1', options.hosts + extraHosts + (duplicates?.mirrors?.length ?? 0));
     const pageBytes = options.pageBytes ?? 2048;
@@ -166,6 +182,7 @@ export class TestWeb {
       model: this.model,
       pageBytes,
       proseWords,
+      profile,
       robotsTxt: options.robotsTxt ?? (() => DEFAULT_ROBOTS_TXT),
       originOf: this.originOf,
       now: this.clock,
@@ -179,7 +196,9 @@ export class TestWeb {
       throw new TestWebError(TestWebErrorCode.Options, `hostnames must be a lowercase DNS suffix such as "web.test", got ${JSON.stringify(options.hostnames)}`);
     }
     this.hostnames = options.hostnames;
-    this.latency = latencySource(options.latencyMs, this.model.seed);
+    this.latency = profile === null ? latencySource(options.latencyMs, this.model.seed) : profileLatencySource(profile, this.model.seed);
+    // The paragraph pool is built once per seed: build it now, not inside the first response.
+    if (profile !== null) paragraphPool(this.model.seed);
     // Every delayed request and every tarpit listens for stop(); thousands may wait at once.
     setMaxListeners(0, this.stopping.signal);
   }
@@ -333,7 +352,7 @@ export class TestWeb {
   html(hostIndex: number, pageId: number, at = this.clock()): string {
     this.checkPage(hostIndex, pageId);
     const version = this.changes.state(contentHost(this.model, hostIndex), pageId, at).version;
-    return renderPage(this.model, hostIndex, pageId, this.originOf, this.site.pageBytes, { version, proseWords: this.site.proseWords });
+    return pageBody(this.site, hostIndex, pageId, version);
   }
 
   /** The HTML the server sends for a page or variant URL now (or at `at`); null for anything else. */
@@ -442,6 +461,7 @@ export class TestWeb {
       seeds: [...(crossHostLinks > 0 || hosts === 1 ? roots.slice(0, 1) : roots), ...mirrorRoots],
       pagesPerHostOverride: { ...this.model.pagesPerHostOverride },
       mirrorHosts: this.mirrorHosts(),
+      profile: this.profile === null ? null : describeProfile(this.profile),
     };
   }
 
@@ -522,7 +542,7 @@ export class TestWeb {
     entry: RequestLogEntry,
     resource: ServedResource | null,
   ): Promise<void> {
-    const delay = this.latency();
+    const delay = this.latency(hostIndex);
     if (delay > 0) await sleep(delay, this.stopping.signal);
     if (this.stopping.signal.aborted || res.destroyed) return;
     const serve = (): void => {

@@ -148,3 +148,22 @@ export function renderArticle(a: Article, verb = 'Published'): string {
   const paragraphs = a.paragraphs.map((p) => `<p>${escapeText(p.map((s) => s.join(' ')).join(' '))}</p>`).join('\n');
   return `<article>\n<p class="dateline">${verb} ${a.date} · ${thousands(a.views)} views</p>\n${paragraphs}\n</article>`;
 }
+
+/** A section heading: two to six words, the first capitalized. */
+export function headline(random: () => number): string {
+  const count = 2 + pick(random, 5);
+  const words = Array.from({ length: count }, () => (random() < 0.3 ? (FUNCTION_WORDS[pick(random, FUNCTION_WORDS.length)] as string) : contentWord(random)));
+  words[0] = capitalize(words[0] as string);
+  return words.join(' ');
+}
+
+/** A paragraph's text: two to seven sentences around a topic. */
+export function paragraphText(random: () => number, topic: readonly string[]): string {
+  const sentences = 2 + pick(random, 6);
+  return Array.from({ length: sentences }, () => sentence(random, topic).join(' ')).join(' ');
+}
+
+/** A handful of topic words, as one article or one section of a site has. */
+export function topicWords(random: () => number, count = 24): string[] {
+  return Array.from({ length: count }, () => contentWords()[pick(random, CONTENT_WORDS)] as string);
+}
