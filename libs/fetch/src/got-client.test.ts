@@ -1,6 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { deflateRawSync, deflateSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { closeAll, makeFetcher, startServer } from './servers.test-helpers.js';
+import { causeCode, closeAll, fetchError, makeFetcher, startServer, startTcpServer } from './servers.test-helpers.js';
 
 afterEach(closeAll);
 
@@ -71,5 +78,59 @@ describe('got under the fetcher', () => {
     expect(signed[0]?.headers).toMatchObject({ 'user-agent': expect.any(String), accept: expect.any(String), 'accept-encoding': 'gzip, deflate, br', 'if-none-match': '"v1"' });
     expect(server.requests.map((r) => r.headers['x-test-signature'])).toEqual(['for /page', 'for /robots.txt', 'for /real-robots.txt']);
     expect(page.wire?.request.headers['x-test-signature']).toBe('for /page');
+  });
+});
+
+/** A self-signed certificate for 127.0.0.1, made by the openssl CLI for this file. */
+function selfSignedCertificate(): { key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('https through got', () => {
+  it('a server that accepts TCP and never answers the TLS handshake times out in the secureConnect phase', async () => {
+    const tcp = await startTcpServer(() => undefined);
+    const fetcher = makeFetcher({ timeouts: { connectMs: 300, firstByteMs: 5_000, idleMs: 5_000, totalMs: 10_000 } });
+
+    const error = await fetchError(fetcher.fetch(`https://127.0.0.1:${tcp.port}/`));
+
+    expect(error).toMatchObject({ code: 'ERR_FETCH_TIMEOUT', action: 'retry', details: { phase: 'secureConnect', timeoutMs: 300 } });
+    expect(tcp.connections).toBe(1);
+  });
+
+  it('verifies certificates: a self-signed one is a permanent failure and no request is sent', async () => {
+    const requests: string[] = [];
+    const server = createHttpsServer(selfSignedCertificate(), (req, res) => {
+      requests.push(req.url ?? '');
+      res.end('secret');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const fetcher = makeFetcher();
+      const error = await fetchError(fetcher.fetch(`https://127.0.0.1:${(server.address() as AddressInfo).port}/`));
+      expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action: 'fail' });
+      expect(causeCode(error)).toMatch(/SELF_SIGNED|CERT|UNABLE_TO/);
+      expect(requests).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it('an https URL answered in plain HTTP fails without sending the request in clear', async () => {
+    const server = await startServer((_req, res) => res.end('plain'));
+    const fetcher = makeFetcher();
+
+    const error = await fetchError(fetcher.fetch(`https://127.0.0.1:${server.port}/`));
+
+    expect(error.code).toBe('ERR_FETCH_NETWORK');
+    expect(server.requests).toEqual([]);
   });
 });
