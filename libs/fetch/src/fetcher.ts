@@ -4,6 +4,7 @@ import got, { type Got, type NormalizedOptions } from 'got';
 import { parseContentType } from './content-type.js';
 import { DnsCache } from './dns-cache.js';
 import { toFetchError } from './errors.js';
+import { useCreateNativeRequestOptions } from './got-native-options.js';
 import { GuardedHttpAgent, GuardedHttpsAgent, guardLookup, literalHostBlocked } from './guard.js';
 import {
   DEFAULT_ACCEPT,
@@ -115,6 +116,8 @@ export class Fetcher {
       https: new GuardedHttpsAgent(agentOptions, this.policy),
     };
 
+    // got's own version of it costs V8 a new object shape per request (see got-native-options.ts).
+    useCreateNativeRequestOptions();
     this.client = got.extend({
       agent: this.agents,
       http2: false,
