@@ -1,6 +1,6 @@
 // Lint for the whole workspace. The module-boundary rule is what keeps the layering real:
 // each project's tags say what it may import (other projects by type) and which npm packages
-// it may import (one owner per I/O package: pg only in db, bullmq only in queue, …).
+// it may import (one owner per I/O package: got only in fetch, pg only in db, …).
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
@@ -65,7 +65,7 @@ export default tseslint.config(
           { sourceTag: 'scope:robots', allowedExternalImports: allow('robots-parser', 'ioredis', 'zod') },
           { sourceTag: 'scope:frontier', allowedExternalImports: allow('ioredis') },
           { sourceTag: 'scope:queue', allowedExternalImports: allow('bullmq', 'ioredis', 'zod') },
-          { sourceTag: 'scope:fetch', allowedExternalImports: allow('cacheable-lookup', 'ipaddr.js') },
+          { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup', 'ipaddr.js') },
           { sourceTag: 'scope:parse', allowedExternalImports: allow('cheerio', 'encoding-sniffer', 'iconv-lite', 'franc-min', 'iso-639-3', 'iso-639-3/iso6393-to-1.js') },
           { sourceTag: 'scope:store', allowedExternalImports: allow('@aws-sdk/client-s3', '@aws-sdk/lib-storage', 's3rver') },
           { sourceTag: 'scope:dedup', allowedExternalImports: allow('xxhash-wasm') },

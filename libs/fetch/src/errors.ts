@@ -1,4 +1,5 @@
 import { type ErrorAction, ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
+import { TimeoutError } from 'got';
 import type { FetchTimeouts } from './options.js';
 
 /**
@@ -66,7 +67,7 @@ function dnsErrorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** The innermost TrawlError in a cause chain (the SSRF guard's, raised under the HTTP client). */
+/** The innermost TrawlError in a cause chain (the SSRF guard's, raised under got). */
 function innerTrawlError(error: unknown): TrawlError | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
@@ -76,8 +77,8 @@ function innerTrawlError(error: unknown): TrawlError | undefined {
   return undefined;
 }
 
-/** The phases of an exchange that have a timeout of their own, and the setting behind each. */
-const PHASES = {
+/** Our timeout phases, named after got's timeout events, and the setting behind each. */
+const PHASE_OF_GOT_EVENT: Record<string, { phase: string; setting: keyof FetchTimeouts }> = {
   lookup: { phase: 'DNS lookup', setting: 'connectMs' },
   connect: { phase: 'TCP connect', setting: 'connectMs' },
   secureConnect: { phase: 'TLS handshake', setting: 'connectMs' },
@@ -85,16 +86,7 @@ const PHASES = {
   response: { phase: 'first byte (response headers)', setting: 'firstByteMs' },
   socket: { phase: 'idle socket (no bytes received)', setting: 'idleMs' },
   request: { phase: 'total request deadline', setting: 'totalMs' },
-} as const satisfies Record<string, { phase: string; setting: keyof FetchTimeouts }>;
-export type TimeoutPhase = keyof typeof PHASES;
-
-/** Raised by the fetcher when a phase's timer runs out (the cause of an ERR_FETCH_TIMEOUT). */
-export class PhaseTimeout extends Error {
-  constructor(readonly phase: TimeoutPhase) {
-    super(`timeout: ${PHASES[phase].phase}`);
-    this.name = 'PhaseTimeout';
-  }
-}
+};
 
 /**
  * A response the server will send the same way next time: malformed HTTP, a bad certificate,
@@ -116,7 +108,7 @@ function isPermanent(code: string): boolean {
 }
 
 /**
- * Turns whatever the HTTP client (or the socket under it) threw into a TrawlError that says what happens
+ * Turns whatever got (or the socket under it) threw into a TrawlError that says what happens
  * next. Timeouts and network failures are `retry` (the queue is the one layer that retries);
  * responses that would fail the same way again are `fail`. The original error is the `cause`.
  */
@@ -130,14 +122,15 @@ export function toFetchError(error: unknown, url: string, timeouts: FetchTimeout
       { action: 'retry', cause: error, details: { url, phase: 'caller', aborted: true } },
     );
   }
-  if (error instanceof PhaseTimeout) {
-    const { phase, setting } = PHASES[error.phase];
-    const limit = timeouts[setting];
-    return new TrawlError(ErrorCode.FetchTimeout, `fetch of ${url} timed out waiting for ${phase} (${setting} ${limit})`, {
-      action: 'retry',
-      cause: error,
-      details: { url, phase: error.phase, timeoutMs: limit },
-    });
+  if (error instanceof TimeoutError) {
+    const known = PHASE_OF_GOT_EVENT[error.event];
+    const phase = known?.phase ?? error.event;
+    const limit = known === undefined ? undefined : timeouts[known.setting];
+    return new TrawlError(
+      ErrorCode.FetchTimeout,
+      `fetch of ${url} timed out waiting for ${phase}${limit === undefined ? '' : ` (${known?.setting} ${limit})`}`,
+      { action: 'retry', cause: error, details: { url, phase: error.event, timeoutMs: limit } },
+    );
   }
   const inner = innerTrawlError(error);
   if (inner !== undefined) {
@@ -163,7 +156,7 @@ export function toFetchError(error: unknown, url: string, timeouts: FetchTimeout
 function errorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const { code, cause } = error as { code?: unknown; cause?: unknown };
-  // A wrapped socket error copies the code; prefer the innermost one.
+  // got wraps socket errors in RequestError, copying the code; prefer the innermost one.
   const inner = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
   if (typeof inner === 'string') return inner;
   return typeof code === 'string' ? code : undefined;

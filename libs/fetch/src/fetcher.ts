@@ -1,12 +1,10 @@
-import { type ClientRequest, type IncomingMessage, request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { isIP, type LookupFunction, type Socket } from 'node:net';
-import type { Transform } from 'node:stream';
-import { createBrotliDecompress, createInflateRaw, createUnzip } from 'node:zlib';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { type Clock, ErrorCode, systemClock, TrawlError } from '@trawl/core';
+import got, { type Got, type NormalizedOptions } from 'got';
 import { parseContentType } from './content-type.js';
 import { DnsCache } from './dns-cache.js';
-import { PhaseTimeout, type TimeoutPhase, toFetchError } from './errors.js';
+import { toFetchError } from './errors.js';
+import { useCreateNativeRequestOptions } from './got-native-options.js';
 import { GuardedHttpAgent, GuardedHttpsAgent, guardLookup, literalHostBlocked } from './guard.js';
 import {
   DEFAULT_ACCEPT,
@@ -83,36 +81,29 @@ interface RequestPlan extends FetchExtra {
 }
 
 /**
- * One HTTP GET per call, on Node's own HTTP client (no wrapper library: per request it costs
- * about half the CPU of got, and a crawler's fetching thread is busy). No retries (the queue is
- * the one layer that retries), no redirects followed (a 3xx is a result; its Location goes back
- * through normalize, scope, robots and the seen-set as a new URL), every HTTP status a result
- * rather than an error, every phase under a timeout, the decoded body capped while it streams,
- * every connection through the DNS cache and the SSRF guard (see guard.ts). Failures are
- * TrawlErrors.
+ * One HTTP GET per call, with got 14 in stream mode. No retries (the queue is the one layer that
+ * retries), no redirects followed (a 3xx is a result; its Location goes back through normalize,
+ * scope, robots and the seen-set as a new URL), every HTTP status a result rather than an error,
+ * every phase under a timeout, the decoded body capped while it streams, every connection
+ * through the DNS cache and the SSRF guard (see guard.ts). Failures are TrawlErrors.
  */
 export class Fetcher {
+  private readonly client: Got;
   private readonly agents: { http: GuardedHttpAgent; https: GuardedHttpsAgent };
   private readonly policy: AddressPolicy;
   private readonly clock: Clock;
   private readonly maxBodyBytes: number;
   private readonly timeouts: FetchTimeouts;
-  /** Every request's headers before the caller's own (Host is added by Node). */
-  private readonly headers: OutgoingHttpHeaders;
-  private readonly signRequest: FetcherOptions['signRequest'];
-  /** The DNS cache's lookup behind the SSRF guard's filter. */
-  private readonly lookup: LookupFunction;
   private closed = false;
 
   constructor(options: FetcherOptions) {
     validate(options);
+    const { timeouts, signRequest } = options;
     this.clock = options.clock ?? systemClock;
     this.maxBodyBytes = options.maxBodyBytes;
-    this.timeouts = { ...options.timeouts };
+    this.timeouts = { ...timeouts };
     this.policy = Object.freeze({ allowNetworks: Object.freeze([...(options.ssrf?.allowNetworks ?? [])]) });
-    this.lookup = guardLookup(options.lookup ?? (options.dns ?? new DnsCache({ clock: this.clock })).lookup, this.policy);
-    this.headers = { 'user-agent': options.userAgent, accept: options.acceptTypes ?? DEFAULT_ACCEPT, 'accept-encoding': ACCEPT_ENCODING };
-    this.signRequest = options.signRequest;
+    const lookup = options.lookup ?? (options.dns ?? new DnsCache({ clock: this.clock })).lookup;
 
     const agentOptions = {
       keepAlive: true,
@@ -124,6 +115,46 @@ export class Fetcher {
       http: new GuardedHttpAgent(agentOptions, this.policy),
       https: new GuardedHttpsAgent(agentOptions, this.policy),
     };
+
+    // got's own version of it costs V8 a new object shape per request (see got-native-options.ts).
+    useCreateNativeRequestOptions();
+    this.client = got.extend({
+      agent: this.agents,
+      http2: false,
+      decompress: true,
+      followRedirect: false,
+      // Retries belong to the queue alone. got's default is 2; in stream mode it only retries
+      // when a 'retry' listener exists (we add none), and limit 0 makes that explicit.
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      // got has no timeouts by default. Each phase gets one (got's core/timed-out.js):
+      // lookup/connect/secureConnect until the socket is ready, send until the request is
+      // written, response until the headers arrive, socket for any silence (so the first-byte
+      // wait is min(firstByteMs, idleMs)), request for the whole exchange up to the last body byte.
+      timeout: {
+        lookup: timeouts.connectMs,
+        connect: timeouts.connectMs,
+        secureConnect: timeouts.connectMs,
+        send: timeouts.connectMs,
+        response: timeouts.firstByteMs,
+        socket: timeouts.idleMs,
+        request: timeouts.totalMs,
+      },
+      headers: {
+        'user-agent': options.userAgent,
+        accept: options.acceptTypes ?? DEFAULT_ACCEPT,
+        // Explicit: got would offer zstd too on a Node that has it, which the fetcher's
+        // results and tests do not cover.
+        'accept-encoding': ACCEPT_ENCODING,
+      },
+      // Passed to every request as `lookup`, down to net.connect (got's options.js
+      // createNativeRequestOptions); node skips it for IP-literal hosts, hence the literal check.
+      dnsLookup: guardLookup(lookup, this.policy),
+      hooks: {
+        // Signed where got has built the request's final headers, just before it is sent.
+        beforeRequest: signRequest === undefined ? [] : [(request) => signHeaders(signRequest, request)],
+      },
+    });
   }
 
   async fetch(url: string, extra: FetchExtra = {}): Promise<FetchResult> {
@@ -152,11 +183,15 @@ export class Fetcher {
     const startedAt = this.clock.now();
     const { maxBodyBytes, acceptBody, signal } = plan;
     const { timeouts } = this;
-    const secure = target.protocol === 'https:';
 
     return new Promise<FetchResult>((resolve, reject) => {
-      let response: IncomingMessage | undefined;
-      let decoder: Transform | null = null;
+      const stream = this.client.stream(target, {
+        ...(plan.headers === undefined ? {} : { headers: plan.headers }),
+        ...(signal === undefined ? {} : { signal }),
+      });
+
+      let native: IncomingMessage | undefined;
+      let sent: WireExchange['request'] | undefined;
       let remoteAddress: string | null = null;
       let firstByteAt: number | null = null;
       let rawBytes = 0;
@@ -165,44 +200,20 @@ export class Fetcher {
       let truncated = false;
       let bodySkipped = false;
       let settled = false;
-      /** The timer of the phase in progress (connecting, sending, waiting for the headers). */
-      let phaseTimer: NodeJS.Timeout | undefined;
-      const deadline = setTimeout(() => abandon(new PhaseTimeout('request')), timeouts.totalMs);
 
-      const request = (secure ? httpsRequest : httpRequest)({
-        protocol: target.protocol,
-        hostname: target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname,
-        port: target.port === '' ? undefined : Number(target.port),
-        path: `${target.pathname}${target.search}`,
-        method: 'GET',
-        agent: secure ? this.agents.https : this.agents.http,
-        headers: withSignature(this.signRequest, target.href, { ...this.headers, ...plan.headers }),
-        // Down to net.connect through the agent; node skips it for IP-literal hosts, hence the literal check.
-        lookup: this.lookup,
-      });
-
-      const cleanUp = (): void => {
-        clearTimeout(deadline);
-        clearTimeout(phaseTimer);
-        signal?.removeEventListener('abort', onAbort);
-        // Settled before the body's end (the cap, a skipped type, an error): the decoder's
-        // pending output is not wanted.
-        if (decoder !== null && !decoder.writableFinished) decoder.destroy();
-      };
-      /** Settles the exchange once: later outcomes (a destroyed socket's error, a late end) do nothing. */
+      /** Settles the exchange once: later outcomes (a destroyed stream's error, a late end) do nothing. */
       const settle = (then: () => void): void => {
         if (settled) return;
         settled = true;
-        cleanUp();
         then();
       };
       const succeed = (): void =>
         settle(() => {
-          if (response === undefined) {
+          if (native === undefined || sent === undefined) {
             reject(toFetchError(new Error('the response ended before its headers'), url, timeouts));
             return;
           }
-          resolve(buildResult(url, response, { request: sentRequest(request), remoteAddress }, {
+          resolve(buildResult(url, native, { request: sent, remoteAddress }, {
             body: Buffer.concat(chunks, size),
             truncated,
             bodySkipped,
@@ -213,123 +224,64 @@ export class Fetcher {
           }));
         });
       const fail = (error: unknown): void => settle(() => reject(toFetchError(error, url, timeouts, signal)));
-      /** Ends the exchange with `error` and tears the socket down (nothing more is read). */
-      const abandon = (error: unknown): void => {
-        fail(error);
-        request.destroy();
-      };
-      /** Ends the exchange with what arrived so far; the rest of the body is never read. */
+      /** Ends the exchange with what arrived so far; tearing the socket down, the rest is never read. */
       const stopReading = (): void => {
         succeed();
-        request.destroy();
+        stream.destroy();
       };
-      const startPhase = (phase: TimeoutPhase, ms: number): void => {
-        clearTimeout(phaseTimer);
-        phaseTimer = setTimeout(() => abandon(new PhaseTimeout(phase)), ms);
-      };
-      const onAbort = (): void => abandon(signal?.reason ?? new Error('aborted'));
-      if (signal?.aborted) {
-        onAbort();
-        return;
-      }
-      signal?.addEventListener('abort', onAbort, { once: true });
 
-      // Any silence on the socket, whatever the phase.
-      request.setTimeout(timeouts.idleMs, () => abandon(new PhaseTimeout('socket')));
-      // Stays attached after settling: a late error from a destroyed request must not be unhandled.
-      request.on('error', fail);
-      request.once('socket', (socket: Socket) => {
-        const sent = () => startPhase('response', timeouts.firstByteMs);
-        const whenSent = () => (request.writableFinished ? sent() : request.once('finish', sent));
-        if (!socket.connecting) {
-          // A pooled keep-alive socket: the request goes out at once.
-          whenSent();
-          return;
-        }
-        // A new connection: lookup, connect and (https) the handshake each get connectMs.
-        const named = isIP(request.host) === 0;
-        startPhase(named ? 'lookup' : 'connect', timeouts.connectMs);
-        if (named) socket.once('lookup', () => startPhase('connect', timeouts.connectMs));
-        socket.once(secure ? 'secureConnect' : 'connect', () => {
-          startPhase('send', timeouts.connectMs);
-          whenSent();
-        });
-        if (secure) socket.once('connect', () => startPhase('secureConnect', timeouts.connectMs));
-      });
-
-      request.once('response', (incoming: IncomingMessage) => {
-        clearTimeout(phaseTimer);
-        response = incoming;
-        // Read now: a keep-alive socket goes back to the pool once the body has been read.
-        remoteAddress = incoming.socket?.remoteAddress ?? null;
-        firstByteAt = this.clock.now();
-        incoming.on('error', fail);
-        incoming.once('close', () => {
-          if (incoming.complete) return;
-          fail(Object.assign(new Error('the response stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
-        });
-        if (acceptBody !== undefined) {
+      // The raw response, before got's decompression: its headers are the wire headers and
+      // its data events count the bytes that crossed the network.
+      stream.once('request', (request: ClientRequest) => {
+        sent = sentRequest(request);
+        request.once('response', (response: IncomingMessage) => {
+          native = response;
+          // Read now: a keep-alive socket goes back to the pool once the body has been read.
+          remoteAddress = response.socket?.remoteAddress ?? null;
+          firstByteAt = this.clock.now();
+          response.on('data', (chunk: Buffer) => {
+            rawBytes += chunk.length;
+          });
+          if (acceptBody === undefined) return;
           let accepted: boolean;
           try {
-            accepted = acceptBody(parseContentType(incoming.headers['content-type']).contentType);
+            accepted = acceptBody(parseContentType(response.headers['content-type']).contentType);
           } catch (error) {
             // The caller's own error, as it threw it.
             settle(() => reject(error));
-            request.destroy();
+            stream.destroy();
             return;
           }
-          if (!accepted) {
-            // Not a type we want: keep the headers, never download the body.
-            bodySkipped = true;
-            stopReading();
-            return;
-          }
-        }
-        const encoding = contentEncoding(incoming.headers['content-encoding']);
-        // The decoded body, capped while it streams: a 5 GB body costs maxBodyBytes, not 5 GB,
-        // and a decompression bomb stops at the cap too (zlib emits its output in small chunks).
-        const keep = (chunk: Buffer): void => {
-          if (settled) return;
-          const room = maxBodyBytes - size;
-          if (chunk.length <= room) {
-            chunks.push(chunk);
-            size += chunk.length;
-            return;
-          }
-          if (room > 0) {
-            chunks.push(chunk.subarray(0, room));
-            size += room;
-          }
-          truncated = true;
+          if (accepted) return;
+          // Not a type we want: keep the headers, never download the body.
+          bodySkipped = true;
           stopReading();
-        };
-        incoming.on('data', (chunk: Buffer) => {
-          rawBytes += chunk.length;
-          if (encoding === null) {
-            keep(chunk);
-            return;
-          }
-          if (decoder === null) {
-            decoder = makeDecoder(encoding, chunk);
-            decoder.on('data', keep);
-            decoder.once('end', succeed);
-            decoder.on('error', abandon);
-          }
-          // Backpressure: the wire is read no faster than the decoder's output is taken, so a
-          // bomb stops at the cap having read little more than the cap's worth of input.
-          const active = decoder;
-          if (!active.write(chunk)) {
-            incoming.pause();
-            active.once('drain', () => incoming.resume());
-          }
-        });
-        incoming.once('end', () => {
-          // An encoded body that is empty (a 304, a HEAD-like reply) has nothing to decode.
-          if (decoder === null) succeed();
-          else decoder.end();
         });
       });
-      request.end();
+      // The decoded body, capped while it streams: a 5 GB body costs maxBodyBytes, not 5 GB, and
+      // a decompression bomb stops at the cap too: got reads its decompressed stream only as
+      // fast as we take it, and zlib emits its output in small chunks.
+      stream.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        const room = maxBodyBytes - size;
+        if (chunk.length <= room) {
+          chunks.push(chunk);
+          size += chunk.length;
+          return;
+        }
+        if (room > 0) {
+          chunks.push(chunk.subarray(0, room));
+          size += room;
+        }
+        truncated = true;
+        stopReading();
+      });
+      stream.once('end', succeed);
+      // Stays attached after settling: a late error from a destroyed stream must not be unhandled.
+      stream.on('error', fail);
+      stream.once('close', () => {
+        fail(Object.assign(new Error('the response stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      });
     });
   }
 
@@ -341,24 +293,12 @@ export class Fetcher {
   }
 }
 
-/** Content codings the fetcher decodes (what it offers in Accept-Encoding). */
+/** Content codings the fetcher offers and got decodes. */
 const ACCEPT_ENCODING = 'gzip, deflate, br';
-type ContentCoding = 'gzip' | 'deflate' | 'br';
 
-/** The response's content coding if it is one we decode; anything else is kept as it came. */
-function contentEncoding(header: string | undefined): ContentCoding | null {
-  const coding = (header ?? '').trim().toLowerCase();
-  return coding === 'gzip' || coding === 'deflate' || coding === 'br' ? coding : null;
-}
-
-/**
- * The decoder for a body's coding, chosen on its first bytes: "deflate" is meant to be zlib
- * (RFC 9110) but some servers send raw deflate, told apart by the zlib header's method nibble.
- */
-function makeDecoder(coding: ContentCoding, first: Buffer): Transform {
-  if (coding === 'br') return createBrotliDecompress();
-  if (coding === 'deflate' && first.length > 0 && ((first[0] as number) & 0x08) === 0) return createInflateRaw();
-  return createUnzip();
+/** Adds `sign`'s headers to a request got is about to send (the Web Bot Auth hook). */
+function signHeaders(sign: NonNullable<FetcherOptions['signRequest']>, request: NormalizedOptions): void {
+  Object.assign(request.headers, withSignature(sign, String(request.url), request.headers));
 }
 
 /** The request line's method and the headers the client set, values as strings. */
