@@ -1,4 +1,8 @@
-import { xxh64, xxh64Hi, xxh64Lo } from './xxh64.js';
+import xxhash from 'xxhash-wasm';
+
+// xxHash64 compiled to WebAssembly: instantiated once when the module loads (no I/O: the
+// binary is inlined in the package), so every function below is synchronous.
+const { h64Raw } = await xxhash();
 
 /**
  * Words per shingle. Word 3-grams: a one-word edit touches 3 shingles. Measured on random
@@ -96,7 +100,7 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   // them), hashed in place: no string per shingle, no UTF-8 encoding per hash.
   const encoded = ASCII_ONLY.test(text) ? normalizedAscii(text) : Buffer.from(normalizeUnicode(text), 'utf8');
   if (encoded.length === 0) return null;
-  // A plain Uint8Array view: element reads in the hash are cheaper than a Buffer's.
+  // A plain Uint8Array view: its subarrays are cheaper to make than a Buffer's.
   const bytes = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length);
   const starts = [0];
   const ends: number[] = [];
@@ -113,15 +117,21 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   const hi = new Int32Array(32);
   let count = 0;
   for (let i = 0; i <= Math.max(0, words - size); i++) {
-    // XXH64 in two 32-bit halves: no BigInt and no subarray per shingle.
-    xxh64(bytes, starts[i] as number, ends[Math.min(i + size, words) - 1] as number);
-    addToPlanes(lo, xxh64Lo);
-    addToPlanes(hi, xxh64Hi);
+    // The 64-bit hash's halves through a typed-array view: no BigInt arithmetic per shingle.
+    HASH[0] = h64Raw(bytes.subarray(starts[i], ends[Math.min(i + size, words) - 1]));
+    addToPlanes(lo, (HALVES[0] as number) | 0);
+    addToPlanes(hi, (HALVES[1] as number) | 0);
     count++;
   }
   // A bit is set when more than half the shingles voted for it.
   return BigInt.asIntN(64, (BigInt(majority(hi, count) >>> 0) << 32n) | BigInt(majority(lo, count) >>> 0));
 }
+
+const HASH = new BigUint64Array(1);
+/** HASH's two 32-bit halves, low first: the machine's byte order, which must be little-endian. */
+const HALVES = new Uint32Array(HASH.buffer);
+HASH[0] = 1n;
+if (HALVES[0] !== 1) throw new Error('@trawl/dedup: SimHash needs a little-endian machine');
 
 function addToPlanes(planes: Int32Array, word: number): void {
   let carry = word;
