@@ -1,5 +1,7 @@
+import { loadConfig } from '@trawl/config';
 import { analyzePage } from '@trawl/crawl';
 import { simhash } from '@trawl/dedup';
+import { candidatesFromLinks, policyFromConfig, resolvePolicy } from '@trawl/model';
 import { decodeHtml, parsePage, resolveLinks } from '@trawl/parse';
 import { mulberry32 } from '@trawl/testweb';
 import { fmt, machine, table } from './report.js';
@@ -151,6 +153,13 @@ export async function analyzeBench(rounds = 7): Promise<void> {
     PASSES,
   );
   const fingerprint = msPer(texts, (text) => simhash(text), rounds, PASSES);
+  // Discovery of the links the analysis found (normalize, scope, traps, extension, fingerprint), on the main thread.
+  const pageLinks = parsed.map((p, i) => ({ url: (pages[i] as { url: string }).url, links: resolveLinks(p.page, (pages[i] as { url: string }).url).urls }));
+  const policy = resolvePolicy(policyFromConfig(loadConfig({ env: { TRAWL_SCOPE: 'domain' } }), pages.map((p) => p.url)));
+  const source = { hash: Buffer.alloc(16), depth: 1 };
+  const counters = { add: () => undefined };
+  const now = Date.now();
+  const discovery = msPer(pageLinks, (page) => candidatesFromLinks(page.links, { ...source, url: page.url }, policy, counters, now), rounds, PASSES);
   const whole = msPer(bodies, (b) => analyzePage({ body: b.body, charset: 'utf-8', url: b.url, maxLinks: 5000, productToken: 'trawl' }), rounds, PASSES);
 
   const md = `## Page analysis, CPU per page
@@ -167,6 +176,7 @@ ${table(
     ['parse + extract (parsePage + resolveLinks)', fmt(parse.median, 3), fmt(parse.min, 3)],
     ['SimHash of the text', fmt(fingerprint.median, 3), fmt(fingerprint.min, 3)],
     ['whole analysis (analyzePage)', fmt(whole.median, 3), fmt(whole.min, 3)],
+    ['discovery of its links (candidatesFromLinks, scope domain)', fmt(discovery.median, 3), fmt(discovery.min, 3)],
   ],
 )}`;
   console.log(md);
