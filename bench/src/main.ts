@@ -1,3 +1,4 @@
+import { analyzeBench } from './analyze.js';
 import { chaosBench } from './chaos.js';
 import { compareBench } from './compare.js';
 import { crawlBench } from './crawl.js';
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void>> = {
   crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
   hostile: () => hostileBench(),
   profile: () => profileBench(),
+  analyze: () => analyzeBench(Number(process.env.BENCH_ROUNDS ?? 7)),
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad', profile),
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite', profile),
   chaos: () => chaosBench(),

@@ -4,7 +4,7 @@ import { type Frontier, type PushItem, type RefusalReason, UrlFlag } from '@traw
 import type { RobotsCache } from '@trawl/robots';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
-import { fingerprint, hostOf, ignoredExtension, inScope, normalizeUrl, variantKey, trapReason } from '@trawl/url';
+import { fingerprint, hostInScope, hostOf, ignoredExtension, ignoredPathExtension, normalizeLink, normalizeUrl, variantKey, trapReason } from '@trawl/url';
 import type { Counters } from './counters.js';
 import type { PolicyFollower, ResolvedPolicy } from './policy.js';
 import { cachedRefusals } from './robots-verdicts.js';
@@ -43,6 +43,10 @@ export interface LinkSource {
  */
 export function linkSkipReason(url: string, policy: ResolvedPolicy): string | null {
   const extension = ignoredExtension(url, policy.skipExtensions);
+  return extensionSkipReason(extension);
+}
+
+function extensionSkipReason(extension: string | null): string | null {
   return extension === null ? null : `${ErrorCode.ContentType}: links to .${extension} files are not fetched (TRAWL_SKIP_EXTENSIONS)`;
 }
 
@@ -68,7 +72,8 @@ export function candidatesFromLinks(
   const seen = new Set<string>();
   for (const link of links) {
     if (link.nofollow) continue;
-    const normalized = normalizeUrl(link.url, undefined, policy.normalize);
+    // One parse per link: scope, host and extension are read from what normalizing found.
+    const normalized = normalizeLink(link.url, undefined, policy.normalize);
     if (!normalized.ok) {
       counters.add('invalidUrls');
       continue;
@@ -76,7 +81,7 @@ export function candidatesFromLinks(
     const url = normalized.url;
     if (seen.has(url) || url === page.url) continue;
     seen.add(url);
-    if (!inScope(policy.scope, url)) {
+    if (!hostInScope(policy.scope, normalized.host)) {
       counters.add('outOfScope');
       continue;
     }
@@ -87,7 +92,7 @@ export function candidatesFromLinks(
     const candidate: Candidate = {
       url,
       hash: fingerprint(url),
-      host: hostOf(url),
+      host: normalized.host,
       depth,
       maxDepth: seedLimit,
       hops: 0,
@@ -97,7 +102,7 @@ export function candidatesFromLinks(
       variantKey: variantKey(url),
       ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
     };
-    const skipReason = linkSkipReason(url, policy);
+    const skipReason = extensionSkipReason(ignoredPathExtension(normalized.path, policy.skipExtensions));
     if (skipReason !== null) {
       counters.add('skippedExtensions');
       candidate.skipReason = skipReason;

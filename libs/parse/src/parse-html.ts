@@ -1,5 +1,7 @@
-import { type CheerioAPI, load } from 'cheerio';
 import { DEFAULT_MAX_NESTING_DEPTH, flattenForExtraction, nestingExceeds } from './nesting.js';
+import { hasToken, type HtmlTag, MAX_TITLE_CHARS, readHtml } from './read-html.js';
+
+export { MAX_TITLE_CHARS };
 
 export interface ExtractedLink {
   /** The raw attribute value, trimmed; entities decoded, otherwise untouched. */
@@ -43,75 +45,40 @@ export interface ParseHtmlOptions {
 }
 
 export const DEFAULT_MAX_LINKS = 5000;
-/** A title longer than this is cut: a hostile page must not inflate every record. */
-export const MAX_TITLE_CHARS = 1024;
 
 /** The robots meta names trawl obeys: the generic one and our own product token. */
 const DEFAULT_PRODUCT_TOKEN = 'trawl';
-
-/** HTML's ASCII whitespace, the separator of rel token lists (HTML §2.3.7). */
-const ASCII_WHITESPACE = /[\t\n\f\r ]+/;
-
-export type DomDocument = ReturnType<CheerioAPI['root']>[number];
-export type DomNode = DomDocument['children'][number];
-export type DomElement = Extract<DomNode, { attribs: Record<string, string> }>;
-
-/**
- * One page parsed once: the DOM that link extraction (`readPage`) and text extraction
- * (`readText` in extract-text.ts) both read. Markup nested past the cap is not parsed as a tree:
- * `root` is then the flat document of the tags link extraction needs (see
- * `flattenForExtraction`), and text extraction strips `source` in one linear pass instead.
- */
-export interface HtmlDocument {
-  $: CheerioAPI;
-  root: DomDocument | undefined;
-  /** The markup as given. */
-  source: string;
-  tooDeep: boolean;
-}
-
-/**
- * Parses HTML with htmlparser2 (through cheerio), or, for markup nested deeper than
- * `maxNestingDepth`, the flat fallback. Never throws: htmlparser2 is a forgiving tokenizer that
- * accepts any string.
- */
-export function loadHtml(html: string, maxNestingDepth = DEFAULT_MAX_NESTING_DEPTH): HtmlDocument {
-  const tooDeep = nestingExceeds(html, maxNestingDepth);
-  // Passing an `xml` object switches cheerio 1.x to htmlparser2 (options.ts, flattenOptions
-  // sets `_useHtmlParser2`); `xmlMode: false` inside it keeps HTML tokenization (void and
-  // raw-text elements, lowercased names). htmlparser2 extracted links about 3.4× faster than
-  // parse5 when measured on this machine's Node 20, and we never need parse5's exact tree
-  // construction.
-  const $ = load(tooDeep ? flattenForExtraction(html) : html, { xml: { xmlMode: false, decodeEntities: true } });
-  return { $, root: $.root()[0], source: html, tooDeep };
-}
 
 /**
  * Extract what the crawl needs from one HTML page. Pure: no I/O, no URL resolution (see
  * `resolveLinks`). Never throws on garbage input: htmlparser2 is a forgiving tokenizer that
  * accepts any string, and markup nested deep enough to make it slow takes a flat fallback.
- * (`parsePage` gives this and the page's text from one parse.)
+ * (`parsePage` gives this and the page's text from one pass.)
  */
 export function parseHtml(html: string, options: ParseHtmlOptions = {}): ParsedPage {
   if (typeof html !== 'string' || html.length === 0) return emptyPage();
-  return readPage(loadHtml(html, options.maxNestingDepth), options);
+  const tooDeep = nestingExceeds(html, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH);
+  const links = collectLinks(options);
+  const reading = readHtml(tooDeep ? flattenForExtraction(html) : html, { onTag: links.onTag, maxTextChars: 0 });
+  return links.page(reading.pageTitle, tooDeep);
 }
 
-function emptyPage(): ParsedPage {
+export function emptyPage(): ParsedPage {
   return { links: [], linksTruncated: false, baseHref: null, canonical: null, metaRobots: { noindex: false, nofollow: false }, title: null, tooDeep: false };
 }
 
-/** `parseHtml` on a document already loaded. */
-export function readPage(doc: HtmlDocument, options: ParseHtmlOptions = {}): ParsedPage {
+/**
+ * What `parseHtml` reads from each tag, in document order: `onTag` for `readHtml`, then `page`
+ * with the title it found. Markup nested past the cap is read from the flat document of the
+ * tags this needs (see `flattenForExtraction`).
+ */
+export function collectLinks(options: ParseHtmlOptions): { onTag: (tag: HtmlTag) => void; page: (title: string | null, tooDeep: boolean) => ParsedPage } {
   const maxLinks = Math.max(0, Math.floor(options.maxLinks ?? DEFAULT_MAX_LINKS));
   const robotsMetaNames = new Set(['robots', (options.productToken ?? DEFAULT_PRODUCT_TOKEN).toLowerCase()]);
   const page = emptyPage();
-  page.tooDeep = doc.tooDeep;
-  const { $ } = doc;
   const byHref = new Map<string, ExtractedLink>();
-  for (const el of elementsInDocumentOrder(doc.root)) {
-    const attribs = el.attribs;
-    switch (el.name) {
+  const onTag = ({ name, attribs }: HtmlTag): void => {
+    switch (name) {
       case 'a':
       case 'area': {
         const href = attribs['href']?.trim();
@@ -145,36 +112,16 @@ export function readPage(doc: HtmlDocument, options: ParseHtmlOptions = {}): Par
           applyRobotsDirectives(page.metaRobots, attribs['content'] ?? '');
         }
         break;
-      case 'title':
-        if (page.title === null) {
-          const title = $(el).text().replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE_CHARS);
-          if (title !== '') page.title = title;
-        }
-        break;
     }
-  }
-  return page;
-}
-
-/**
- * Pre-order traversal with an explicit stack. Not `$('a[href], …')`: css-select walks with
- * `Array#unshift` too, which is quadratic in depth, and the walk is no slower on normal pages.
- */
-export function* elementsInDocumentOrder(root: DomDocument | undefined): Generator<DomElement> {
-  if (root === undefined) return;
-  const stack: DomNode[] = [];
-  for (let i = root.children.length - 1; i >= 0; i--) stack.push(root.children[i] as DomNode);
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (!('attribs' in node)) continue;
-    yield node;
-    const children = node.children;
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as DomNode);
-  }
-}
-
-export function hasToken(list: string | undefined, token: string): boolean {
-  if (list === undefined) return false;
-  return list.toLowerCase().split(ASCII_WHITESPACE).includes(token);
+  };
+  return {
+    onTag,
+    page: (title, tooDeep) => {
+      page.title = title;
+      page.tooDeep = tooDeep;
+      return page;
+    },
+  };
 }
 
 /**

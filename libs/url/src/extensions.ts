@@ -51,6 +51,12 @@ export function ignoredExtension(url: string, extensions: ReadonlySet<string>): 
   } catch {
     return null;
   }
+  return ignoredPathExtension(path, extensions);
+}
+
+/** `ignoredExtension` for a URL already parsed: its path (`normalizeLink(…).path`). */
+export function ignoredPathExtension(path: string, extensions: ReadonlySet<string>): string | null {
+  if (extensions.size === 0) return null;
   let name = path.slice(path.lastIndexOf('/') + 1);
   const params = name.indexOf(';');
   if (params >= 0) name = name.slice(0, params);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fingerprint, fingerprintHex } from './fingerprint.js';
 
@@ -18,6 +19,14 @@ describe('fingerprint', () => {
       expect(fingerprintHex(url)).toMatch(/^[0-9a-f]{32}$/);
     },
   );
+
+  it('hashes the URL as UTF-8, as createHash did (stored url_hash values stay valid)', () => {
+    for (const url of ['http://example.com/', 'http://bücher.example/straße', 'http://example.com/€?q=東京', 'http://example.com/\u{1F600}', '']) {
+      const expected = createHash('sha256').update(url, 'utf8').digest();
+      expect(fingerprint(url).equals(expected.subarray(0, 16)), url).toBe(true);
+      expect(fingerprintHex(url)).toBe(expected.toString('hex').slice(0, 32));
+    }
+  });
 
   it('is stable across calls', () => {
     expect(fingerprint('http://example.com/a?b=1').equals(fingerprint('http://example.com/a?b=1'))).toBe(true);

@@ -36,6 +36,16 @@ export type NormalizeResult =
     }
   | { ok: false; code: NormalizeErrorCode; reason: string };
 
+/**
+ * `normalizeUrl`'s result with what its one parse found on the way: the canonical host (the
+ * politeness key, as `hostOf` gives it) and the canonical path (what `new URL(url).pathname`
+ * gives). Discovery judges a link's scope and file extension from these instead of parsing the
+ * canonical URL again for each.
+ */
+export type NormalizedLink =
+  | { ok: true; url: string; spelled?: string; host: string; path: string }
+  | { ok: false; code: NormalizeErrorCode; reason: string };
+
 /** A parsed http(s) URL, or why there is none. */
 export type ParsedHttpUrl =
   | { ok: true; url: URL; host: string }
@@ -50,6 +60,17 @@ export function normalizeUrl(
   base?: string | URL,
   options: NormalizeOptions = DEFAULT_NORMALIZE_OPTIONS,
 ): NormalizeResult {
+  const link = normalizeLink(raw, base, options);
+  if (!link.ok) return link;
+  return link.spelled === undefined ? { ok: true, url: link.url } : { ok: true, url: link.url, spelled: link.spelled };
+}
+
+/** `normalizeUrl`, also giving the canonical host and path it found (see `NormalizedLink`). */
+export function normalizeLink(
+  raw: string,
+  base?: string | URL,
+  options: NormalizeOptions = DEFAULT_NORMALIZE_OPTIONS,
+): NormalizedLink {
   const parsed = parseHttpUrl(raw, base);
   if (!parsed.ok) return parsed;
   const { url, host } = parsed;
@@ -73,7 +94,9 @@ export function normalizeUrl(
       reason: `canonical URL is ${canonical.length} characters, more than ${options.maxUrlLength}`,
     };
   }
-  return respelled ? { ok: true, url: canonical, spelled: `${url.protocol}//${host}${url.pathname}${url.search}` } : { ok: true, url: canonical };
+  return respelled
+    ? { ok: true, url: canonical, spelled: `${url.protocol}//${host}${url.pathname}${url.search}`, host, path: path.path }
+    : { ok: true, url: canonical, host, path: path.path };
 }
 
 /**

@@ -48,15 +48,19 @@ export function scopeFromSeeds(mode: ScopeMode, seeds: readonly string[]): Scope
  */
 export function inScope(scope: Scope, canonicalUrl: string): boolean {
   const parsed = parseHttpUrl(canonicalUrl);
-  if (!parsed.ok) return false;
-  if (scope.extraHosts?.has(parsed.host)) return true;
-  if (scope.extraDomains && scope.extraDomains.size > 0 && scope.extraDomains.has(registrableDomain(parsed.host))) return true;
+  return parsed.ok && hostInScope(scope, parsed.host);
+}
+
+/** `inScope` for a URL already parsed: its canonical host (`hostOf`, `normalizeLink(…).host`). */
+export function hostInScope(scope: Scope, host: string): boolean {
+  if (scope.extraHosts?.has(host)) return true;
+  if (scope.extraDomains && scope.extraDomains.size > 0 && scope.extraDomains.has(registrableDomain(host))) return true;
   switch (scope.mode) {
     case 'any':
       return true;
     case 'host':
-      return scope.hosts.has(parsed.host);
+      return scope.hosts.has(host);
     case 'domain':
-      return scope.domains.has(registrableDomain(parsed.host));
+      return scope.domains.has(registrableDomain(host));
   }
 }
