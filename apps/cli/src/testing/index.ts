@@ -69,11 +69,18 @@ export interface CrawlProcesses {
  * connect), then `trawl crawl <seeds> --json`; when the crawl exits, the workers get SIGTERM.
  * Throws, with the process's stderr, if any process fails.
  */
-export async function runCrawlProcesses(seeds: readonly string[], env: Record<string, string>, processes = 1, nodeArgs: string[] = []): Promise<CrawlProcesses> {
+export async function runCrawlProcesses(
+  seeds: readonly string[],
+  env: Record<string, string>,
+  processes = 1,
+  nodeArgs: string[] = [],
+  /** Each process's own settings (the crawl's first, then each worker's), e.g. TRAWL_WORKER_ROLES. */
+  own: readonly Record<string, string>[] = [],
+): Promise<CrawlProcesses> {
   const workers: Proc[] = [];
-  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], env));
+  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], { ...env, ...own[i] }));
   if (workers.length > 0) await new Promise((r) => setTimeout(r, 1500));
-  const crawl = trawl(['crawl', ...seeds, '--json'], env, nodeArgs);
+  const crawl = trawl(['crawl', ...seeds, '--json'], { ...env, ...own[0] }, nodeArgs);
   const { code } = await crawl.exited;
   for (const w of workers) w.child.kill('SIGTERM');
   await Promise.all(workers.map((w) => w.exited));
