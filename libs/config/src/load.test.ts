@@ -192,6 +192,44 @@ describe('secret settings', () => {
   });
 });
 
+describe('placeholder secrets', () => {
+  it('refuses the public placeholders of .env.example at start, naming each setting and never the value', () => {
+    let message = '';
+    try {
+      loadConfig({
+        env: {
+          TRAWL_API_TOKENS: 'change-me-api-token,change-me-prometheus-token',
+          REDIS_URL: 'redis://:change-me-redis@redis:6379',
+          DATABASE_URL: 'postgres://trawl:change-me-trawl-db@postgres:5432/trawl',
+          AWS_SECRET_ACCESS_KEY: 'change-me-s3',
+        },
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    for (const name of ['TRAWL_API_TOKENS', 'REDIS_URL', 'DATABASE_URL', 'AWS_SECRET_ACCESS_KEY']) expect(message).toMatch(new RegExp(`${name}.*placeholder.*setup-secrets`));
+    expect(message).not.toContain('change-me-redis');
+    const random = 'f3a1c0de9b7e4d2a8c6b5a4f3e2d1c0b';
+    expect(() => loadConfig({ env: { TRAWL_API_TOKENS: random, REDIS_URL: `redis://:${random}@redis:6379`, AWS_SECRET_ACCESS_KEY: random } })).not.toThrow();
+  });
+});
+
+describe('passwords in connection URLs', () => {
+  it('never repeats a password of REDIS_URL or DATABASE_URL in an error, nor prints it', () => {
+    let message = '';
+    try {
+      loadConfig({ env: { REDIS_URL: 'http://:hunter2-redis@redis:6379', DATABASE_URL: 'mysql://trawl:hunter2-db@db/trawl' } });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/REDIS_URL.*http:\/\/:\*\*\*@redis:6379/);
+    expect(message).toMatch(/DATABASE_URL.*trawl:\*\*\*@db/);
+    expect(message).not.toContain('hunter2');
+    const config = loadConfig({ env: { REDIS_URL: 'redis://:hunter2-redis@redis:6379', DATABASE_URL: 'postgres://trawl:hunter2-db@db/trawl' } });
+    expect(JSON.stringify(redactSecrets(config))).not.toContain('hunter2');
+  });
+});
+
 describe('the crawler\'s identity', () => {
   it('names the product token and the contact URL in the User-Agent; TRAWL_USER_AGENT replaces it whole', () => {
     expect(userAgentOf(loadConfig({ env: {} }))).toBe('trawl/0.1 (+https://github.com/trawl-crawler/trawl)');
