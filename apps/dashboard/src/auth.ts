@@ -111,17 +111,22 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     }
   };
 
+  // Only failures are counted, and only a wrong credential is ever refused for them: a valid token
+  // or session always gets in, so nobody can lock the operators out by failing from their address
+  // (behind a proxy, set TRAWL_TRUST_PROXY, or every client shares the proxy's address).
+  const refuseBadToken = (request: FastifyRequest, reply: FastifyReply) => {
+    if (failures.blocked(request.ip)) return sendProblem(request, reply, 429, 'ERR_RATE_LIMITED', 'too many failed authentications from this address; try again in a minute');
+    failures.fail(request.ip);
+    reply.header('www-authenticate', 'Bearer realm="trawl", error="invalid_token"');
+    return sendProblem(request, reply, 401, 'ERR_UNAUTHORIZED', 'invalid credentials');
+  };
+
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] as string;
     if (isPublic(path, request.method, options.metricsOpen)) return;
-    if (failures.blocked(request.ip)) return sendProblem(request, reply, 429, 'ERR_RATE_LIMITED', 'too many failed authentications from this address; try again in a minute');
     if (request.headers.authorization !== undefined) {
       const id = options.tokens.verify(bearerToken(request.headers.authorization));
-      if (id === null) {
-        failures.fail(request.ip);
-        reply.header('www-authenticate', 'Bearer realm="trawl", error="invalid_token"');
-        return sendProblem(request, reply, 401, 'ERR_UNAUTHORIZED', 'invalid credentials');
-      }
+      if (id === null) return refuseBadToken(request, reply);
       request.caller = { tokenId: id, via: 'bearer' };
       return;
     }
@@ -158,9 +163,9 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     const next = safeNext(form.next);
     // Signing in from another site (login CSRF) is refused like any cross-site write.
     if (!sameOrigin(request)) return sendProblem(request, reply, 403, 'ERR_CSRF', 'cross-site request refused');
-    if (failures.blocked(request.ip)) return reply.code(429).type('text/html; charset=utf-8').send(signInPage(next, 'Too many failed attempts; wait a minute.'));
     const id = options.tokens.verify(typeof form.token === 'string' ? form.token.trim() : '');
     if (id === null) {
+      if (failures.blocked(request.ip)) return reply.code(429).type('text/html; charset=utf-8').send(signInPage(next, 'Too many failed attempts; wait a minute.'));
       failures.fail(request.ip);
       return reply.code(401).type('text/html; charset=utf-8').send(signInPage(next, 'That token is not valid.'));
     }
@@ -171,6 +176,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
       sameSite: 'strict',
       path: '/',
       maxAge: Math.floor(options.sessionTtlMs / 1000),
+      // https as the client sees it: behind a TLS proxy, its X-Forwarded-Proto (TRAWL_TRUST_PROXY).
       secure: request.protocol === 'https',
     });
     return reply.redirect(next, 303);

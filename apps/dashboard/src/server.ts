@@ -56,6 +56,10 @@ function resolveTokens(config: Runtime['config'], host: string): { secrets: stri
   return { secrets: [token], tokenFile: file };
 }
 
+/** TRAWL_TRUST_PROXY as Fastify takes it (a number of hops as a function of the hop). */
+const proxyTrust = (setting: boolean | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) =>
+  typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+
 /**
  * The dashboard on a runtime: bull-board at /queues, the REST API under /v1 (OpenAPI at
  * /v1/openapi.json, a reference at /v1/docs), trawl's pages, /metrics and /healthz — every route
@@ -77,6 +81,8 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     // No line per request (pages poll every 2 s); errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.dashboard.bodyLimitBytes,
+    // The client's address and protocol as a trusted proxy forwards them (TRAWL_TRUST_PROXY).
+    trustProxy: proxyTrust(config.dashboard.trustProxy),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
   });

@@ -91,3 +91,18 @@ export const cidrList = () =>
   list().pipe(
     z.array(z.string().refine(isCidr, 'expected CIDR ranges such as 127.0.0.0/8 or fd00::/8')),
   );
+
+/**
+ * Which proxies' X-Forwarded-For / -Proto / -Host are believed (Fastify's trustProxy): false
+ * (none), true (any: only when nothing reaches the server but through the proxy), a number of
+ * hops, or the proxies' addresses and CIDR ranges.
+ */
+export const trustProxy = () =>
+  z.preprocess(
+    fromString((s) => (s === '' || FALSE.has(s.toLowerCase()) ? false : TRUE.has(s.toLowerCase()) && s !== '1' ? true : /^\d+$/.test(s) ? Number(s) : splitList(s))),
+    z.union([
+      z.boolean(),
+      z.number().int().min(1).max(32),
+      z.array(z.string().refine(isCidr, 'expected true, false, a number of proxy hops, or the proxies\' addresses / CIDR ranges (10.0.0.0/8,127.0.0.1)')).min(1),
+    ]),
+  );

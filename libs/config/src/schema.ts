@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, cidrList, int, list, num, oneOf, splitList, str, url, urlList } from './fields.js';
+import { bool, cidrList, int, list, num, oneOf, splitList, str, trustProxy, url, urlList } from './fields.js';
 
 /** Metadata of each setting: the environment variable that sets it and what it means. */
 export interface SettingMeta {
@@ -269,6 +269,11 @@ export const configSchema = z.object({
     sessionTtlMs: set(int(60_000).default(12 * 3_600_000), 'TRAWL_SESSION_TTL_MS', 'How long a browser sign-in lasts (the signed session cookie expires then).'),
     rateLimitPerMinute: set(int(1).default(600), 'TRAWL_API_RATE_LIMIT', 'Requests per minute one token (or one address, before signing in) may make to the dashboard; more are answered 429.'),
     bodyLimitBytes: set(int(1024, 64 * 1024 * 1024).default(1024 * 1024), 'TRAWL_API_BODY_LIMIT_BYTES', 'Largest request body the dashboard accepts; larger ones are answered 413.'),
+    trustProxy: set(
+      trustProxy().default(false),
+      'TRAWL_TRUST_PROXY',
+      'Behind a reverse proxy (TLS termination): which proxies\' X-Forwarded-For and X-Forwarded-Proto the dashboard believes, for the client\'s address (rate limits, failed sign-ins) and https (the session cookie is then `Secure`). false: none; true: any (only when clients reach the dashboard through the proxy alone); a number: that many proxy hops; or the proxies\' addresses and CIDR ranges, comma-separated (`10.0.0.0/8`, `127.0.0.1`).',
+    ),
   }),
 
   metrics: z.object({

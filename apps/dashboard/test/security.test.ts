@@ -1,0 +1,70 @@
+import type { Runtime } from '@trawl/runtime';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type DashboardServer, startDashboard } from '../src/index.js';
+import { dropNamespace, LogCapture, openRuntime, TOKEN_A, TOKEN_B, uniqueNamespace } from './helpers.js';
+
+// The security review's findings against the dashboard, each against a real server on port 0 with
+// real Redis and PostgreSQL: lockouts, proxies, timeouts, sessions, read-only tokens, Host checks.
+const namespace = uniqueNamespace('dashsec');
+const opened: { runtime: Runtime; server: DashboardServer }[] = [];
+
+/** A dashboard of its own settings (each on its own runtime, all in one namespace). */
+async function dashboard(env: Record<string, string> = {}): Promise<DashboardServer> {
+  const runtime = await openRuntime(namespace, env, new LogCapture());
+  const server = await startDashboard(runtime, { host: '127.0.0.1', port: 0 });
+  opened.push({ runtime, server });
+  return server;
+}
+
+afterAll(async () => {
+  for (const { runtime, server } of opened) {
+    await server.close();
+    await runtime.close();
+  }
+  await dropNamespace(namespace);
+});
+
+const bearer = (token: string, extra: Record<string, string> = {}) => ({ headers: { authorization: `Bearer ${token}`, ...extra } });
+const form = { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' };
+
+async function signIn(base: string, token: string, headers: Record<string, string> = {}): Promise<{ cookie: string; setCookie: string }> {
+  const res = await fetch(`${base}/signin`, { method: 'POST', headers: { ...form, ...headers }, body: `token=${encodeURIComponent(token)}`, redirect: 'manual' });
+  expect(res.status).toBe(303);
+  const setCookie = res.headers.get('set-cookie') ?? '';
+  return { cookie: setCookie.split(';')[0] as string, setCookie };
+}
+
+describe('the failed-authentication lockout', () => {
+  it('refuses only wrong credentials: after 30 failures from an address its valid token and session still get in', async () => {
+    const server = await dashboard();
+    const { cookie } = await signIn(server.url, TOKEN_B);
+    const statuses: number[] = [];
+    for (let i = 0; i < 32; i += 1) statuses.push((await fetch(`${server.url}/v1/crawl/paused`, bearer(`wrong-token-${i}-xxxxxxxxxxxx`))).status);
+    expect(statuses.slice(0, 30).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(30)).toEqual([429, 429]);
+    expect((await fetch(`${server.url}/v1/crawl/paused`, bearer(TOKEN_A))).status).toBe(200);
+    expect((await fetch(`${server.url}/v1/crawl/paused`, { headers: { cookie } })).status).toBe(200);
+    // A sign-in with a valid token works too; a wrong one is still refused.
+    await signIn(server.url, TOKEN_A);
+    const wrong = await fetch(`${server.url}/signin`, { method: 'POST', headers: form, body: 'token=not-a-valid-token-at-all', redirect: 'manual' });
+    expect(wrong.status).toBe(429);
+  });
+
+  it('counts a trusted proxy\'s clients by their forwarded address (TRAWL_TRUST_PROXY), one client\'s failures never another\'s', async () => {
+    const server = await dashboard({ TRAWL_TRUST_PROXY: '127.0.0.1' });
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    for (let i = 0; i < 31; i += 1) await fetch(`${server.url}/v1/crawl/paused`, bearer(`wrong-token-${i}-xxxxxxxxxxxx`, from('203.0.113.9')));
+    expect((await fetch(`${server.url}/v1/crawl/paused`, bearer('wrong-token-again-xxxxxxxx', from('203.0.113.9')))).status).toBe(429);
+    expect((await fetch(`${server.url}/v1/crawl/paused`, bearer('wrong-token-other-xxxxxxxx', from('203.0.113.10')))).status).toBe(401);
+  });
+});
+
+describe('the session cookie behind a TLS proxy', () => {
+  it('is Secure when a trusted proxy forwards https, and only then', async () => {
+    const trusting = await dashboard({ TRAWL_TRUST_PROXY: 'true' });
+    expect((await signIn(trusting.url, TOKEN_A, { 'x-forwarded-proto': 'https' })).setCookie).toMatch(/;\s*Secure/i);
+    expect((await signIn(trusting.url, TOKEN_A)).setCookie).not.toMatch(/;\s*Secure/i);
+    const direct = await dashboard();
+    expect((await signIn(direct.url, TOKEN_A, { 'x-forwarded-proto': 'https' })).setCookie).not.toMatch(/;\s*Secure/i);
+  });
+});
