@@ -81,6 +81,15 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     // No line per request (pages poll every 2 s); errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.dashboard.bodyLimitBytes,
+    // A slow client cannot hold a connection open: the headers, the whole request (body
+    // included) and any silence each have a deadline. Node checks them at least every second.
+    requestTimeout: config.dashboard.requestTimeoutMs,
+    connectionTimeout: config.dashboard.idleTimeoutMs,
+    http: {
+      headersTimeout: config.dashboard.headersTimeoutMs,
+      requestTimeout: config.dashboard.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.dashboard.headersTimeoutMs / 4))),
+    },
     // The client's address and protocol as a trusted proxy forwards them (TRAWL_TRUST_PROXY).
     trustProxy: proxyTrust(config.dashboard.trustProxy),
     genReqId: () => randomUUID(),

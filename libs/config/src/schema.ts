@@ -269,6 +269,13 @@ export const configSchema = z.object({
     sessionTtlMs: set(int(60_000).default(12 * 3_600_000), 'TRAWL_SESSION_TTL_MS', 'How long a browser sign-in lasts (the signed session cookie expires then).'),
     rateLimitPerMinute: set(int(1).default(600), 'TRAWL_API_RATE_LIMIT', 'Requests per minute one token (or one address, before signing in) may make to the dashboard; more are answered 429.'),
     bodyLimitBytes: set(int(1024, 64 * 1024 * 1024).default(1024 * 1024), 'TRAWL_API_BODY_LIMIT_BYTES', 'Largest request body the dashboard accepts; larger ones are answered 413.'),
+    headersTimeoutMs: set(int(100, 600_000).default(10_000), 'TRAWL_API_HEADERS_TIMEOUT_MS', 'A client must send a request\'s headers within this long, or the dashboard answers 408 and closes the connection.'),
+    requestTimeoutMs: set(
+      int(100, 3_600_000).default(30_000),
+      'TRAWL_API_REQUEST_TIMEOUT_MS',
+      'A client must send a whole request, headers and body, within this long (a body trickled in a byte at a time is cut off), or the dashboard answers 408 and closes the connection. At least TRAWL_API_HEADERS_TIMEOUT_MS.',
+    ),
+    idleTimeoutMs: set(int(100, 3_600_000).default(60_000), 'TRAWL_API_IDLE_TIMEOUT_MS', 'A connection on which nothing moves for this long is closed.'),
     trustProxy: set(
       trustProxy().default(false),
       'TRAWL_TRUST_PROXY',
@@ -289,6 +296,9 @@ export const configSchema = z.object({
 }).superRefine((config, ctx) => {
   if (config.fetch.signatureAgentUrl !== undefined && config.fetch.signatureKeyFile === undefined) {
     ctx.addIssue({ code: 'custom', path: ['fetch', 'signatureAgentUrl'], message: 'a Signature-Agent names the directory of a signing key: set TRAWL_SIGNATURE_KEY_FILE too' });
+  }
+  if (config.dashboard.headersTimeoutMs > config.dashboard.requestTimeoutMs) {
+    ctx.addIssue({ code: 'custom', path: ['dashboard', 'requestTimeoutMs'], message: 'must be at least TRAWL_API_HEADERS_TIMEOUT_MS (the headers are part of the request)' });
   }
   // REDIS_URL names one server, or (in cluster mode only) a cluster's seed nodes.
   const urls = config.redisUrl === undefined ? [] : splitList(config.redisUrl);
