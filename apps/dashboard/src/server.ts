@@ -127,7 +127,8 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     else parseJson(request, text, done);
   });
   await app.register(fastifyFormbody);
-  await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, now: () => Date.now() });
+  // Before any route, so every route is limited (the sign-in and sign-out pages too): the limit
+  // applies to routes registered after it. Its hook runs after authentication names the caller.
   await app.register(fastifyRateLimit, {
     global: true,
     hook: 'preHandler',
@@ -139,6 +140,7 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     allowList: (request) => request.url === '/healthz',
     errorResponseBuilder: (_request, context) => new ApiError(429, 'ERR_RATE_LIMITED', `more than ${context.max} requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
+  await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, now: () => Date.now() });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Web Bot Auth: the public key sites verify trawl's request signatures with (public, like /healthz).

@@ -106,3 +106,16 @@ describe('slow clients', () => {
     await expect(dashboard({ TRAWL_API_HEADERS_TIMEOUT_MS: '2000', TRAWL_API_REQUEST_TIMEOUT_MS: '1000' })).rejects.toThrow(/TRAWL_API_REQUEST_TIMEOUT_MS/);
   });
 });
+
+describe('the rate limit', () => {
+  it('covers the sign-in page too (and sign-out, registered with it)', async () => {
+    // An address of this test alone (the limit's counts live in Redis, shared by this file's dashboards).
+    const server = await dashboard({ TRAWL_API_RATE_LIMIT: '4', TRAWL_TRUST_PROXY: 'true' });
+    const client = { 'x-forwarded-for': '198.51.100.7' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await fetch(`${server.url}/signin`, { headers: client })).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    const post = await fetch(`${server.url}/signin`, { method: 'POST', headers: { ...form, ...client }, body: `token=${TOKEN_A}`, redirect: 'manual' });
+    expect(post.status).toBe(429);
+  });
+});
