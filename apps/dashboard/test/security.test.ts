@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import type { Runtime } from '@trawl/runtime';
 import { afterAll, describe, expect, it } from 'vitest';
+import { validateBoardJob } from '../src/board.js';
 import { type DashboardServer, startDashboard } from '../src/index.js';
 import { dropNamespace, LogCapture, openRuntime, TOKEN_A, TOKEN_B, uniqueNamespace } from './helpers.js';
 
@@ -117,5 +118,38 @@ describe('the rate limit', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
     const post = await fetch(`${server.url}/signin`, { method: 'POST', headers: { ...form, ...client }, body: `token=${TOKEN_A}`, redirect: 'manual' });
     expect(post.status).toBe(429);
+  });
+});
+
+describe('writes through bull-board', () => {
+  const api = (server: DashboardServer, method: string, path: string, body?: unknown) =>
+    fetch(`${server.url}/queues/api/queues${path}`, { method, headers: { authorization: `Bearer ${TOKEN_A}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+  it('validates every added or edited job with trawl\'s schemas: a fetch job\'s host must be its URL\'s; the sweeps take none', async () => {
+    const server = await dashboard();
+    const job = { u: 'http://open.example/page', h: 'open.example', p: 0, d: 0 };
+    const lying = await api(server, 'POST', '/fetch-p0/add', { name: 'fetch', data: { ...job, h: 'paused.example' }, options: {} });
+    expect(lying.status).toBe(400);
+    expect(await lying.text()).toMatch(/invalid fetch job: h: must be the host of the URL/);
+    expect((await api(server, 'POST', '/fetch-p0/add', { name: 'fetch', data: { u: 'x' }, options: {} })).status).toBe(400);
+    expect(() => validateBoardJob('sweeps', {})).toThrow(/takes no job by hand/);
+    // A valid job goes in, and editing it is validated the same way.
+    const added = await api(server, 'POST', '/fetch-p0/add', { name: 'fetch', data: job, options: { jobId: 'by-hand-1', delay: 600_000 } });
+    expect(added.status).toBe(200);
+    const edit = await api(server, 'PATCH', '/fetch-p0/by-hand-1/update-data', { jobData: { ...job, u: 'http://paused.example/page' } });
+    expect(edit.status).toBe(400);
+    expect(await edit.text()).toMatch(/must be the host of the URL/);
+    expect((await api(server, 'PATCH', '/fetch-p0/by-hand-1/update-data', { jobData: { ...job, d: 1 } })).status).toBe(200);
+    const seedsEdit = await api(server, 'POST', '/seeds/add', { name: 'seeds', data: { urls: ['http://board.example/'] }, options: { jobId: 'seed-by-hand', delay: 600_000 } });
+    expect(seedsEdit.status).toBe(200);
+    expect((await api(server, 'PATCH', '/seeds/seed-by-hand/update-data', { jobData: { urls: 'not a list' } })).status).toBe(400);
+  });
+
+  it('answers an internal failure without its message', async () => {
+    const server = await dashboard();
+    // BullMQ throws on a job id that is an integer: its message is BullMQ's, not the client's business.
+    const res = await api(server, 'POST', '/seeds/add', { name: 'seeds', data: { urls: ['http://a.example/'] }, options: { jobId: '123' } });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: { key: 'ERRORS.INTERNAL_SERVER_ERROR' }, message: 'internal error (logged)' });
   });
 });
