@@ -4,6 +4,7 @@ import { SIGNATURE_DIRECTORY_PATH } from '@trawl/fetch';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type Caller, escapeHtml, sendProblem, wantsHtml } from './http.js';
+import type { SessionStore } from './sessions.js';
 
 export const SESSION_COOKIE = 'trawl_session';
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -15,6 +16,8 @@ export interface AuthOptions {
   sessionTtlMs: number;
   /** /metrics answers without credentials. */
   metricsOpen: boolean;
+  /** The sessions still signed in (a cookie outside it is refused). */
+  sessions: SessionStore;
   now: () => number;
 }
 
@@ -33,6 +36,8 @@ interface Session {
   exp: number;
   /** CSRF token of this session. */
   c: string;
+  /** Session id: the session is open while the session store holds it. */
+  s: string;
 }
 
 /** Same-origin by Fetch Metadata (`Sec-Fetch-Site`), else by `Origin`; neither present: refused. */
@@ -97,18 +102,20 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
   await app.register(fastifyCookie, { secret: key, hook: 'onRequest' });
   const failures = new FailureLimiter(30, options.now);
 
-  const readSession = (request: FastifyRequest): Caller | null => {
+  const readSession = async (request: FastifyRequest): Promise<Caller | null> => {
     const raw = request.cookies[SESSION_COOKIE];
     if (!raw) return null;
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || unsigned.value === null) return null;
+    let session: Session;
     try {
-      const session = JSON.parse(Buffer.from(unsigned.value, 'base64url').toString('utf8')) as Session;
-      if (typeof session.exp !== 'number' || session.exp <= options.now() || !options.tokens.hasId(session.t)) return null;
-      return { tokenId: session.t, via: 'session', csrf: session.c };
+      session = JSON.parse(Buffer.from(unsigned.value, 'base64url').toString('utf8')) as Session;
     } catch {
       return null;
     }
+    if (typeof session.exp !== 'number' || session.exp <= options.now() || typeof session.s !== 'string' || !options.tokens.hasId(session.t)) return null;
+    if (!(await options.sessions.isOpen(session.t, session.s))) return null;
+    return { tokenId: session.t, via: 'session', csrf: session.c, sessionId: session.s };
   };
 
   // Only failures are counted, and only a wrong credential is ever refused for them: a valid token
@@ -130,7 +137,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
       request.caller = { tokenId: id, via: 'bearer' };
       return;
     }
-    const session = readSession(request);
+    const session = await readSession(request);
     if (session) {
       request.caller = session;
       return;
@@ -169,7 +176,8 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
       failures.fail(request.ip);
       return reply.code(401).type('text/html; charset=utf-8').send(signInPage(next, 'That token is not valid.'));
     }
-    const session: Session = { t: id, exp: options.now() + options.sessionTtlMs, c: randomBytes(18).toString('base64url') };
+    const session: Session = { t: id, exp: options.now() + options.sessionTtlMs, c: randomBytes(18).toString('base64url'), s: randomBytes(18).toString('base64url') };
+    await options.sessions.open(id, session.s, session.exp, options.now());
     const value = reply.signCookie(Buffer.from(JSON.stringify(session)).toString('base64url'));
     reply.setCookie(SESSION_COOKIE, value, {
       httpOnly: true,
@@ -182,7 +190,19 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     return reply.redirect(next, 303);
   });
 
-  app.post('/signout', async (_request, reply) => {
+  // Signing out ends the session on the server too: the cookie, even a copy of it, no longer works.
+  app.post('/signout', async (request, reply) => {
+    const caller = request.caller;
+    if (caller?.via === 'session' && caller.sessionId !== undefined) await options.sessions.close(caller.tokenId, caller.sessionId);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.redirect('/signin', 303);
+  });
+
+  // Every browser signed in with the caller's token, everywhere (a lost laptop, a shared machine).
+  app.post('/signout/everywhere', async (request, reply) => {
+    const caller = request.caller as Caller;
+    const closed = await options.sessions.closeAll(caller.tokenId);
+    if (caller.via === 'bearer') return { closed };
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/signin', 303);
   });

@@ -7,6 +7,8 @@ export interface Caller {
   via: 'bearer' | 'session';
   /** The session's CSRF token (session callers only). */
   csrf?: string;
+  /** The session's id (session callers only). */
+  sessionId?: string;
 }
 
 declare module 'fastify' {

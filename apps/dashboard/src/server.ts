@@ -17,6 +17,7 @@ import { dashboardMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { CrawlOperator } from './operator.js';
 import { registerPages } from './pages.js';
+import { SessionStore } from './sessions.js';
 import { apiRoutes, registerApiRoutes } from './routes.js';
 
 export interface DashboardOptions {
@@ -140,7 +141,7 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     allowList: (request) => request.url === '/healthz',
     errorResponseBuilder: (_request, context) => new ApiError(429, 'ERR_RATE_LIMITED', `more than ${context.max} requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
-  await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, now: () => Date.now() });
+  await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, sessions: new SessionStore(runtime.redis, config.namespace), now: () => Date.now() });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Web Bot Auth: the public key sites verify trawl's request signatures with (public, like /healthz).

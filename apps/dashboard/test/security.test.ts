@@ -153,3 +153,38 @@ describe('writes through bull-board', () => {
     expect(await res.json()).toEqual({ error: { key: 'ERRORS.INTERNAL_SERVER_ERROR' }, message: 'internal error (logged)' });
   });
 });
+
+describe('sessions on the server', () => {
+  const csrfOf = async (base: string, cookie: string) => /name="csrf-token" content="([^"]+)"/.exec(await (await fetch(`${base}/`, { headers: { cookie } })).text())?.[1] as string;
+  const signOut = async (base: string, cookie: string, path = '/signout') =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { ...form, cookie }, body: `_csrf=${await csrfOf(base, cookie)}`, redirect: 'manual' });
+  const works = async (base: string, cookie: string) => (await fetch(`${base}/v1/crawl/paused`, { headers: { cookie } })).status === 200;
+
+  it('signing out ends the session on the server: a copy of the cookie stops working', async () => {
+    const server = await dashboard();
+    const { cookie } = await signIn(server.url, TOKEN_B);
+    const other = await signIn(server.url, TOKEN_B);
+    expect(await works(server.url, cookie)).toBe(true);
+    expect((await signOut(server.url, cookie)).status).toBe(303);
+    expect(await works(server.url, cookie)).toBe(false);
+    expect(await works(server.url, other.cookie)).toBe(true);
+  });
+
+  it('signing out everywhere ends every session of the token, on every dashboard of the namespace, and no other token\'s', async () => {
+    const server = await dashboard();
+    const replica = await dashboard();
+    const here = await signIn(server.url, TOKEN_A);
+    const there = await signIn(replica.url, TOKEN_A);
+    const otherToken = await signIn(server.url, TOKEN_B);
+    expect(await works(replica.url, here.cookie)).toBe(true);
+    expect((await signOut(server.url, here.cookie, '/signout/everywhere')).status).toBe(303);
+    expect(await works(server.url, here.cookie)).toBe(false);
+    expect(await works(replica.url, there.cookie)).toBe(false);
+    expect(await works(server.url, otherToken.cookie)).toBe(true);
+    // With the token itself (a lost laptop's session, ended from a script).
+    const again = await signIn(server.url, TOKEN_A);
+    const res = await fetch(`${server.url}/signout/everywhere`, { method: 'POST', ...bearer(TOKEN_A) });
+    expect(await res.json()).toEqual({ closed: 1 });
+    expect(await works(server.url, again.cookie)).toBe(false);
+  });
+});
