@@ -96,7 +96,8 @@ describe('docker-compose.yml', () => {
     // Bodies go to MinIO through the S3 store; the dashboard needs its API tokens.
     expect(services.worker?.environment?.TRAWL_CONTENT_STORE).toBe('s3');
     expect(services.worker?.environment?.TRAWL_S3_ENDPOINT).toBe('http://minio:9000');
-    expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token,change-me-prometheus-token');
+    expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token');
+    expect(services.dashboard?.environment?.TRAWL_API_READ_TOKENS).toBe('change-me-prometheus-token');
     expect(services.postgres?.healthcheck?.test).toEqual(['CMD', 'pg_isready', '-h', '127.0.0.1', '-U', 'trawl', '-d', 'trawl']);
   });
 

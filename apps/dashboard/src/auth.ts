@@ -8,9 +8,12 @@ import type { SessionStore } from './sessions.js';
 
 export const SESSION_COOKIE = 'trawl_session';
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const SIGN_OUT = new Set(['/signout', '/signout/everywhere']);
 
 export interface AuthOptions {
   tokens: TokenSet;
+  /** Ids of the read-only tokens among `tokens`. */
+  readOnlyIds: ReadonlySet<string>;
   /** The tokens themselves, only to derive the session-signing key. */
   secrets: readonly string[];
   sessionTtlMs: number;
@@ -115,7 +118,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     }
     if (typeof session.exp !== 'number' || session.exp <= options.now() || typeof session.s !== 'string' || !options.tokens.hasId(session.t)) return null;
     if (!(await options.sessions.isOpen(session.t, session.s))) return null;
-    return { tokenId: session.t, via: 'session', csrf: session.c, sessionId: session.s };
+    return { tokenId: session.t, via: 'session', csrf: session.c, sessionId: session.s, readOnly: options.readOnlyIds.has(session.t) };
   };
 
   // Only failures are counted, and only a wrong credential is ever refused for them: a valid token
@@ -134,7 +137,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     if (request.headers.authorization !== undefined) {
       const id = options.tokens.verify(bearerToken(request.headers.authorization));
       if (id === null) return refuseBadToken(request, reply);
-      request.caller = { tokenId: id, via: 'bearer' };
+      request.caller = { tokenId: id, via: 'bearer', readOnly: options.readOnlyIds.has(id) };
       return;
     }
     const session = await readSession(request);
@@ -149,6 +152,10 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
 
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const caller = request.caller;
+    // A read-only token reads; signing itself out is all it may write.
+    if (caller?.readOnly && !['GET', 'HEAD', 'OPTIONS'].includes(request.method) && !SIGN_OUT.has(request.url.split('?')[0] as string)) {
+      throw new ApiError(403, 'ERR_READ_ONLY', 'this token is read-only (TRAWL_API_READ_TOKENS): it cannot write');
+    }
     if (!caller || caller.via !== 'session' || !UNSAFE.has(request.method)) return;
     if (!sameOrigin(request)) throw new ApiError(403, 'ERR_CSRF', 'cross-site request refused');
     const path = request.url.split('?')[0] as string;

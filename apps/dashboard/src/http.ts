@@ -9,6 +9,8 @@ export interface Caller {
   csrf?: string;
   /** The session's id (session callers only). */
   sessionId?: string;
+  /** Signed in with a read-only token (TRAWL_API_READ_TOKENS): GET and HEAD only. */
+  readOnly?: boolean;
 }
 
 declare module 'fastify' {

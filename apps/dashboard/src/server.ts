@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { ConfigError } from '@trawl/config';
-import { TokenSet } from '@trawl/core';
+import { tokenId, TokenSet } from '@trawl/core';
 import { SIGNATURE_DIRECTORY_PATH, SIGNATURE_DIRECTORY_TYPE, signatureDirectory } from '@trawl/fetch';
 import { isLoopback, type Runtime } from '@trawl/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
@@ -46,6 +46,7 @@ export interface DashboardServer {
  */
 function resolveTokens(config: Runtime['config'], host: string): { secrets: string[]; tokenFile: string | null } {
   if (config.dashboard.apiTokens.length > 0) return { secrets: [...config.dashboard.apiTokens], tokenFile: null };
+  // Read-only tokens alone open nothing for writing: the loopback token below is made all the same.
   if (!isLoopback(host)) {
     throw new ConfigError([`TRAWL_API_TOKENS (dashboard.apiTokens): the dashboard would listen on ${host}, which is not a loopback address, without a token; set TRAWL_API_TOKENS, or listen on 127.0.0.1`]);
   }
@@ -70,8 +71,12 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
   const { config } = runtime;
   const host = options.host ?? config.dashboard.host;
   const port = options.port ?? config.dashboard.port;
-  const { secrets, tokenFile } = resolveTokens(config, host);
+  const { secrets: writers, tokenFile } = resolveTokens(config, host);
+  // A token in both lists can write: the read-only ids are those of tokens only in the read list.
+  const readers = config.dashboard.readTokens.filter((token) => !writers.includes(token));
+  const secrets = [...writers, ...readers];
   const tokens = new TokenSet(secrets);
+  const readOnlyIds = new Set(readers.map(tokenId));
   const log = runtime.logger.child({ component: 'dashboard' });
   const operator = new CrawlOperator(runtime, { rediscoverQueuesMs: options.rediscoverQueuesMs });
   const restored = await operator.restorePauses();
@@ -141,7 +146,7 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     allowList: (request) => request.url === '/healthz',
     errorResponseBuilder: (_request, context) => new ApiError(429, 'ERR_RATE_LIMITED', `more than ${context.max} requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
-  await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, sessions: new SessionStore(runtime.redis, config.namespace), now: () => Date.now() });
+  await registerAuth(app, { tokens, readOnlyIds, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, sessions: new SessionStore(runtime.redis, config.namespace), now: () => Date.now() });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Web Bot Auth: the public key sites verify trawl's request signatures with (public, like /healthz).

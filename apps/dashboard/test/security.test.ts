@@ -188,3 +188,28 @@ describe('sessions on the server', () => {
     expect(await works(server.url, again.cookie)).toBe(false);
   });
 });
+
+describe('read-only tokens', () => {
+  const READER = `reader-${TOKEN_A.slice(6)}`;
+
+  it('GET everything, /metrics included, but never write: the API, bull-board and a browser session alike', async () => {
+    const server = await dashboard({ TRAWL_API_READ_TOKENS: READER });
+    const as = (method: string, path: string, token = READER) => fetch(`${server.url}${path}`, { method, ...bearer(token, method === 'GET' ? {} : { 'content-type': 'application/json' }), body: method === 'GET' ? undefined : '{}' });
+    for (const path of ['/v1/crawl/paused', '/v1/crawl/stats', '/metrics', '/queues/api/queues']) expect((await as('GET', path)).status, path).toBe(200);
+    for (const [method, path] of [['POST', '/v1/crawl/pause'], ['POST', '/v1/crawl/domains/r.example/pause'], ['POST', '/v1/crawl/seeds'], ['PUT', '/queues/api/queues/seeds/retry/failed'], ['PUT', '/queues/api/queues/pause']] as const) {
+      const res = await as(method, path);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(JSON.stringify(await res.json())).toMatch(/ERR_READ_ONLY|read-only/);
+    }
+    expect((await as('POST', '/v1/crawl/domains/w.example/pause', TOKEN_A)).status).toBe(200);
+    expect((await as('POST', '/v1/crawl/domains/w.example/resume', TOKEN_A)).status).toBe(200);
+    // Signed in with it: pages yes, writes no, signing out yes.
+    const { cookie } = await signIn(server.url, READER);
+    const page = await (await fetch(`${server.url}/`, { headers: { cookie } })).text();
+    const csrf = /name="csrf-token" content="([^"]+)"/.exec(page)?.[1] as string;
+    const write = await fetch(`${server.url}/v1/crawl/pause`, { method: 'POST', headers: { cookie, 'sec-fetch-site': 'same-origin', 'x-csrf-token': csrf } });
+    expect(write.status).toBe(403);
+    const out = await fetch(`${server.url}/signout`, { method: 'POST', headers: { ...form, cookie }, body: `_csrf=${csrf}`, redirect: 'manual' });
+    expect(out.status).toBe(303);
+  });
+});

@@ -263,6 +263,12 @@ export const configSchema = z.object({
       'Bearer tokens of the dashboard and its REST API (comma-separated, each ≥ 16 characters); a browser signs in with one. Unset: the dashboard runs only on a loopback address, with a token it writes to TRAWL_DASHBOARD_TOKEN_FILE.',
       { secret: true },
     ),
+    readTokens: set(
+      list().pipe(z.array(z.string().min(16, 'each token must be at least 16 characters').max(512, 'each token must be at most 512 characters'))).default([]),
+      'TRAWL_API_READ_TOKENS',
+      'Read-only bearer tokens (comma-separated, each ≥ 16 characters): they (and a browser signed in with one) may GET every page, the API and /metrics, but never write (pause, seeds, refresh, bull-board\'s actions: 403). For Prometheus and for people who only watch.',
+      { secret: true },
+    ),
     host: set(str().default('127.0.0.1'), 'TRAWL_DASHBOARD_HOST', 'Address `trawl dashboard` listens on. Anything but a loopback address needs TRAWL_API_TOKENS.'),
     port: set(int(0, 65_535).default(8930), 'TRAWL_DASHBOARD_PORT', 'Port `trawl dashboard` listens on (0: any free port).'),
     tokenFile: set(str().default('.trawl/dashboard.token'), 'TRAWL_DASHBOARD_TOKEN_FILE', 'Without TRAWL_API_TOKENS, the dashboard (on loopback only) signs in with a random token it writes here (mode 0600) at start.'),
