@@ -192,6 +192,12 @@ describe('secret settings', () => {
   });
 });
 
+describe('the namespace', () => {
+  it.each(['public', 'information_schema', 'pg_catalog', 'pg_temp_1'])('refuses %s, one of PostgreSQL\'s own schemas', (name) => {
+    expect(() => loadConfig({ env: { TRAWL_NAMESPACE: name } })).toThrow(/TRAWL_NAMESPACE.*PostgreSQL's own schemas/);
+  });
+});
+
 describe('placeholder secrets', () => {
   it('refuses the public placeholders of .env.example at start, naming each setting and never the value', () => {
     let message = '';

@@ -20,6 +20,9 @@ const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: { 
  */
 export const FETCH_HOLD_MARGIN_MS = 5000;
 
+/** PostgreSQL's own schemas: never a crawl's namespace (its schema is dropped by `--fresh`). */
+const RESERVED_NAMESPACES = ['public', 'information_schema'];
+
 /**
  * Every setting, declared once: schema, default, environment variable, and documentation. The
  * README's configuration table is generated from this (npm run docs:config) and a test keeps
@@ -38,9 +41,14 @@ export const configSchema = z.object({
   ),
   databaseUrl: set(url(['postgres:', 'postgresql:']).optional(), 'DATABASE_URL', 'PostgreSQL server. Unset: `trawl crawl` uses postgres@127.0.0.1:5432/trawl if it answers, else an embedded PGlite under `.trawl/`.'),
   namespace: set(
-    z.string().trim().regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)').default('trawl'),
+    z
+      .string()
+      .trim()
+      .regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)')
+      .refine((name) => !RESERVED_NAMESPACES.includes(name) && !name.startsWith('pg_'), 'names one of PostgreSQL\'s own schemas (public, information_schema, pg_*): choose another')
+      .default('trawl'),
     'TRAWL_NAMESPACE',
-    'Names one crawl: the Redis key prefix and the PostgreSQL schema. Processes with the same namespace share a crawl.',
+    'Names one crawl: the Redis key prefix and the PostgreSQL schema. Processes with the same namespace share a crawl. Not `public`, `information_schema` or `pg_*`; `--fresh` drops only a schema trawl made.',
   ),
   partitions: set(int(1, 1024).default(1), 'TRAWL_PARTITIONS', 'Frontier partitions (hosts are spread over them on a consistent-hash ring); each has its own fetch queue. Every process of a crawl must agree.'),
 
