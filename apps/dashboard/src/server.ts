@@ -87,6 +87,8 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     // No line per request (pages poll every 2 s); errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.dashboard.bodyLimitBytes,
+    // A host in a path (/hosts/:host, /v1/crawl/domains/:host/…) may be as long as a URL may.
+    maxParamLength: config.policy.maxUrlLength,
     // A slow client cannot hold a connection open: the headers, the whole request (body
     // included) and any silence each have a deadline. Node checks them at least every second.
     requestTimeout: config.dashboard.requestTimeoutMs,

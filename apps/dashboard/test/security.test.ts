@@ -213,3 +213,36 @@ describe('read-only tokens', () => {
     expect(out.status).toBe(303);
   });
 });
+
+describe('hosts in the API', () => {
+  it('accepts any host the crawler accepts: quotes, braces and $ in a name, and names longer than 100 characters', async () => {
+    const server = await dashboard();
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.example`;
+    for (const host of [`q"'{}$.example`, long, '127.0.0.9:8080']) {
+      const path = `/v1/crawl/domains/${encodeURIComponent(host)}`;
+      const pause = await fetch(`${server.url}${path}/pause`, { method: 'POST', ...bearer(TOKEN_A) });
+      expect(pause.status, host).toBe(200);
+      expect(await pause.json()).toEqual({ host, paused: true });
+      expect((await fetch(`${server.url}${path}/status`, bearer(TOKEN_A))).status, host).not.toBe(400);
+      expect((await fetch(`${server.url}${path}/resume`, { method: 'POST', ...bearer(TOKEN_A) })).status, host).toBe(200);
+    }
+    // What the crawler would never write as a host is still refused.
+    for (const host of ['UPPER.example', 'a b.example', 'user@a.example', 'a.example:80', 'a.example.']) {
+      expect((await fetch(`${server.url}/v1/crawl/domains/${encodeURIComponent(host)}/status`, bearer(TOKEN_A))).status, host).toBe(400);
+    }
+  });
+});
+
+describe('seeds requests', () => {
+  it('refuses more URLs than TRAWL_API_MAX_SEEDS in one request (413, nothing applied)', async () => {
+    const server = await dashboard({ TRAWL_API_MAX_SEEDS: '5' });
+    const post = (n: number) =>
+      fetch(`${server.url}/v1/crawl/seeds`, { method: 'POST', ...bearer(TOKEN_A, { 'content-type': 'application/json' }), body: JSON.stringify({ urls: Array.from({ length: n }, (_, i) => `http://cap.example/${i}`) }) });
+    const over = await post(6);
+    expect(over.status).toBe(413);
+    expect((await over.json()).error.code).toBe('ERR_TOO_MANY_SEEDS');
+    const ok = await post(5);
+    expect(ok.status).toBe(202);
+    expect((await ok.json()).enqueued).toBe(5);
+  });
+});

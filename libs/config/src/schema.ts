@@ -290,6 +290,11 @@ export const configSchema = z.object({
       'A client must send a whole request, headers and body, within this long (a body trickled in a byte at a time is cut off), or the dashboard answers 408 and closes the connection. At least TRAWL_API_HEADERS_TIMEOUT_MS.',
     ),
     idleTimeoutMs: set(int(100, 3_600_000).default(60_000), 'TRAWL_API_IDLE_TIMEOUT_MS', 'A connection on which nothing moves for this long is closed.'),
+    maxSeedsPerRequest: set(
+      int(1, 10_000).default(1000),
+      'TRAWL_API_MAX_SEEDS',
+      'URLs one POST /v1/crawl/seeds may carry (more: 413, nothing applied; send several requests). Seeds are applied in batches that let other requests through, but a request of 10,000 still holds its caller for seconds.',
+    ),
     trustProxy: set(
       trustProxy().default(false),
       'TRAWL_TRUST_PROXY',
