@@ -115,6 +115,17 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, 404, 'ERR_NOT_FOUND', 'no such route'));
 
+  // DNS rebinding: a page of another site whose name comes to resolve to this server sends its own
+  // name in Host. Only the names this dashboard is reached by are answered (/healthz aside, for
+  // health checks by address).
+  const allowedHosts = new Set((config.dashboard.allowedHosts ?? (isLoopback(host) ? ['localhost', '127.0.0.1', '[::1]', '::1'] : [])).map((name) => name.toLowerCase()));
+  if (allowedHosts.size > 0) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (allowedHosts.has(request.hostname.toLowerCase()) || request.url === '/healthz') return;
+      return sendProblem(request, reply, 421, 'ERR_HOST_NOT_ALLOWED', 'this dashboard does not answer to that host name (TRAWL_DASHBOARD_ALLOWED_HOSTS)');
+    });
+  }
+
   // Every answer: no sniffing, no framing (clickjacking), no referrer leaving the site. trawl's
   // own pages also get a Content-Security-Policy that allows nothing from another origin
   // (bull-board's UI sets inline configuration, so it keeps its own defaults).

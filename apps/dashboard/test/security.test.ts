@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { Runtime } from '@trawl/runtime';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -96,10 +97,10 @@ describe('slow clients', () => {
 
   it('cuts off a body sent a byte at a time once the request timeout passes (408), and headers that never end', async () => {
     const server = await dashboard({ TRAWL_API_HEADERS_TIMEOUT_MS: '400', TRAWL_API_REQUEST_TIMEOUT_MS: '1000' });
-    const body = await trickle(server.url, 'POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n', 150, 8000);
+    const body = await trickle(server.url, 'POST /signin HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n', 150, 8000);
     expect(body.closedAfterMs).toBeLessThan(4000);
     expect(body.answer).toMatch(/^HTTP\/1\.1 408/);
-    const headers = await trickle(server.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 150, 8000);
+    const headers = await trickle(server.url, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', 150, 8000);
     expect(headers.closedAfterMs).toBeLessThan(3000);
   });
 
@@ -240,9 +241,36 @@ describe('seeds requests', () => {
       fetch(`${server.url}/v1/crawl/seeds`, { method: 'POST', ...bearer(TOKEN_A, { 'content-type': 'application/json' }), body: JSON.stringify({ urls: Array.from({ length: n }, (_, i) => `http://cap.example/${i}`) }) });
     const over = await post(6);
     expect(over.status).toBe(413);
-    expect((await over.json()).error.code).toBe('ERR_TOO_MANY_SEEDS');
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe('ERR_TOO_MANY_SEEDS');
     const ok = await post(5);
     expect(ok.status).toBe(202);
-    expect((await ok.json()).enqueued).toBe(5);
+    expect(((await ok.json()) as { enqueued: number }).enqueued).toBe(5);
+  });
+});
+
+describe('the Host header (DNS rebinding)', () => {
+  /** A request with a Host header of our choosing (fetch always sends the URL's). */
+  function withHost(url: string, hostHeader: string, path = '/v1/crawl/paused'): Promise<number> {
+    const { hostname, port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: hostname, port, path, headers: { host: hostHeader, authorization: `Bearer ${TOKEN_A}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  it('on loopback answers only loopback names by default; TRAWL_DASHBOARD_ALLOWED_HOSTS names others', async () => {
+    const local = await dashboard();
+    const port = new URL(local.url).port;
+    expect(await withHost(local.url, `127.0.0.1:${port}`)).toBe(200);
+    expect(await withHost(local.url, `localhost:${port}`)).toBe(200);
+    expect(await withHost(local.url, `rebound.attacker.example:${port}`)).toBe(421);
+    expect(await withHost(local.url, 'rebound.attacker.example', '/healthz')).toBe(200);
+    const named = await dashboard({ TRAWL_DASHBOARD_ALLOWED_HOSTS: 'trawl.example.com' });
+    expect(await withHost(named.url, 'Trawl.Example.com')).toBe(200);
+    expect(await withHost(named.url, `127.0.0.1:${new URL(named.url).port}`)).toBe(421);
   });
 });

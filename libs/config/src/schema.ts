@@ -290,6 +290,11 @@ export const configSchema = z.object({
       'A client must send a whole request, headers and body, within this long (a body trickled in a byte at a time is cut off), or the dashboard answers 408 and closes the connection. At least TRAWL_API_HEADERS_TIMEOUT_MS.',
     ),
     idleTimeoutMs: set(int(100, 3_600_000).default(60_000), 'TRAWL_API_IDLE_TIMEOUT_MS', 'A connection on which nothing moves for this long is closed.'),
+    allowedHosts: set(
+      list().optional(),
+      'TRAWL_DASHBOARD_ALLOWED_HOSTS',
+      'Host names the dashboard answers to (comma-separated, the port aside; e.g. `trawl.example.com,localhost`): a request naming another host in its Host header is refused 421, a defence against DNS rebinding. Unset: on a loopback address only localhost, 127.0.0.1 and [::1]; on any other address every name (set it there).',
+    ),
     maxSeedsPerRequest: set(
       int(1, 10_000).default(1000),
       'TRAWL_API_MAX_SEEDS',
