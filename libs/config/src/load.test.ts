@@ -26,6 +26,7 @@ describe('loadConfig', () => {
     ['TRAWL_SORT_QUERY', 'YES', (c: ReturnType<typeof loadConfig>) => c.policy.sortQuery, true],
     ['TRAWL_SCOPE', 'Host', (c: ReturnType<typeof loadConfig>) => c.policy.scope, 'host'],
     ['TRAWL_ALLOW_NETWORKS', '127.0.0.0/8, ::1/128', (c: ReturnType<typeof loadConfig>) => c.fetch.allowNetworks, ['127.0.0.0/8', '::1/128']],
+    ['TRAWL_ALLOW_NETWORKS', '10.0.0.5:8080,10.1.0.0/16:8000-8099,[fd00::/8]:443', (c: ReturnType<typeof loadConfig>) => c.fetch.allowNetworks, ['10.0.0.5:8080', '10.1.0.0/16:8000-8099', '[fd00::/8]:443']],
     ['TRAWL_SEEN_ERROR_RATE', '0.001', (c: ReturnType<typeof loadConfig>) => c.seen.errorRate, 0.001],
     ['TRAWL_MAX_DEPTH', '0', (c: ReturnType<typeof loadConfig>) => c.policy.maxDepth, 0],
     ['REDIS_URL', 'redis://10.0.0.1:6380/2', (c: ReturnType<typeof loadConfig>) => c.redisUrl, 'redis://10.0.0.1:6380/2'],

@@ -180,7 +180,7 @@ export const configSchema = z.object({
     idleTimeoutMs: set(int(1).default(20_000), 'TRAWL_IDLE_TIMEOUT_MS', 'Longest silence on the socket while reading.'),
     deadlineMs: set(int(1).default(60_000), 'TRAWL_FETCH_DEADLINE_MS', 'Total time one fetch may take, whatever the server does.'),
     maxBodyBytes: set(int(1024).default(10 * 1024 * 1024), 'TRAWL_MAX_BODY_BYTES', 'Body cap (decoded bytes); longer bodies are truncated, kept and parsed.'),
-    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet). An entry opens every port unless it names some: `10.0.0.5:8080`, `10.1.0.0/16:8000-8099`, `[fd00::/8]:443` (checked on the connected socket).'),
     signatureKeyFile: set(
       str().optional(),
       'TRAWL_SIGNATURE_KEY_FILE',
