@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
 import { crawlOverrides, readSeedsFile } from './args.js';
 import { type CrawlSummary, runCrawl } from './crawl.js';
-import { freshnessTable, progressLine, StatusLine, summaryText } from './progress.js';
+import { freshnessTable, progressLine, StatusLine, summaryText, terminalText } from './progress.js';
 import { resolveServices, type Services } from './services.js';
 import type { TestWebOptions } from '@trawl/testweb';
 
@@ -259,7 +259,7 @@ export async function dlqCommand(ctx: CliContext, action: 'list' | 'retry', ids:
       const letters = await runtime.queues.deadLetters(limit);
       if (flags.json) ctx.stdout.write(`${JSON.stringify(letters, null, 2)}\n`);
       else {
-        for (const l of letters) ctx.stdout.write(`${l.id}\tp${l.partition}\t${l.attempts}×\t${l.url ?? '?'}\t${l.reason}\n`);
+        for (const l of letters) ctx.stdout.write(`${terminalText(l.id)}\tp${l.partition}\t${l.attempts}×\t${terminalText(l.url ?? '?')}\t${terminalText(l.reason)}\n`);
         ctx.stdout.write(`${letters.length} dead-lettered job(s)${letters.length === limit ? ` (first ${limit})` : ''}\n`);
       }
       return;

@@ -1,6 +1,16 @@
 import type { FreshnessRow } from '@trawl/db';
 import type { CrawlSummary, Progress } from './crawl.js';
 
+/**
+ * Text from the crawl (URLs, hosts, titles, servers' error messages) as a terminal may show it:
+ * every control character (C0, DEL, C1: ANSI escape sequences, carriage returns, bells) becomes a
+ * visible \xNN, so a crawled page cannot move the cursor, recolour or rewrite the operator's
+ * terminal. JSON output needs nothing: JSON.stringify escapes them already.
+ */
+export const terminalText = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+
 const n = (value: number) => Math.round(value).toLocaleString('en-US');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
@@ -57,7 +67,7 @@ const duration = (s: number | null): string => {
 export function freshnessTable(rows: readonly FreshnessRow[]): string {
   const head = ['host', 'pages', 'median change', 'overdue', 'oldest overdue', 're-crawls', 'late', 'miss rate'];
   const body = rows.map((r) => [
-    r.host ?? '(all hosts)',
+    r.host === null ? '(all hosts)' : terminalText(r.host),
     n(r.pages),
     duration(r.medianChangeIntervalS),
     n(r.overdue),

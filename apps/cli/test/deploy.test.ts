@@ -1,9 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@trawl/config';
 import { parse } from 'yaml';
 import { DATABASE_URL, REDIS_URL, REPO } from '../src/testing/index.js';
 
@@ -99,7 +100,8 @@ describe('docker-compose.yml', () => {
     // Bodies go to MinIO through the S3 store; the dashboard needs its API tokens.
     expect(services.worker?.environment?.TRAWL_CONTENT_STORE).toBe('s3');
     expect(services.worker?.environment?.TRAWL_S3_ENDPOINT).toBe('http://minio:9000');
-    expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token,change-me-prometheus-token');
+    expect(services.dashboard?.environment?.TRAWL_API_TOKENS).toBe('change-me-api-token');
+    expect(services.dashboard?.environment?.TRAWL_API_READ_TOKENS).toBe('change-me-prometheus-token');
     expect(services.postgres?.healthcheck?.test).toEqual(['CMD', 'pg_isready', '-h', '127.0.0.1', '-U', 'trawl', '-d', 'trawl']);
   });
 
@@ -250,6 +252,40 @@ describe('Dockerfile', () => {
     expect(entry).toContain('"$APP/apps/cli/bin/trawl.js"');
     for (const app of ['worker', 'scheduler', 'dashboard']) expect(existsSync(join(REPO, 'apps', app, 'src', 'main.ts'))).toBe(true);
     expect(() => execFileSync('sh', ['-n', join(REPO, 'deploy/entrypoint.sh')])).not.toThrow();
+  });
+});
+
+describe('scripts/setup-secrets.sh', () => {
+  it('makes .env from .env.example with every placeholder random, mode 0600, and a second run changes nothing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-secrets-'));
+    try {
+      const env = join(dir, '.env');
+      const run = () => spawnSync('sh', [join(REPO, 'scripts/setup-secrets.sh'), '--env-file', env, '--example', join(REPO, '.env.example')], { encoding: 'utf8' });
+      const first = run();
+      expect(first.status, first.stderr).toBe(0);
+      const made = readFileSync(env, 'utf8');
+      const settings = (text: string) => text.split('\n').filter((line) => !line.startsWith('#')).join('\n');
+      expect(settings(made)).not.toMatch(/change-me/i);
+      expect(statSync(env).mode & 0o777).toBe(0o600);
+      const value = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(made)?.[1] ?? '';
+      expect(value('TRAWL_API_TOKENS')).toMatch(/^[0-9a-f]{48}$/);
+      expect(value('REDIS_PASSWORD')).not.toBe(value('POSTGRES_PASSWORD'));
+      expect(value('TRAWL_NAMESPACE')).toBe('trawl'); // not a secret: kept
+      expect(run().status).toBe(0);
+      expect(readFileSync(env, 'utf8')).toBe(made);
+      // A placeholder put back (or a setting the example gained) is filled; the rest stays.
+      writeFileSync(env, made.replace(/^GRAFANA_ADMIN_PASSWORD=.*$/m, 'GRAFANA_ADMIN_PASSWORD=change-me-grafana').replace(/^PROMETHEUS_TOKEN=.*\n/m, ''));
+      expect(run().status).toBe(0);
+      const again = readFileSync(env, 'utf8');
+      expect(settings(again)).not.toMatch(/change-me/i);
+      expect(again).toContain(`TRAWL_API_TOKENS=${value('TRAWL_API_TOKENS')}`);
+      expect(again).toMatch(/^PROMETHEUS_TOKEN=[0-9a-f]{48}$/m);
+      // trawl starts with what it made (the placeholders it would refuse).
+      expect(() => loadConfig({ env: { TRAWL_API_TOKENS: value('TRAWL_API_TOKENS'), REDIS_URL: `redis://:${value('REDIS_PASSWORD')}@redis:6379` } })).not.toThrow();
+      expect(() => loadConfig({ env: { TRAWL_API_TOKENS: 'change-me-api-token' } })).toThrow(/TRAWL_API_TOKENS.*placeholder/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

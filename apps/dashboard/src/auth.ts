@@ -4,17 +4,23 @@ import { SIGNATURE_DIRECTORY_PATH } from '@trawl/fetch';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type Caller, escapeHtml, sendProblem, wantsHtml } from './http.js';
+import type { SessionStore } from './sessions.js';
 
 export const SESSION_COOKIE = 'trawl_session';
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const SIGN_OUT = new Set(['/signout', '/signout/everywhere']);
 
 export interface AuthOptions {
   tokens: TokenSet;
+  /** Ids of the read-only tokens among `tokens`. */
+  readOnlyIds: ReadonlySet<string>;
   /** The tokens themselves, only to derive the session-signing key. */
   secrets: readonly string[];
   sessionTtlMs: number;
   /** /metrics answers without credentials. */
   metricsOpen: boolean;
+  /** The sessions still signed in (a cookie outside it is refused). */
+  sessions: SessionStore;
   now: () => number;
 }
 
@@ -33,6 +39,8 @@ interface Session {
   exp: number;
   /** CSRF token of this session. */
   c: string;
+  /** Session id: the session is open while the session store holds it. */
+  s: string;
 }
 
 /** Same-origin by Fetch Metadata (`Sec-Fetch-Site`), else by `Origin`; neither present: refused. */
@@ -97,35 +105,42 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
   await app.register(fastifyCookie, { secret: key, hook: 'onRequest' });
   const failures = new FailureLimiter(30, options.now);
 
-  const readSession = (request: FastifyRequest): Caller | null => {
+  const readSession = async (request: FastifyRequest): Promise<Caller | null> => {
     const raw = request.cookies[SESSION_COOKIE];
     if (!raw) return null;
     const unsigned = request.unsignCookie(raw);
     if (!unsigned.valid || unsigned.value === null) return null;
+    let session: Session;
     try {
-      const session = JSON.parse(Buffer.from(unsigned.value, 'base64url').toString('utf8')) as Session;
-      if (typeof session.exp !== 'number' || session.exp <= options.now() || !options.tokens.hasId(session.t)) return null;
-      return { tokenId: session.t, via: 'session', csrf: session.c };
+      session = JSON.parse(Buffer.from(unsigned.value, 'base64url').toString('utf8')) as Session;
     } catch {
       return null;
     }
+    if (typeof session.exp !== 'number' || session.exp <= options.now() || typeof session.s !== 'string' || !options.tokens.hasId(session.t)) return null;
+    if (!(await options.sessions.isOpen(session.t, session.s))) return null;
+    return { tokenId: session.t, via: 'session', csrf: session.c, sessionId: session.s, readOnly: options.readOnlyIds.has(session.t) };
+  };
+
+  // Only failures are counted, and only a wrong credential is ever refused for them: a valid token
+  // or session always gets in, so nobody can lock the operators out by failing from their address
+  // (behind a proxy, set TRAWL_TRUST_PROXY, or every client shares the proxy's address).
+  const refuseBadToken = (request: FastifyRequest, reply: FastifyReply) => {
+    if (failures.blocked(request.ip)) return sendProblem(request, reply, 429, 'ERR_RATE_LIMITED', 'too many failed authentications from this address; try again in a minute');
+    failures.fail(request.ip);
+    reply.header('www-authenticate', 'Bearer realm="trawl", error="invalid_token"');
+    return sendProblem(request, reply, 401, 'ERR_UNAUTHORIZED', 'invalid credentials');
   };
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] as string;
     if (isPublic(path, request.method, options.metricsOpen)) return;
-    if (failures.blocked(request.ip)) return sendProblem(request, reply, 429, 'ERR_RATE_LIMITED', 'too many failed authentications from this address; try again in a minute');
     if (request.headers.authorization !== undefined) {
       const id = options.tokens.verify(bearerToken(request.headers.authorization));
-      if (id === null) {
-        failures.fail(request.ip);
-        reply.header('www-authenticate', 'Bearer realm="trawl", error="invalid_token"');
-        return sendProblem(request, reply, 401, 'ERR_UNAUTHORIZED', 'invalid credentials');
-      }
-      request.caller = { tokenId: id, via: 'bearer' };
+      if (id === null) return refuseBadToken(request, reply);
+      request.caller = { tokenId: id, via: 'bearer', readOnly: options.readOnlyIds.has(id) };
       return;
     }
-    const session = readSession(request);
+    const session = await readSession(request);
     if (session) {
       request.caller = session;
       return;
@@ -137,6 +152,10 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
 
   app.addHook('preHandler', async (request: FastifyRequest) => {
     const caller = request.caller;
+    // A read-only token reads; signing itself out is all it may write.
+    if (caller?.readOnly && !['GET', 'HEAD', 'OPTIONS'].includes(request.method) && !SIGN_OUT.has(request.url.split('?')[0] as string)) {
+      throw new ApiError(403, 'ERR_READ_ONLY', 'this token is read-only (TRAWL_API_READ_TOKENS): it cannot write');
+    }
     if (!caller || caller.via !== 'session' || !UNSAFE.has(request.method)) return;
     if (!sameOrigin(request)) throw new ApiError(403, 'ERR_CSRF', 'cross-site request refused');
     const path = request.url.split('?')[0] as string;
@@ -158,25 +177,39 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     const next = safeNext(form.next);
     // Signing in from another site (login CSRF) is refused like any cross-site write.
     if (!sameOrigin(request)) return sendProblem(request, reply, 403, 'ERR_CSRF', 'cross-site request refused');
-    if (failures.blocked(request.ip)) return reply.code(429).type('text/html; charset=utf-8').send(signInPage(next, 'Too many failed attempts; wait a minute.'));
     const id = options.tokens.verify(typeof form.token === 'string' ? form.token.trim() : '');
     if (id === null) {
+      if (failures.blocked(request.ip)) return reply.code(429).type('text/html; charset=utf-8').send(signInPage(next, 'Too many failed attempts; wait a minute.'));
       failures.fail(request.ip);
       return reply.code(401).type('text/html; charset=utf-8').send(signInPage(next, 'That token is not valid.'));
     }
-    const session: Session = { t: id, exp: options.now() + options.sessionTtlMs, c: randomBytes(18).toString('base64url') };
+    const session: Session = { t: id, exp: options.now() + options.sessionTtlMs, c: randomBytes(18).toString('base64url'), s: randomBytes(18).toString('base64url') };
+    await options.sessions.open(id, session.s, session.exp, options.now());
     const value = reply.signCookie(Buffer.from(JSON.stringify(session)).toString('base64url'));
     reply.setCookie(SESSION_COOKIE, value, {
       httpOnly: true,
       sameSite: 'strict',
       path: '/',
       maxAge: Math.floor(options.sessionTtlMs / 1000),
+      // https as the client sees it: behind a TLS proxy, its X-Forwarded-Proto (TRAWL_TRUST_PROXY).
       secure: request.protocol === 'https',
     });
     return reply.redirect(next, 303);
   });
 
-  app.post('/signout', async (_request, reply) => {
+  // Signing out ends the session on the server too: the cookie, even a copy of it, no longer works.
+  app.post('/signout', async (request, reply) => {
+    const caller = request.caller;
+    if (caller?.via === 'session' && caller.sessionId !== undefined) await options.sessions.close(caller.tokenId, caller.sessionId);
+    reply.clearCookie(SESSION_COOKIE, { path: '/' });
+    return reply.redirect('/signin', 303);
+  });
+
+  // Every browser signed in with the caller's token, everywhere (a lost laptop, a shared machine).
+  app.post('/signout/everywhere', async (request, reply) => {
+    const caller = request.caller as Caller;
+    const closed = await options.sessions.closeAll(caller.tokenId);
+    if (caller.via === 'bearer') return { closed };
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/signin', 303);
   });

@@ -5,12 +5,34 @@ import { dirname, join } from 'node:path';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import { freshLeaseRetry, isFetchQueueName, type openQueue, type QueueSpec, SEEDS_QUEUE, seedsJobSchema } from '@trawl/queue';
+import { fetchJobDataSchema, freshLeaseRetry, isFetchQueueName, type openQueue, type QueueSpec, SEEDS_QUEUE, seedsJobSchema } from '@trawl/queue';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { ApiError } from './http.js';
 
 type Queue = ReturnType<typeof openQueue>;
 type Job = NonNullable<Awaited<ReturnType<Queue['getJob']>>>;
+
+/** A write through bull-board that trawl's job schemas refuse: answered 400 with what is wrong. */
+export class BoardInputError extends Error {
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+    this.name = 'BoardInputError';
+  }
+}
+
+/**
+ * What a job of `queue` must hold, by trawl's own zod schemas: the seeds queue's jobs, or a fetch
+ * job (whose host must be its URL's). Any other queue (the sweeps) takes no job by hand.
+ */
+export function validateBoardJob(queue: string, data: unknown): unknown {
+  const schema = queue === SEEDS_QUEUE ? seedsJobSchema : isFetchQueueName(queue) ? fetchJobDataSchema : null;
+  if (schema === null) throw new BoardInputError(`the ${queue} queue takes no job by hand`);
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new BoardInputError(`invalid ${queue === SEEDS_QUEUE ? 'seeds' : 'fetch'} job: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'data'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
 
 /** Where bull-board lives: fixed, like the API's paths. */
 export const BOARD_PATH = '/queues';
@@ -20,8 +42,10 @@ export const BOARD_PATH = '/queues';
  * `retry()` itself (a job's Retry button, a queue's Retry all); for a fetch job that would run it
  * again under its old lease, which may be tombstoned — and the gate drops such a job as stale.
  * Every job this adapter hands out retries through `freshLeaseRetry` instead: fresh attempts
- * and a fresh lease id, so the retry is fetched (through the host gate). Jobs added to `seeds`
- * from the UI are validated first, so a typo is refused in the form rather than failed later.
+ * and a fresh lease id, so the retry is fetched (through the host gate). Every job added or
+ * edited through bull-board is validated with trawl's job schemas first (`validateBoardJob`), so a
+ * typo is refused in the form rather than failed later, and no hand-made fetch job names one host
+ * in its URL and another in its politeness key.
  */
 export class TrawlQueueAdapter extends BullMQAdapter {
   constructor(
@@ -32,9 +56,11 @@ export class TrawlQueueAdapter extends BullMQAdapter {
   }
 
   private wrap(job: Job): Job {
+    const queue = this.bullQueue.name;
     return new Proxy(job, {
       get(target, property, receiver) {
         if (property === 'retry') return (state: 'failed' | 'completed' = 'failed') => freshLeaseRetry(target, state);
+        if (property === 'updateData') return (data: unknown) => target.updateData(validateBoardJob(queue, data) as Job['data']);
         return Reflect.get(target, property, receiver) as unknown;
       },
     });
@@ -50,12 +76,7 @@ export class TrawlQueueAdapter extends BullMQAdapter {
   }
 
   override addJob(name: string, data: unknown, options: Parameters<BullMQAdapter['addJob']>[2]) {
-    if (this.bullQueue.name === SEEDS_QUEUE) {
-      const parsed = seedsJobSchema.safeParse(data);
-      if (!parsed.success) throw new Error(`invalid seeds job: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'data'}: ${i.message}`).join('; ')}`);
-      return super.addJob(name, parsed.data, options);
-    }
-    return super.addJob(name, data, options);
+    return super.addJob(name, validateBoardJob(this.bullQueue.name, data), options);
   }
 }
 
@@ -95,6 +116,17 @@ export async function registerBoard(app: FastifyInstance, queues: readonly { spe
     queues: queues.map(adapterOf),
     serverAdapter,
     options: { uiBasePath: ui.path, uiConfig: { boardTitle: options.title, hideDocsLink: true, miscLinks: [{ text: 'trawl overview', url: '/' }] } },
+  });
+  // bull-board answers a failure with the error's own message: only trawl's validation says what
+  // was wrong; anything else is logged and answered without its text (it may name servers or keys).
+  serverAdapter.setErrorHandler((error: Error & { statusCode?: number }) => {
+    if (error instanceof BoardInputError) return { status: 400, body: { error: { key: 'ERRORS.BAD_REQUEST' }, message: error.message } };
+    // trawl's own refusals (authentication, CSRF, the rate limit) say why, with their status.
+    if (error instanceof ApiError) return { status: error.status as 400, body: { error: { key: 'ERRORS.BAD_REQUEST' }, message: error.message } };
+    // A request Fastify itself refused (a body that is not JSON): the client's fault, said plainly.
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return { status: error.statusCode as 400, body: { error: { key: 'ERRORS.BAD_REQUEST' }, message: 'bad request' } };
+    app.log.error({ err: { message: error.message, stack: error.stack } }, 'bull-board request failed');
+    return { status: 500, body: { error: { key: 'ERRORS.INTERNAL_SERVER_ERROR' }, message: 'internal error (logged)' } };
   });
   await app.register(serverAdapter.registerPlugin(), { prefix: BOARD_PATH });
   return {

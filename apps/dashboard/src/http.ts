@@ -7,6 +7,10 @@ export interface Caller {
   via: 'bearer' | 'session';
   /** The session's CSRF token (session callers only). */
   csrf?: string;
+  /** The session's id (session callers only). */
+  sessionId?: string;
+  /** Signed in with a read-only token (TRAWL_API_READ_TOKENS): GET and HEAD only. */
+  readOnly?: boolean;
 }
 
 declare module 'fastify' {

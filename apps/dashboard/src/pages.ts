@@ -43,6 +43,7 @@ function layout(o: PageOptions): string {
 <nav>${nav('/', 'Overview', 'overview')}${nav('/queues', 'Queues')}${nav('/freshness', 'Freshness', 'freshness')}${nav('/v1/docs', 'API', 'docs')}</nav>
 <form class="host-lookup" action="/hosts" method="get"><input name="host" placeholder="host, e.g. example.com" aria-label="Go to host" required></form>
 <form method="post" action="/signout"><input type="hidden" name="_csrf" value="${escapeHtml(o.csrf)}"><button class="link">Sign out</button></form>
+<form method="post" action="/signout/everywhere"><input type="hidden" name="_csrf" value="${escapeHtml(o.csrf)}"><button class="link" title="End every session signed in with this token">Sign out everywhere</button></form>
 </header>
 <main>${o.body}</main>
 <p class="status" id="status" role="status" aria-live="polite"></p>

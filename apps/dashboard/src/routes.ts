@@ -83,10 +83,13 @@ export function apiRoutes(operator: CrawlOperator, idempotency: IdempotencyStore
       headers: [{ name: 'Idempotency-Key', schema: idempotencyKey }],
       responses: {
         202: { description: 'Accepted: the seeds are in the frontier (or were known)', schema: seedsAccepted },
+        413: { description: 'More URLs than TRAWL_API_MAX_SEEDS allows in one request (nothing applied)' },
         409: { description: 'A request with this Idempotency-Key is still running' },
         422: { description: 'The Idempotency-Key was used with a different body' },
       },
       handler: async ({ body, caller, request }) => {
+        const most = operator.runtime.config.dashboard.maxSeedsPerRequest;
+        if (body.urls.length > most) throw new ApiError(413, 'ERR_TOO_MANY_SEEDS', `${body.urls.length} URLs in one request; at most ${most} (TRAWL_API_MAX_SEEDS): send them in several requests`);
         const rawKey = request.headers['idempotency-key'];
         const run = async (): Promise<RouteResult> => {
           try {

@@ -1,4 +1,5 @@
 import { seedsJobSchema } from '@trawl/queue';
+import { hostOf } from '@trawl/url';
 import { z } from 'zod';
 
 /** Every error the API answers: a stable code, a message, the problems one by one, the request's id. */
@@ -16,12 +17,24 @@ export const problemSchema = z
 const isoTime = z.string().describe('ISO 8601 time');
 const nullableTime = isoTime.nullable();
 
+/**
+ * A host exactly as the crawl keys it: whatever the crawler accepts in a URL (WHATWG allows
+ * `"'{}$` and more, and any length the URL limit allows) and nothing it would not write.
+ */
+export const isHostKey = (host: string): boolean => {
+  try {
+    return hostOf(`http://${host}/`) === host;
+  } catch {
+    return false;
+  }
+};
+
 export const hostParams = z.object({
   host: z
     .string()
     .min(1)
-    .max(300)
-    .regex(/^[a-z0-9.\-:[\]_]+$/, 'expected a host name as the crawl writes it: lowercase, punycode, with :port when not the default')
+    .max(65_536)
+    .refine(isHostKey, 'expected a host name as the crawl writes it: lowercase, punycode, with :port when not the default')
     .describe('Host as the crawl keys it (lowercase, punycode, `:port` when not the default)'),
 });
 

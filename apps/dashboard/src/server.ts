@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyRateLimit from '@fastify/rate-limit';
 import { ConfigError } from '@trawl/config';
-import { TokenSet } from '@trawl/core';
+import { tokenId, TokenSet } from '@trawl/core';
 import { SIGNATURE_DIRECTORY_PATH, SIGNATURE_DIRECTORY_TYPE, signatureDirectory } from '@trawl/fetch';
 import { isLoopback, type Runtime } from '@trawl/runtime';
 import Fastify, { type FastifyBaseLogger, type FastifyError, LogController } from 'fastify';
@@ -17,6 +17,7 @@ import { dashboardMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { CrawlOperator } from './operator.js';
 import { registerPages } from './pages.js';
+import { SessionStore } from './sessions.js';
 import { apiRoutes, registerApiRoutes } from './routes.js';
 
 export interface DashboardOptions {
@@ -45,6 +46,7 @@ export interface DashboardServer {
  */
 function resolveTokens(config: Runtime['config'], host: string): { secrets: string[]; tokenFile: string | null } {
   if (config.dashboard.apiTokens.length > 0) return { secrets: [...config.dashboard.apiTokens], tokenFile: null };
+  // Read-only tokens alone open nothing for writing: the loopback token below is made all the same.
   if (!isLoopback(host)) {
     throw new ConfigError([`TRAWL_API_TOKENS (dashboard.apiTokens): the dashboard would listen on ${host}, which is not a loopback address, without a token; set TRAWL_API_TOKENS, or listen on 127.0.0.1`]);
   }
@@ -56,6 +58,10 @@ function resolveTokens(config: Runtime['config'], host: string): { secrets: stri
   return { secrets: [token], tokenFile: file };
 }
 
+/** TRAWL_TRUST_PROXY as Fastify takes it (a number of hops as a function of the hop). */
+const proxyTrust = (setting: boolean | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) =>
+  typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+
 /**
  * The dashboard on a runtime: bull-board at /queues, the REST API under /v1 (OpenAPI at
  * /v1/openapi.json, a reference at /v1/docs), trawl's pages, /metrics and /healthz — every route
@@ -65,8 +71,12 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
   const { config } = runtime;
   const host = options.host ?? config.dashboard.host;
   const port = options.port ?? config.dashboard.port;
-  const { secrets, tokenFile } = resolveTokens(config, host);
+  const { secrets: writers, tokenFile } = resolveTokens(config, host);
+  // A token in both lists can write: the read-only ids are those of tokens only in the read list.
+  const readers = config.dashboard.readTokens.filter((token) => !writers.includes(token));
+  const secrets = [...writers, ...readers];
   const tokens = new TokenSet(secrets);
+  const readOnlyIds = new Set(readers.map(tokenId));
   const log = runtime.logger.child({ component: 'dashboard' });
   const operator = new CrawlOperator(runtime, { rediscoverQueuesMs: options.rediscoverQueuesMs });
   const restored = await operator.restorePauses();
@@ -77,6 +87,19 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     // No line per request (pages poll every 2 s); errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.dashboard.bodyLimitBytes,
+    // A host in a path (/hosts/:host, /v1/crawl/domains/:host/…) may be as long as a URL may.
+    maxParamLength: config.policy.maxUrlLength,
+    // A slow client cannot hold a connection open: the headers, the whole request (body
+    // included) and any silence each have a deadline. Node checks them at least every second.
+    requestTimeout: config.dashboard.requestTimeoutMs,
+    connectionTimeout: config.dashboard.idleTimeoutMs,
+    http: {
+      headersTimeout: config.dashboard.headersTimeoutMs,
+      requestTimeout: config.dashboard.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.dashboard.headersTimeoutMs / 4))),
+    },
+    // The client's address and protocol as a trusted proxy forwards them (TRAWL_TRUST_PROXY).
+    trustProxy: proxyTrust(config.dashboard.trustProxy),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
   });
@@ -91,6 +114,17 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     return sendProblem(request, reply, 500, 'ERR_INTERNAL', 'internal error (logged)');
   });
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, 404, 'ERR_NOT_FOUND', 'no such route'));
+
+  // DNS rebinding: a page of another site whose name comes to resolve to this server sends its own
+  // name in Host. Only the names this dashboard is reached by are answered (/healthz aside, for
+  // health checks by address).
+  const allowedHosts = new Set((config.dashboard.allowedHosts ?? (isLoopback(host) ? ['localhost', '127.0.0.1', '[::1]', '::1'] : [])).map((name) => name.toLowerCase()));
+  if (allowedHosts.size > 0) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (allowedHosts.has(request.hostname.toLowerCase()) || request.url === '/healthz') return;
+      return sendProblem(request, reply, 421, 'ERR_HOST_NOT_ALLOWED', 'this dashboard does not answer to that host name (TRAWL_DASHBOARD_ALLOWED_HOSTS)');
+    });
+  }
 
   // Every answer: no sniffing, no framing (clickjacking), no referrer leaving the site. trawl's
   // own pages also get a Content-Security-Policy that allows nothing from another origin
@@ -112,7 +146,8 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     else parseJson(request, text, done);
   });
   await app.register(fastifyFormbody);
-  await registerAuth(app, { tokens, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, now: () => Date.now() });
+  // Before any route, so every route is limited (the sign-in and sign-out pages too): the limit
+  // applies to routes registered after it. Its hook runs after authentication names the caller.
   await app.register(fastifyRateLimit, {
     global: true,
     hook: 'preHandler',
@@ -124,6 +159,7 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     allowList: (request) => request.url === '/healthz',
     errorResponseBuilder: (_request, context) => new ApiError(429, 'ERR_RATE_LIMITED', `more than ${context.max} requests a minute; retry in ${Math.ceil(context.ttl / 1000)} s`),
   });
+  await registerAuth(app, { tokens, readOnlyIds, secrets, sessionTtlMs: config.dashboard.sessionTtlMs, metricsOpen: config.metrics.open, sessions: new SessionStore(runtime.redis, config.namespace), now: () => Date.now() });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   // Web Bot Auth: the public key sites verify trawl's request signatures with (public, like /healthz).

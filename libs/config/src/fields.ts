@@ -87,7 +87,31 @@ export function isCidr(value: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** A CIDR with an optional port or port range: `10.0.0.0/8`, `10.0.0.5:8080`, `10.1.0.0/16:8000-8099`, `[fd00::/8]:443`. */
+export function isCidrWithPorts(value: string): boolean {
+  const withPorts = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})(?:-(\d{1,5}))?$/.exec(value);
+  if (withPorts === null) return isCidr(value);
+  const from = Number(withPorts[3]);
+  const to = withPorts[4] === undefined ? from : Number(withPorts[4]);
+  return from >= 1 && to <= 65_535 && from <= to && isCidr((withPorts[1] ?? withPorts[2]) as string);
+}
+
 export const cidrList = () =>
   list().pipe(
-    z.array(z.string().refine(isCidr, 'expected CIDR ranges such as 127.0.0.0/8 or fd00::/8')),
+    z.array(z.string().refine(isCidrWithPorts, 'expected CIDR ranges such as 127.0.0.0/8 or fd00::/8, each with an optional port or port range (10.0.0.5:8080, [fd00::/8]:8000-8099)')),
+  );
+
+/**
+ * Which proxies' X-Forwarded-For / -Proto / -Host are believed (Fastify's trustProxy): false
+ * (none), true (any: only when nothing reaches the server but through the proxy), a number of
+ * hops, or the proxies' addresses and CIDR ranges.
+ */
+export const trustProxy = () =>
+  z.preprocess(
+    fromString((s) => (s === '' || FALSE.has(s.toLowerCase()) ? false : TRUE.has(s.toLowerCase()) && s !== '1' ? true : /^\d+$/.test(s) ? Number(s) : splitList(s))),
+    z.union([
+      z.boolean(),
+      z.number().int().min(1).max(32),
+      z.array(z.string().refine(isCidr, 'expected true, false, a number of proxy hops, or the proxies\' addresses / CIDR ranges (10.0.0.0/8,127.0.0.1)')).min(1),
+    ]),
   );

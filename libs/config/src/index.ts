@@ -1,5 +1,5 @@
 export { isCidr } from './fields.js';
-export { ConfigError, listSettings, loadConfig, type LoadConfigOptions, redactSecrets, type SettingInfo, settingsMarkdownTable } from './load.js';
+export { ConfigError, listSettings, loadConfig, type LoadConfigOptions, redactSecrets, redactUrlPasswords, type SettingInfo, settingsMarkdownTable } from './load.js';
 export {
   type Config,
   type ConfigInput,

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
     ['TRAWL_SORT_QUERY', 'YES', (c: ReturnType<typeof loadConfig>) => c.policy.sortQuery, true],
     ['TRAWL_SCOPE', 'Host', (c: ReturnType<typeof loadConfig>) => c.policy.scope, 'host'],
     ['TRAWL_ALLOW_NETWORKS', '127.0.0.0/8, ::1/128', (c: ReturnType<typeof loadConfig>) => c.fetch.allowNetworks, ['127.0.0.0/8', '::1/128']],
+    ['TRAWL_ALLOW_NETWORKS', '10.0.0.5:8080,10.1.0.0/16:8000-8099,[fd00::/8]:443', (c: ReturnType<typeof loadConfig>) => c.fetch.allowNetworks, ['10.0.0.5:8080', '10.1.0.0/16:8000-8099', '[fd00::/8]:443']],
     ['TRAWL_SEEN_ERROR_RATE', '0.001', (c: ReturnType<typeof loadConfig>) => c.seen.errorRate, 0.001],
     ['TRAWL_MAX_DEPTH', '0', (c: ReturnType<typeof loadConfig>) => c.policy.maxDepth, 0],
     ['REDIS_URL', 'redis://10.0.0.1:6380/2', (c: ReturnType<typeof loadConfig>) => c.redisUrl, 'redis://10.0.0.1:6380/2'],
@@ -189,6 +190,50 @@ describe('secret settings', () => {
     const shown = JSON.stringify(redactSecrets(config));
     expect(shown).not.toContain('token-of-sixteen');
     expect((redactSecrets(config).dashboard as { apiTokens: string[] }).apiTokens).toEqual(['***', '***']);
+  });
+});
+
+describe('the namespace', () => {
+  it.each(['public', 'information_schema', 'pg_catalog', 'pg_temp_1'])('refuses %s, one of PostgreSQL\'s own schemas', (name) => {
+    expect(() => loadConfig({ env: { TRAWL_NAMESPACE: name } })).toThrow(/TRAWL_NAMESPACE.*PostgreSQL's own schemas/);
+  });
+});
+
+describe('placeholder secrets', () => {
+  it('refuses the public placeholders of .env.example at start, naming each setting and never the value', () => {
+    let message = '';
+    try {
+      loadConfig({
+        env: {
+          TRAWL_API_TOKENS: 'change-me-api-token,change-me-prometheus-token',
+          REDIS_URL: 'redis://:change-me-redis@redis:6379',
+          DATABASE_URL: 'postgres://trawl:change-me-trawl-db@postgres:5432/trawl',
+          AWS_SECRET_ACCESS_KEY: 'change-me-s3',
+        },
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    for (const name of ['TRAWL_API_TOKENS', 'REDIS_URL', 'DATABASE_URL', 'AWS_SECRET_ACCESS_KEY']) expect(message).toMatch(new RegExp(`${name}.*placeholder.*setup-secrets`));
+    expect(message).not.toContain('change-me-redis');
+    const random = 'f3a1c0de9b7e4d2a8c6b5a4f3e2d1c0b';
+    expect(() => loadConfig({ env: { TRAWL_API_TOKENS: random, REDIS_URL: `redis://:${random}@redis:6379`, AWS_SECRET_ACCESS_KEY: random } })).not.toThrow();
+  });
+});
+
+describe('passwords in connection URLs', () => {
+  it('never repeats a password of REDIS_URL or DATABASE_URL in an error, nor prints it', () => {
+    let message = '';
+    try {
+      loadConfig({ env: { REDIS_URL: 'http://:hunter2-redis@redis:6379', DATABASE_URL: 'mysql://trawl:hunter2-db@db/trawl' } });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/REDIS_URL.*http:\/\/:\*\*\*@redis:6379/);
+    expect(message).toMatch(/DATABASE_URL.*trawl:\*\*\*@db/);
+    expect(message).not.toContain('hunter2');
+    const config = loadConfig({ env: { REDIS_URL: 'redis://:hunter2-redis@redis:6379', DATABASE_URL: 'postgres://trawl:hunter2-db@db/trawl' } });
+    expect(JSON.stringify(redactSecrets(config))).not.toContain('hunter2');
   });
 });
 

@@ -102,15 +102,49 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     for (const issue of result.error.issues) {
       const path = issue.path.filter((p) => typeof p === 'string' || typeof p === 'number').join('.');
       const setting = byPath.get(path) ?? byPath.get(path.replace(/\.\d+$/, ''));
-      // A secret's value is never repeated back, not even when it is wrong.
-      const given = setting && !setting.secret ? env[setting.env] : undefined;
+      // A secret's value is never repeated back, not even when it is wrong; nor is a password in a URL.
+      const raw = setting && !setting.secret ? env[setting.env] : undefined;
+      const given = raw === undefined ? undefined : redactUrlPasswords(raw);
       const where = setting ? `${setting.env} (${setting.path})` : path || 'config';
       problems.push(`${where}: ${issue.message}${given !== undefined ? ` — got ${JSON.stringify(given)}` : ''}`);
     }
   }
+  if (result.success) problems.push(...placeholderProblems(result.data as Config, env));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(result.data as Config);
 }
+
+/**
+ * The placeholder secrets of .env.example and the Kubernetes example Secret all contain this:
+ * they are public, so a fleet started with one would run with credentials anyone can read.
+ */
+export const PLACEHOLDER_MARK = 'change-me';
+const isPlaceholder = (value: string | undefined): boolean => value !== undefined && value.toLowerCase().includes(PLACEHOLDER_MARK);
+const urlPassword = (value: string): string => {
+  const match = /\/\/[^/@\s:]*:([^@\s/]*)@/.exec(value);
+  return match ? decodeURIComponent(match[1] as string) : '';
+};
+
+/** Every secret still holding a placeholder, named by its setting (never repeating a value). */
+function placeholderProblems(config: Config, env: Record<string, string | undefined>): string[] {
+  const fix = 'it holds a placeholder of .env.example, which anyone can read: run `sh scripts/setup-secrets.sh` (or set a random value)';
+  const found: string[] = [];
+  for (const setting of listSettings()) {
+    if (!setting.secret) continue;
+    let value: unknown = config;
+    for (const key of setting.path.split('.')) value = (value as Record<string, unknown> | undefined)?.[key];
+    const values = Array.isArray(value) ? (value as string[]) : typeof value === 'string' ? [value] : [];
+    if (values.some(isPlaceholder)) found.push(`${setting.env} (${setting.path}): ${fix}`);
+  }
+  if (config.redisUrl !== undefined && isPlaceholder(urlPassword(config.redisUrl))) found.push(`REDIS_URL (redisUrl): its password ${fix}`);
+  if (config.databaseUrl !== undefined && isPlaceholder(urlPassword(config.databaseUrl))) found.push(`DATABASE_URL (databaseUrl): its password ${fix}`);
+  // The S3 store's key is read by the AWS SDK, not by this schema; the placeholder is refused all the same.
+  if (isPlaceholder(env.AWS_SECRET_ACCESS_KEY)) found.push(`AWS_SECRET_ACCESS_KEY: ${fix}`);
+  return found;
+}
+
+/** Hides every password in connection URLs (`redis://:pw@host` → `redis://:***@host`), for messages and logs. */
+export const redactUrlPasswords = (text: string): string => text.replace(/(\/\/[^/@\s:,]*:)[^@\s/,]*@/g, '$1***@');
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object') {
@@ -131,6 +165,7 @@ export function redactSecrets(config: Readonly<Config>): Record<string, unknown>
     const last = path[path.length - 1] as string;
     if (node && node[last] !== undefined) node[last] = Array.isArray(node[last]) ? (node[last] as unknown[]).map(() => '***') : '***';
   }
+  for (const key of ['redisUrl', 'databaseUrl']) if (typeof copy[key] === 'string') copy[key] = redactUrlPasswords(copy[key] as string);
   return copy;
 }
 

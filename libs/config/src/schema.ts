@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, cidrList, int, list, num, oneOf, splitList, str, url, urlList } from './fields.js';
+import { bool, cidrList, int, list, num, oneOf, splitList, str, trustProxy, url, urlList } from './fields.js';
 
 /** Metadata of each setting: the environment variable that sets it and what it means. */
 export interface SettingMeta {
@@ -20,6 +20,9 @@ const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: { 
  */
 export const FETCH_HOLD_MARGIN_MS = 5000;
 
+/** PostgreSQL's own schemas: never a crawl's namespace (its schema is dropped by `--fresh`). */
+const RESERVED_NAMESPACES = ['public', 'information_schema'];
+
 /**
  * Every setting, declared once: schema, default, environment variable, and documentation. The
  * README's configuration table is generated from this (npm run docs:config) and a test keeps
@@ -38,9 +41,14 @@ export const configSchema = z.object({
   ),
   databaseUrl: set(url(['postgres:', 'postgresql:']).optional(), 'DATABASE_URL', 'PostgreSQL server. Unset: `trawl crawl` uses postgres@127.0.0.1:5432/trawl if it answers, else an embedded PGlite under `.trawl/`.'),
   namespace: set(
-    z.string().trim().regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)').default('trawl'),
+    z
+      .string()
+      .trim()
+      .regex(/^[a-z][a-z0-9_]{0,39}$/, 'expected lowercase letters, digits and _ (starting with a letter, at most 40)')
+      .refine((name) => !RESERVED_NAMESPACES.includes(name) && !name.startsWith('pg_'), 'names one of PostgreSQL\'s own schemas (public, information_schema, pg_*): choose another')
+      .default('trawl'),
     'TRAWL_NAMESPACE',
-    'Names one crawl: the Redis key prefix and the PostgreSQL schema. Processes with the same namespace share a crawl.',
+    'Names one crawl: the Redis key prefix and the PostgreSQL schema. Processes with the same namespace share a crawl. Not `public`, `information_schema` or `pg_*`; `--fresh` drops only a schema trawl made.',
   ),
   partitions: set(int(1, 1024).default(1), 'TRAWL_PARTITIONS', 'Frontier partitions (hosts are spread over them on a consistent-hash ring); each has its own fetch queue. Every process of a crawl must agree.'),
 
@@ -172,7 +180,7 @@ export const configSchema = z.object({
     idleTimeoutMs: set(int(1).default(20_000), 'TRAWL_IDLE_TIMEOUT_MS', 'Longest silence on the socket while reading.'),
     deadlineMs: set(int(1).default(60_000), 'TRAWL_FETCH_DEADLINE_MS', 'Total time one fetch may take, whatever the server does.'),
     maxBodyBytes: set(int(1024).default(10 * 1024 * 1024), 'TRAWL_MAX_BODY_BYTES', 'Body cap (decoded bytes); longer bodies are truncated, kept and parsed.'),
-    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet).'),
+    allowNetworks: set(cidrList().default([]), 'TRAWL_ALLOW_NETWORKS', 'CIDR ranges that may be fetched although private: the SSRF guard refuses loopback, private, link-local, CGNAT, multicast, reserved and cloud-metadata addresses otherwise (e.g. 127.0.0.0/8 for the synthetic web, or an intranet). An entry opens every port unless it names some: `10.0.0.5:8080`, `10.1.0.0/16:8000-8099`, `[fd00::/8]:443` (checked on the connected socket).'),
     signatureKeyFile: set(
       str().optional(),
       'TRAWL_SIGNATURE_KEY_FILE',
@@ -268,12 +276,40 @@ export const configSchema = z.object({
       'Bearer tokens of the dashboard and its REST API (comma-separated, each ≥ 16 characters); a browser signs in with one. Unset: the dashboard runs only on a loopback address, with a token it writes to TRAWL_DASHBOARD_TOKEN_FILE.',
       { secret: true },
     ),
+    readTokens: set(
+      list().pipe(z.array(z.string().min(16, 'each token must be at least 16 characters').max(512, 'each token must be at most 512 characters'))).default([]),
+      'TRAWL_API_READ_TOKENS',
+      'Read-only bearer tokens (comma-separated, each ≥ 16 characters): they (and a browser signed in with one) may GET every page, the API and /metrics, but never write (pause, seeds, refresh, bull-board\'s actions: 403). For Prometheus and for people who only watch.',
+      { secret: true },
+    ),
     host: set(str().default('127.0.0.1'), 'TRAWL_DASHBOARD_HOST', 'Address `trawl dashboard` listens on. Anything but a loopback address needs TRAWL_API_TOKENS.'),
     port: set(int(0, 65_535).default(8930), 'TRAWL_DASHBOARD_PORT', 'Port `trawl dashboard` listens on (0: any free port).'),
     tokenFile: set(str().default('.trawl/dashboard.token'), 'TRAWL_DASHBOARD_TOKEN_FILE', 'Without TRAWL_API_TOKENS, the dashboard (on loopback only) signs in with a random token it writes here (mode 0600) at start.'),
     sessionTtlMs: set(int(60_000).default(12 * 3_600_000), 'TRAWL_SESSION_TTL_MS', 'How long a browser sign-in lasts (the signed session cookie expires then).'),
     rateLimitPerMinute: set(int(1).default(600), 'TRAWL_API_RATE_LIMIT', 'Requests per minute one token (or one address, before signing in) may make to the dashboard; more are answered 429.'),
     bodyLimitBytes: set(int(1024, 64 * 1024 * 1024).default(1024 * 1024), 'TRAWL_API_BODY_LIMIT_BYTES', 'Largest request body the dashboard accepts; larger ones are answered 413.'),
+    headersTimeoutMs: set(int(100, 600_000).default(10_000), 'TRAWL_API_HEADERS_TIMEOUT_MS', 'A client must send a request\'s headers within this long, or the dashboard answers 408 and closes the connection.'),
+    requestTimeoutMs: set(
+      int(100, 3_600_000).default(30_000),
+      'TRAWL_API_REQUEST_TIMEOUT_MS',
+      'A client must send a whole request, headers and body, within this long (a body trickled in a byte at a time is cut off), or the dashboard answers 408 and closes the connection. At least TRAWL_API_HEADERS_TIMEOUT_MS.',
+    ),
+    idleTimeoutMs: set(int(100, 3_600_000).default(60_000), 'TRAWL_API_IDLE_TIMEOUT_MS', 'A connection on which nothing moves for this long is closed.'),
+    allowedHosts: set(
+      list().optional(),
+      'TRAWL_DASHBOARD_ALLOWED_HOSTS',
+      'Host names the dashboard answers to (comma-separated, the port aside; e.g. `trawl.example.com,localhost`): a request naming another host in its Host header is refused 421, a defence against DNS rebinding. Unset: on a loopback address only localhost, 127.0.0.1 and [::1]; on any other address every name (set it there).',
+    ),
+    maxSeedsPerRequest: set(
+      int(1, 10_000).default(1000),
+      'TRAWL_API_MAX_SEEDS',
+      'URLs one POST /v1/crawl/seeds may carry (more: 413, nothing applied; send several requests). Seeds are applied in batches that let other requests through, but a request of 10,000 still holds its caller for seconds.',
+    ),
+    trustProxy: set(
+      trustProxy().default(false),
+      'TRAWL_TRUST_PROXY',
+      'Behind a reverse proxy (TLS termination): which proxies\' X-Forwarded-For and X-Forwarded-Proto the dashboard believes, for the client\'s address (rate limits, failed sign-ins) and https (the session cookie is then `Secure`). false: none; true: any (only when clients reach the dashboard through the proxy alone); a number: that many proxy hops; or the proxies\' addresses and CIDR ranges, comma-separated (`10.0.0.0/8`, `127.0.0.1`).',
+    ),
   }),
 
   metrics: z.object({
@@ -289,6 +325,9 @@ export const configSchema = z.object({
 }).superRefine((config, ctx) => {
   if (config.fetch.signatureAgentUrl !== undefined && config.fetch.signatureKeyFile === undefined) {
     ctx.addIssue({ code: 'custom', path: ['fetch', 'signatureAgentUrl'], message: 'a Signature-Agent names the directory of a signing key: set TRAWL_SIGNATURE_KEY_FILE too' });
+  }
+  if (config.dashboard.headersTimeoutMs > config.dashboard.requestTimeoutMs) {
+    ctx.addIssue({ code: 'custom', path: ['dashboard', 'requestTimeoutMs'], message: 'must be at least TRAWL_API_HEADERS_TIMEOUT_MS (the headers are part of the request)' });
   }
   // REDIS_URL names one server, or (in cluster mode only) a cluster's seed nodes.
   const urls = config.redisUrl === undefined ? [] : splitList(config.redisUrl);

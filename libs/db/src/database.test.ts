@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
 import { discovered, fp, record, TEST_DATABASE_URL, testDatabase } from './testing/index.js';
-import { Database as Db, probePostgres } from './database.js';
+import pg from 'pg';
+import { Database as Db, probePostgres, TRAWL_SCHEMA_MARK } from './database.js';
 
 let db: Database;
 let cleanup: () => Promise<void>;
@@ -16,6 +17,33 @@ describe('Database', () => {
     const other = new Db({ url: TEST_DATABASE_URL, schema: db.options.schema });
     await other.migrate();
     await other.close();
+  });
+
+  it('drops only a schema trawl made: another one that TRAWL_NAMESPACE names is refused, and never marked', async () => {
+    const name = `t_foreign_${process.pid}_${Date.now() % 100_000}`;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA ${name}; CREATE TABLE ${name}.invoices (id int)`);
+      const foreign = new Db({ url: TEST_DATABASE_URL, schema: name });
+      try {
+        await foreign.migrate(); // trawl's tables beside someone else's: allowed, but the schema stays theirs
+        await expect(foreign.dropSchema()).rejects.toMatchObject({ code: 'ERR_CONFIG_INVALID', message: expect.stringMatching(/not made by trawl/) });
+        expect((await admin.query(`SELECT to_regclass('${name}.invoices') AS t`)).rows[0].t).not.toBeNull();
+      } finally {
+        await foreign.close();
+      }
+      // trawl's own schema is marked, and dropped.
+      const own = new Db({ url: TEST_DATABASE_URL, schema: `${name}_own` });
+      await own.migrate();
+      expect((await admin.query(`SELECT obj_description('${name}_own'::regnamespace, 'pg_namespace') AS c`)).rows[0].c).toBe(TRAWL_SCHEMA_MARK);
+      await own.dropSchema();
+      await own.close();
+      expect((await admin.query(`SELECT 1 FROM pg_namespace WHERE nspname = '${name}_own'`)).rowCount).toBe(0);
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+      await admin.end();
+    }
   });
 
   it('discovery inserts only unknown URLs and says which it inserted', async () => {

@@ -1,10 +1,19 @@
 import { fileURLToPath } from 'node:url';
+import { ErrorCode, TrawlError } from '@trawl/core';
 import { runner } from 'node-pg-migrate';
 import pg from 'pg';
 import { type Rejection, writeIsolating } from './isolate.js';
 import { storableText, storableTextOrNull } from './text.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+/** The comment on every schema trawl made: `--fresh` drops no other. */
+export const TRAWL_SCHEMA_MARK = 'trawl namespace';
+/**
+ * A schema from before the mark is trawl's when it ran trawl's first migration and holds nothing
+ * but the relations trawl's migrations made until then (a fixed list: every schema made since is marked).
+ */
+const FIRST_MIGRATION = '1700000000001_urls-and-crawled-pages';
+const UNMARKED_TRAWL_RELATIONS = new Set(['crawled_pages', 'freshness_by_host', 'freshness_total', 'paused_hosts', 'pgmigrations', 'recrawl_overdue', 'recrawl_visits', 'simhash_bands', 'sitemaps', 'urls']);
 
 export type UrlState = 'new' | 'queued' | 'done' | 'failed' | 'skipped';
 
@@ -240,6 +249,10 @@ export class Database {
   async migrate(): Promise<void> {
     const client = await this.pool.connect();
     try {
+      // Marked as trawl's only when trawl makes it (or it is empty, or trawl migrated it before the
+      // mark existed): a schema of someone else's that TRAWL_NAMESPACE names is never marked, so
+      // `--fresh` never drops it.
+      const mark = (await this.schemaOwner(client)) !== 'foreign';
       await runner({
         dbClient: client,
         dir: MIGRATIONS_DIR,
@@ -251,14 +264,49 @@ export class Database {
         log: () => undefined,
         logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
       });
+      if (mark) await client.query(`COMMENT ON SCHEMA "${this.options.schema}" IS '${TRAWL_SCHEMA_MARK}'`);
     } finally {
       client.release();
     }
   }
 
-  /** Drops the namespace's schema and everything in it (tests, `trawl crawl --fresh`). */
+  /**
+   * Whose the namespace's schema is: absent, trawl's (marked, empty, or holding trawl's first
+   * migration from before the mark), or foreign (anything else).
+   */
+  private async schemaOwner(client: pg.PoolClient): Promise<'absent' | 'trawl' | 'foreign'> {
+    const schema = this.options.schema;
+    const { rows } = await client.query<{ comment: string | null; tables: string[]; migrated: boolean }>(
+      `SELECT obj_description(n.oid, 'pg_namespace') AS comment,
+              ARRAY(SELECT c.relname::text FROM pg_class c WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p', 'v', 'm', 'f')) AS tables,
+              to_regclass(format('%I.pgmigrations', n.nspname)) IS NOT NULL AS migrated
+         FROM pg_namespace n WHERE n.nspname = $1`,
+      [schema],
+    );
+    const row = rows[0];
+    if (row === undefined) return 'absent';
+    if (row.comment === TRAWL_SCHEMA_MARK || row.tables.length === 0) return 'trawl';
+    if (row.migrated && row.tables.every((table) => UNMARKED_TRAWL_RELATIONS.has(table))) {
+      const first = await client.query(`SELECT 1 FROM "${schema}".pgmigrations WHERE name = $1`, [FIRST_MIGRATION]);
+      if (first.rowCount === 1) return 'trawl';
+    }
+    return 'foreign';
+  }
+
+  /**
+   * Drops the namespace's schema and everything in it (tests, `trawl crawl --fresh`): only a
+   * schema trawl made (see migrate); another one is refused, whatever TRAWL_NAMESPACE says.
+   */
   async dropSchema(): Promise<void> {
-    await this.pool.query(`DROP SCHEMA IF EXISTS "${this.options.schema}" CASCADE`);
+    const client = await this.pool.connect();
+    try {
+      if ((await this.schemaOwner(client)) === 'foreign') {
+        throw new TrawlError(ErrorCode.ConfigInvalid, `the PostgreSQL schema "${this.options.schema}" (TRAWL_NAMESPACE) was not made by trawl: refusing to drop it and everything in it`, { action: 'fatal' });
+      }
+      await client.query(`DROP SCHEMA IF EXISTS "${this.options.schema}" CASCADE`);
+    } finally {
+      client.release();
+    }
   }
 
   async close(): Promise<void> {

@@ -29,6 +29,9 @@ export function prepareSeeds(request: SeedsJobData, policy: CrawlPolicy): { cand
   return { candidates, invalid };
 }
 
+/** Seeds handed to discovery at once. */
+const SEED_BATCH = 500;
+
 /**
  * Queues seeds through the normal path (normalization, scope, robots.txt, seen-set), widening
  * the published crawl policy's scope to them first. With `partial: false` (a seeds job, the
@@ -41,7 +44,15 @@ export async function addSeeds(deps: SeedsDeps, request: SeedsJobData, options: 
   if (invalid.length > 0 && !options.partial) throw new SeedsRejected(invalid);
   const urls = candidates.map((c) => c.url);
   const policy = await deps.policyStore.update((stored) => widenScope(stored ?? deps.basePolicy(), urls, request.scope));
-  const result = candidates.length > 0 ? await deps.discovery.add(candidates) : { queued: 0, known: 0 };
+  // In batches, yielding between them: a large request never holds the event loop (and every
+  // other request of the process, /healthz included) for its whole length.
+  const result = { queued: 0, known: 0 };
+  for (let start = 0; start < candidates.length; start += SEED_BATCH) {
+    if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+    const batch = await deps.discovery.add(candidates.slice(start, start + SEED_BATCH));
+    result.queued += batch.queued;
+    result.known += batch.known;
+  }
   return { given: request.urls.length, enqueued: result.queued, already_seen: result.known, invalid, policy };
 }
 

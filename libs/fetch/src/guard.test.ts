@@ -147,7 +147,22 @@ describe('SSRF guard in the Fetcher', () => {
     expectBlocked(await fetchError(makeFetcher({ ssrf: undefined }).fetch(url)), reason);
   });
 
+  it('an allowed network with ports opens those ports only: another port on it is refused on the socket', async () => {
+    const open = await startServer((_req, res) => res.end('open'));
+    const other = await startServer((_req, res) => res.end('secret'));
+    const fetcher = makeFetcher({ ssrf: { allowNetworks: [`127.0.0.0/8:${open.port}`] } });
+    expect((await fetcher.fetch(`${open.origin}/`)).body.toString()).toBe('open');
+    const error = await fetchError(fetcher.fetch(`${other.origin}/admin`));
+    expectBlocked(error, 'loopback');
+    expect(error.details).toMatchObject({ stage: 'connect', address: '127.0.0.1' });
+    expect(other.requests).toHaveLength(0);
+    // A range, and an address with every port, side by side.
+    const ranged = makeFetcher({ ssrf: { allowNetworks: [`127.0.0.1:${Math.min(open.port, other.port)}-${Math.max(open.port, other.port)}`, '10.0.0.1'] } });
+    expect((await ranged.fetch(`${other.origin}/`)).body.toString()).toBe('secret');
+  });
+
   it('rejects a malformed allow list at construction', () => {
+    for (const bad of ['127.0.0.1:0', '127.0.0.1:70000', '127.0.0.1:90-80', '::1:80x', 'localhost:80']) expect(() => makeFetcher({ ssrf: { allowNetworks: [bad] } }), bad).toThrow();
     expect(() => makeFetcher({ ssrf: { allowNetworks: ['127.0.0.0/8', 'localhost'] } })).toThrow(
       expect.objectContaining({ code: 'ERR_CONFIG_INVALID', message: expect.stringMatching(/localhost/) }),
     );

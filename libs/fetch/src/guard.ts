@@ -95,7 +95,8 @@ export function guardSocket(socket: Socket, policy: AddressPolicy): void {
   // and TLS starts its handshake from one; ours runs first, and a destroyed socket writes nothing.
   socket.prependOnceListener('connect', () => {
     const address = socket.remoteAddress;
-    const reason = address === undefined ? 'unknown' : blockedReason(address, policy);
+    // With the port: an allowed network limited to some ports is enforced here, where the port is known.
+    const reason = address === undefined ? 'unknown' : blockedReason(address, policy, socket.remotePort);
     if (reason === null) return;
     socket.destroy(ssrfBlockedError({ address: address ?? '?', reason, stage: 'connect' }));
   });

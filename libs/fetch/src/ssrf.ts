@@ -7,7 +7,11 @@ import ipaddr from 'ipaddr.js';
  * metadata service, the Redis next door or a printer on the LAN), except inside `allowNetworks`.
  */
 export interface AddressPolicy {
-  /** CIDRs (`'127.1.0.0/16'`, `'fd12::/64'`) or single addresses that are allowed anyway. */
+  /**
+   * CIDRs (`'127.1.0.0/16'`, `'fd12::/64'`) or single addresses that are allowed anyway, each on
+   * every port or, with a port suffix, on those ports only (`'10.0.0.5:8080'`,
+   * `'10.1.0.0/16:8000-8099'`, `'[fd12::/64]:443'`).
+   */
   allowNetworks: readonly string[];
 }
 
@@ -82,9 +86,12 @@ const IPV6_RANGE_REASON: Record<string, string> = {
  * 'cloud-metadata', 'broadcast', 'documentation', 'benchmarking', 'discard', 'site-local',
  * 'teredo', or 'invalid' (not a canonical IPv4 / IPv6 literal: refuse what we cannot judge).
  * IPv6 forms that carry an IPv4 address (mapped, compatible, translated, NAT64, 6to4) are
- * judged by that address. An address inside one of `policy.allowNetworks` is always allowed.
+ * judged by that address. An address inside one of `policy.allowNetworks` is allowed: on any
+ * port for an entry without ports; for one with ports, on those ports when `port` is given (the
+ * connect-time check) and at all when it is not (a lookup, which knows no port: the socket's
+ * check decides).
  */
-export function blockedReason(address: string, policy: AddressPolicy): string | null {
+export function blockedReason(address: string, policy: AddressPolicy, port?: number): string | null {
   // Only the canonical forms a socket or a resolver produces; ipaddr.js alone would also take
   // inet_aton's shorthands ('127.1', '0x7f.1'), which must not reach this point as literals.
   if (isIP(address) === 0) return 'invalid';
@@ -94,7 +101,7 @@ export function blockedReason(address: string, policy: AddressPolicy): string | 
   } catch {
     return 'invalid';
   }
-  if (isAllowed(parsed, compile(policy))) return null;
+  if (isAllowed(parsed, compile(policy), port)) return null;
   return parsed.kind() === 'ipv4' ? ipv4Reason(parsed as IPv4) : ipv6Reason(parsed as IPv6);
 }
 
@@ -145,7 +152,10 @@ function embeddedIPv4(address: IPv6): IPv4 | null {
 }
 
 interface CompiledPolicy {
+  /** Entries without ports. */
   list: BlockList;
+  /** Entries with ports: each its own subnet and port range. */
+  ported: { list: BlockList; from: number; to: number }[];
   empty: boolean;
 }
 
@@ -156,21 +166,41 @@ function compile(policy: AddressPolicy): CompiledPolicy {
   const known = compiled.get(policy);
   if (known !== undefined) return known;
   const list = new BlockList();
+  const ported: CompiledPolicy['ported'] = [];
   let count = 0;
   for (const network of policy.allowNetworks) {
     const parsed = parseNetwork(network);
     if (parsed === null) continue; // the Fetcher validates; a bad entry here allows nothing
-    const [base, prefix] = parsed;
-    list.addSubnet(base.toString(), prefix, base.kind());
+    const [base, prefix, ports] = parsed;
+    if (ports === null) list.addSubnet(base.toString(), prefix, base.kind());
+    else {
+      const one = new BlockList();
+      one.addSubnet(base.toString(), prefix, base.kind());
+      ported.push({ list: one, from: ports[0], to: ports[1] });
+    }
     count++;
   }
-  const result = { list, empty: count === 0 };
+  const result = { list, ported, empty: count === 0 };
   compiled.set(policy, result);
   return result;
 }
 
-function parseNetwork(network: string): [IPv4 | IPv6, number] | null {
-  if (typeof network !== 'string') return null;
+/** `127.0.0.1`, `10.0.0.0/8`, `10.0.0.0/8:8080`, `10.0.0.5:8000-8099`, `[fd00::/8]:443`: the network and its ports (null: every port). */
+function parseNetwork(entry: string): [IPv4 | IPv6, number, [number, number] | null] | null {
+  if (typeof entry !== 'string') return null;
+  const withPorts = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})(?:-(\d{1,5}))?$/.exec(entry);
+  if (withPorts !== null) {
+    const from = Number(withPorts[3]);
+    const to = withPorts[4] === undefined ? from : Number(withPorts[4]);
+    if (from < 1 || to > 65_535 || from > to) return null;
+    const network = parseBareNetwork((withPorts[1] ?? withPorts[2]) as string);
+    return network === null ? null : [...network, [from, to]];
+  }
+  const network = parseBareNetwork(entry);
+  return network === null ? null : [...network, null];
+}
+
+function parseBareNetwork(network: string): [IPv4 | IPv6, number] | null {
   try {
     const slash = network.indexOf('/');
     if (slash !== -1) {
@@ -186,14 +216,19 @@ function parseNetwork(network: string): [IPv4 | IPv6, number] | null {
   }
 }
 
-function isAllowed(address: IPv4 | IPv6, policy: CompiledPolicy): boolean {
+function isAllowed(address: IPv4 | IPv6, policy: CompiledPolicy, port?: number): boolean {
   if (policy.empty) return false;
+  if (inList(address, policy.list)) return true;
+  return policy.ported.some((entry) => (port === undefined || (port >= entry.from && port <= entry.to)) && inList(address, entry.list));
+}
+
+function inList(address: IPv4 | IPv6, list: BlockList): boolean {
   // BlockList.check compares IPv4-mapped IPv6 against IPv4 rules itself; the explicit IPv4 check
   // keeps that true whatever node does, and strips an IPv6 zone id BlockList would reject.
   if (address.kind() === 'ipv6') {
     const v6 = address as IPv6;
-    if (v6.isIPv4MappedAddress() && policy.list.check(v6.toIPv4Address().toString(), 'ipv4')) return true;
-    return policy.list.check(new ipaddr.IPv6(v6.parts).toString(), 'ipv6');
+    if (v6.isIPv4MappedAddress() && list.check(v6.toIPv4Address().toString(), 'ipv4')) return true;
+    return list.check(new ipaddr.IPv6(v6.parts).toString(), 'ipv6');
   }
-  return policy.list.check(address.toString(), 'ipv4');
+  return list.check(address.toString(), 'ipv4');
 }

@@ -26,8 +26,25 @@ export const fetchJobDataSchema = z.object({
   l: z.string().min(1).max(200).optional(),
   /** When the host comes due (epoch ms), if the job was handed out ahead of it: a hint, the gate decides. */
   t: z.number().int().min(0).optional(),
+}).superRefine((data, ctx) => {
+  // The host gate, the pause and the politeness delay key on `h`: a job whose `h` is not its URL's
+  // host (one added or edited by hand) would be fetched under another host's rules.
+  if (urlHost(data.u) !== data.h) ctx.addIssue({ code: 'custom', path: ['h'], message: 'must be the host of the URL u (lowercase, with a non-default port)' });
 });
 export type FetchJobData = z.output<typeof fetchJobDataSchema>;
+
+/** The host of an http(s) URL as the politeness key names it ("example.com", "127.0.0.5:8080"), or null. */
+function urlHost(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+    // WHATWG lowercases the host and drops the default port; the key has no trailing dot either.
+    const hostname = parsed.hostname.replace(/\.+$/, '');
+    return parsed.port === '' ? hostname : `${hostname}:${parsed.port}`;
+  } catch {
+    return null;
+  }
+}
 
 /** A fetch job as the pipeline reads it, decoded once from its payload. */
 export interface FetchJob {

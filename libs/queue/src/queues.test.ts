@@ -162,6 +162,27 @@ describe('FetchQueues and FetchWorker', () => {
     await queues.close();
   });
 
+  it('refuses, at the queue\'s edge, a job whose host is not its URL\'s: the gate and a pause key on the host', async () => {
+    const seen: string[] = [];
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async ({ job }) => {
+      seen.push(`${job.host} ${job.url}`);
+      return { outcome: 'done', summary: {} };
+    });
+    void worker.run();
+    try {
+      await queues.queue(0).add('fetch', { u: 'http://paused.example/x', h: 'open.example', p: 0, d: 0 }, { jobId: 'liar' });
+      await queues.queue(0).add('fetch', { u: 'http://Open.Example:80/y', h: 'open.example', p: 0, d: 0 }, { jobId: 'honest' });
+      await until(async () => ((await queues.counts()).failed ?? 0) + ((await queues.counts()).completed ?? 0) === 2);
+      expect((await queues.queue(0).getJob('liar'))?.failedReason).toMatch(/^ERR_JOB_DATA_INVALID: h: must be the host of the URL/);
+      expect(seen).toEqual(['open.example http://Open.Example:80/y']);
+    } finally {
+      await worker.close();
+      await queues.close();
+    }
+  });
+
   it('counts waiting jobs for backpressure', async () => {
     const namespace = `${t.prefix}q${(n += 1)}`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 2, attempts: 1 });

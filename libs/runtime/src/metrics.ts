@@ -15,11 +15,11 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Who may read /metrics: anyone when TRAWL_METRICS_OPEN is true, or when no token is configured
- * and the listener is on loopback; else a Bearer token from TRAWL_API_TOKENS. A listener on
+ * and the listener is on loopback; else a Bearer token from TRAWL_API_TOKENS or TRAWL_API_READ_TOKENS. A listener on
  * another address with neither is refused at start.
  */
 export function metricsAuthorizer(config: Runtime['config'], host: string): (authorization: string | undefined) => boolean {
-  const tokens = new TokenSet(config.dashboard.apiTokens);
+  const tokens = new TokenSet([...config.dashboard.apiTokens, ...config.dashboard.readTokens]);
   if (config.metrics.open) return () => true;
   if (tokens.size === 0) {
     if (!isLoopback(host)) {

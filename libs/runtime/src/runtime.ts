@@ -230,8 +230,9 @@ export class Runtime {
 
   /** Removes everything the namespace holds (Redis keys and the PostgreSQL schema), then recreates the schema. */
   async wipe(): Promise<void> {
-    await deleteByPrefix(this.redis, `${this.config.namespace}:`);
+    // The schema first: one trawl did not make is refused before anything is deleted.
     await this.db.dropSchema();
+    await deleteByPrefix(this.redis, `${this.config.namespace}:`);
     await this.db.migrate();
     await this.settings.record();
     await this.frontier.markLive();

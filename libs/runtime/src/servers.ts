@@ -1,4 +1,4 @@
-import type { Config } from '@trawl/config';
+import { type Config, redactUrlPasswords } from '@trawl/config';
 import { ErrorCode, TrawlError } from '@trawl/core';
 import { ensureDatabase, probePostgres } from '@trawl/db';
 import { probeRedis } from '@trawl/redis';
@@ -15,15 +15,7 @@ export interface LocalServers {
 export const LOCAL_SERVERS: LocalServers = { redisUrl: LOCAL_REDIS_URL, postgresAdminUrl: LOCAL_POSTGRES_ADMIN_URL, postgresUrl: LOCAL_POSTGRES_URL };
 
 /** Hides a password in a connection URL, for messages and logs. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@/]*@/g, '//$1:***@');
-  }
-}
+export const redactUrl = (url: string): string => redactUrlPasswords(url);
 
 const unreachable = (message: string) => new TrawlError(ErrorCode.ServerUnreachable, message, { action: 'fatal' });
 
