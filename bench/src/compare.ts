@@ -199,6 +199,9 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   const own = (row.roles ?? []).map((roles) => ({ TRAWL_WORKER_ROLES: roles }));
   const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes, nodeArgs, own);
   await dropNamespace(namespace);
+  // The crawl process's own fetches: how late each started after its host's due time.
+  const late = summary.fetchLateness;
+  if (late) console.log(`  ${row.name}: fetch lateness (the crawl process's ${late.count} fetches) p50 ${(late.p50S * 1000).toFixed(1)} ms, p90 ${(late.p90S * 1000).toFixed(1)} ms, p99 ${(late.p99S * 1000).toFixed(1)} ms`);
   return {
     durationMs: summary.durationMs,
     cpuMs: reports.reduce((s, r) => s + r.process.cpuMs, 0),

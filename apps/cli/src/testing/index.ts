@@ -59,7 +59,7 @@ export interface CrawlProcesses {
   crawl: Proc;
   workers: Proc[];
   /** The crawl's --json summary. */
-  summary: ProcessReport & { finished: string; durationMs: number; deadLettered: number };
+  summary: ProcessReport & { finished: string; durationMs: number; deadLettered: number; fetchLateness?: { count: number; p50S: number; p90S: number; p99S: number } | null };
   /** Every process's report, the crawl's first. */
   reports: ProcessReport[];
 }
