@@ -120,6 +120,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     log(`[chaos ${options.fault}] ${entry}`);
   };
 
+  let recordedAtWipe: Set<string> | null = null;
+  let wipedAt = 0;
   let generation = 0;
   const spawnWorker = (slot: number): { proc: Proc; ua: string } => {
     const ua = `trawl-chaos/w${slot}.${(generation += 1)}`;
@@ -182,7 +184,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         break;
       }
       case 'wipe-redis': {
-        note(`FLUSHALL at ${Date.now()} (${pagesFetched()} pages fetched)`);
+        // What PostgreSQL had recorded just before the wipe: a page fetched but not yet recorded
+        // then was waiting on a process stream, which goes with Redis (see judge).
+        recordedAtWipe = await doneUrls(options.postgres.url, namespace);
+        wipedAt = Date.now();
+        note(`FLUSHALL at ${wipedAt} (${pagesFetched()} pages fetched)`);
         options.redis.cli('FLUSHALL');
         const rebuild = trawl(['frontier', 'rebuild'], env);
         const { code } = await rebuild.exited;
@@ -226,7 +232,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const wallMs = Date.now() - started;
     note(`trawl crawl finished: ${summary.finished}`);
     await web.idle();
-    return { fault: options.fault, ...(await judge(web, expected, options, namespace, deaths)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
+    const wipe = recordedAtWipe ? { at: wipedAt, recorded: recordedAtWipe } : null;
+    return { fault: options.fault, ...(await judge(web, expected, options, namespace, deaths, wipe)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
   } finally {
     const procs = [crawl.proc, ...workers.map((w) => w.proc), ...processors.map((w) => w.proc)];
     for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
@@ -242,7 +249,30 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 const IN_FLIGHT_MS = 1000;
 
 /** The verdict: the web's log for fetches, PostgreSQL for records. */
-async function judge(web: TestWeb, expected: Set<string>, options: ChaosOptions, namespace: string, deaths: { by: string; at: number; how: string }[]) {
+/** The URLs PostgreSQL has recorded done, as the web's log keys them. */
+async function doneUrls(databaseUrl: string, namespace: string): Promise<Set<string>> {
+  const db = new Database({ url: databaseUrl, schema: namespace, poolSize: 1 });
+  try {
+    const { rows } = await db.pool.query<{ url: string }>(`SELECT url FROM "${namespace}".urls WHERE state = 'done'`);
+    return new Set(
+      rows.map((r) => {
+        const u = new URL(r.url);
+        return `${u.origin}${requestKey(u.pathname + u.search) ?? u.pathname}`;
+      }),
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+async function judge(
+  web: TestWeb,
+  expected: Set<string>,
+  options: ChaosOptions,
+  namespace: string,
+  deaths: { by: string; at: number; how: string }[],
+  wipe: { at: number; recorded: Set<string> } | null,
+) {
   // robots.txt is a cache, not a page: fetched again when Redis loses it (the wipe), by design.
   const analysis = analyzeLog(web.log, { minIntervalMs: options.delayMs, expected, ignorePaths: ['/robots.txt'] });
   const robotsFetches = web.log.filter((e) => e.pageKey === '/robots.txt').length;
@@ -264,18 +294,15 @@ async function judge(web: TestWeb, expected: Set<string>, options: ChaosOptions,
     const death = earlier
       .map((f) => deaths.find((x) => x.by === f.by && x.at >= f.at - IN_FLIGHT_MS && x.at - f.at < 10_000))
       .find((x) => x !== undefined);
-    return { url, fetches, explained: death ? `${death.by} fetched it, then died (${death.how}) ${death.at - (earlier.find((f) => f.by === death.by)?.at ?? death.at)} ms later, before its record` : null };
+    if (death) return { url, fetches, explained: `${death.by} fetched it, then died (${death.how}) ${death.at - (earlier.find((f) => f.by === death.by)?.at ?? death.at)} ms later, before its record` };
+    // Fetched before a FLUSHALL and not recorded by then: it waited on a process stream (handed
+    // off, its body stored), which went with Redis; the rebuild queued its URL again.
+    const beforeWipe = wipe !== null && earlier.some((f) => f.at <= wipe.at + IN_FLIGHT_MS) && fetches.some((f) => f.at > wipe.at) && !wipe.recorded.has(url);
+    return { url, fetches, explained: beforeWipe ? 'fetched before the FLUSHALL and not recorded by then: its process-stream entry went with Redis' : null };
   });
+  const done = await doneUrls(options.postgres.url, namespace);
   const db = new Database({ url: options.postgres.url, schema: namespace, poolSize: 1 });
-  let done: Set<string>;
   try {
-    const { rows } = await db.pool.query<{ url: string }>(`SELECT url FROM "${namespace}".urls WHERE state = 'done'`);
-    done = new Set(
-      rows.map((r) => {
-        const u = new URL(r.url);
-        return `${u.origin}${requestKey(u.pathname + u.search) ?? u.pathname}`;
-      }),
-    );
     await db.dropSchema();
   } finally {
     await db.close();

@@ -2,6 +2,7 @@ import type { Attempt } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
 import { encodeHandedPage } from '../handed-page.js';
 import type { HostHold, JobOutcome } from '../outcome.js';
+import { processPage } from '../process/process-entry.js';
 import { storeBody } from '../process/store-body.js';
 import type { Fetched } from './fetch-step.js';
 
@@ -26,7 +27,15 @@ export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: Ho
   });
   const entry = await deps.frontier.handOff(hold.ticket.partition, hold.ticket.leaseId, hold.ticket.token, payload);
   if (entry === null) {
+    // The lease is no longer this attempt's (it expired, or Redis lost the crawl while the page
+    // was fetched): no process stream takes it, so it is recorded here, acknowledging nothing —
+    // as a fetched page always was. Recording it twice (another copy's attempt) is harmless; not
+    // recording it would fetch it again once its URL came back.
     deps.counters.add('stale');
+    if (stored) {
+      const page = { job: { ...attempt.job, leaseId: hold.ticket.leaseId }, response: meta, body: { key: stored.storageKey, contentHash: stored.contentHash, bytes: body.length } };
+      await processPage({ ...deps, maxDeliveries: Number.POSITIVE_INFINITY }, page, undefined, 1);
+    }
     return { ack: false, result: { outcome: 'stale' } };
   }
   deps.counters.add('handedOff');

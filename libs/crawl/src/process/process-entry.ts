@@ -42,8 +42,16 @@ export async function processEntry(deps: ProcessDeps, entry: ProcessEntry): Prom
     await deps.acks.ack(entry.partition, null, entry.id);
     return 'dropped';
   }
+  return processPage(deps, page, { partition: entry.partition, leaseId: page.job.leaseId as string, entry: entry.id }, entry.deliveries);
+}
+
+/**
+ * One handed page, processed and recorded; its lease (and entry) acknowledged with the record.
+ * Without a lease (`undefined`: a page whose hand-off came too late, see `handOffPage`) the page
+ * is recorded and nothing is acknowledged.
+ */
+export async function processPage(deps: ProcessDeps, page: HandedPage, lease: LeaseRef | undefined, deliveries: number): Promise<EntryOutcome> {
   const ref: PageRef = { job: page.job, hash: fingerprint(page.job.url) };
-  const lease: LeaseRef = { partition: entry.partition, leaseId: page.job.leaseId as string, entry: entry.id };
   try {
     let policy = await deps.policy.get();
     // As in the fetch stage: seeds may have widened the scope since this copy was read.
@@ -59,14 +67,14 @@ export async function processEntry(deps: ProcessDeps, entry: ProcessEntry): Prom
     return 'recorded';
   } catch (error) {
     if (isTrawlError(error) && error.action === 'fatal') throw error;
-    const giveUp = entry.deliveries >= deps.maxDeliveries || (isTrawlError(error) && (error.action === 'fail' || error.action === 'skip'));
+    const giveUp = deliveries >= deps.maxDeliveries || (isTrawlError(error) && (error.action === 'fail' || error.action === 'skip'));
     if (!giveUp) {
       deps.counters.add('processRetries');
-      deps.logger.warn({ err: error, url: page.job.url, deliveries: entry.deliveries }, 'processing failed: the page is processed again from its stored body');
+      deps.logger.warn({ err: error, url: page.job.url, deliveries }, 'processing failed: the page is processed again from its stored body');
       return 'retry';
     }
     deps.counters.add('dead');
-    deps.logger.warn({ err: error, url: page.job.url, deliveries: entry.deliveries }, 'giving up on processing a page (recorded as failed)');
+    deps.logger.warn({ err: error, url: page.job.url, deliveries }, 'giving up on processing a page (recorded as failed)');
     const code = isTrawlError(error) ? error.code : ErrorCode.Store;
     const record = recordOf(ref, { state: 'failed', at: deps.clock.now(), errorCode: code, errorMessage: describeError(error) }, { ...page.response, body: Buffer.alloc(0) });
     await recordAndAck(deps, record, lease);
