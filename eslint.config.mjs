@@ -45,7 +45,7 @@ export default tseslint.config(
           { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:pipeline', onlyDependOnLibsWithTags: ['type:model', 'type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:model', onlyDependOnLibsWithTags: ['type:adapter', 'type:platform', 'type:domain', 'type:contract'] },
-          { sourceTag: 'type:embedded', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
+          { sourceTag: 'type:embedded', onlyDependOnLibsWithTags: ['type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:platform', 'type:domain', 'type:contract'] },
           { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
           { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:contract'] },
