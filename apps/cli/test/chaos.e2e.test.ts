@@ -60,8 +60,8 @@ describe('chaos: a crawl under faults loses nothing and fetches each page once',
     expect(r.deaths.length).toBeGreaterThanOrEqual(2);
   }, 200_000);
 
-  it('(a2) the stages apart: a random process-only worker SIGKILLed every 3 s (up to 3 times), and started again; nothing is fetched twice', async () => {
-    const r = await chaos('kill-processors', { killEveryMs: 3000, maxKills: 3, at: 0.15 });
+  it('(a2) the stages apart: a random process-only worker SIGKILLed every 2 s (up to 3 times), and started again; nothing is fetched twice', async () => {
+    const r = await chaos('kill-processors', { killEveryMs: 2000, maxKills: 3, at: 0.05 });
     expect(r.deaths.length).toBeGreaterThanOrEqual(2);
     // A process stage never fetches: its pages are processed again from their stored bodies.
     expect(r.fetchedTwice).toEqual([]);
