@@ -70,7 +70,7 @@ export async function crawlBench(rounds = 3): Promise<void> {
   } finally {
     await web.stop();
   }
-  const md = `## The 50 × 20 crawl
+  const md = `## The 50 × 20 crawl — tiny pages (2 KB, 1–5 ms)
 
 Command: \`npm run bench -- crawl\`. ${machine()}
 

@@ -111,7 +111,7 @@ export async function profileBench(): Promise<void> {
   const packages = profile ? byPackage(profile) : [];
   const totalMs = profile ? busyTime(profile) : 0;
 
-  const md = `## Profile of trawl on the broad case
+  const md = `## Profile of trawl on the broad case — tiny pages (2 KB, 1–3 ms)
 
 Command: \`npm run bench -- profile\`. ${machine()}
 
