@@ -45,6 +45,29 @@ const outstanding = async (namespace: string) => {
   return n;
 };
 
+/** A synthetic web for one describe block (started before its tests; stopped, and the namespace dropped, after). */
+function syntheticWeb(namespace: string, size: { hosts: number; pagesPerHost: number; seed: number }): { get: () => TestWeb } {
+  let web: TestWeb | undefined;
+  beforeAll(async () => {
+    web = await TestWeb.start({ ...size, linksPerPage: 3, crossHostLinks: 1, latencyMs: { min: 1, max: 5 } });
+  });
+  afterAll(async () => {
+    await web?.stop();
+    await dropNamespace(namespace);
+  });
+  return { get: () => web as TestWeb };
+}
+
+/** Judged from the web's log: every expected page fetched, once, one request per host at a time, never under the delay. */
+async function expectCompleteOncePolite(web: TestWeb, expected: Set<string>): Promise<void> {
+  await web.idle();
+  const report = analyzeLog(web.log, { minIntervalMs: DELAY, expected });
+  expect(report.coverage?.missing).toEqual([]);
+  expect(report.duplicates.pages).toEqual([]);
+  expect(report.concurrency.violations).toEqual([]);
+  expect(report.intervals.violations).toEqual([]);
+}
+
 async function stopAll(procs: Proc[]): Promise<void> {
   for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
   for (const p of procs) expect((await p.exited).code, p.stderr()).toBe(0);
@@ -61,15 +84,8 @@ afterAll(() => {
 });
 
 describe('fetch and process stages in separate processes', () => {
-  let web: TestWeb;
   const namespace = uniqueNamespace('stages');
-  beforeAll(async () => {
-    web = await TestWeb.start({ hosts: 24, pagesPerHost: 12, linksPerPage: 3, crossHostLinks: 1, latencyMs: { min: 1, max: 5 }, seed: 21 });
-  });
-  afterAll(async () => {
-    await web.stop();
-    await dropNamespace(namespace);
-  });
+  const web = syntheticWeb(namespace, { hosts: 24, pagesPerHost: 12, seed: 21 });
 
   it('completes once and politely with fetch-only and process-only workers, one of them SIGKILLed', async () => {
     const env = envFor(namespace);
@@ -78,22 +94,17 @@ describe('fetch and process stages in separate processes', () => {
     const processors = [trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'process' }), trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'process' })];
     const all = [scheduler, ...fetchers, ...processors];
     try {
-      const seeds = web.rootUrls();
+      const seeds = web.get().rootUrls();
       await seed(env, seeds);
-      const expected = web.groundTruth(seeds, 'any');
-      await waitFor(() => web.log.length >= expected.size / 3, 90_000, 'a third of the crawl');
+      const expected = web.get().groundTruth(seeds, 'any');
+      await waitFor(() => web.get().log.length >= expected.size / 3, 90_000, 'a third of the crawl');
       const victim = processors[0] as Proc;
       victim.child.kill('SIGKILL');
       await waitFor(async () => (await outstanding(namespace)) === 0, 180_000, 'the crawl to finish');
       expect(await backlog(namespace)).toBe(0);
 
-      await web.idle();
-      const report = analyzeLog(web.log, { minIntervalMs: DELAY, expected });
-      expect(report.coverage?.missing).toEqual([]);
       // Nothing fetched twice: the killed process stage's pages were processed from their stored bodies.
-      expect(report.duplicates.pages).toEqual([]);
-      expect(report.concurrency.violations).toEqual([]);
-      expect(report.intervals.violations).toEqual([]);
+      await expectCompleteOncePolite(web.get(), expected);
       await stopAll(all.filter((p) => p !== victim));
     } finally {
       for (const p of all) if (alive(p)) p.child.kill('SIGKILL');
@@ -103,15 +114,8 @@ describe('fetch and process stages in separate processes', () => {
 });
 
 describe('backpressure: a process stage that falls behind', () => {
-  let web: TestWeb;
   const namespace = uniqueNamespace('flood');
-  beforeAll(async () => {
-    web = await TestWeb.start({ hosts: 40, pagesPerHost: 8, linksPerPage: 3, crossHostLinks: 1, latencyMs: { min: 1, max: 5 }, seed: 22 });
-  });
-  afterAll(async () => {
-    await web.stop();
-    await dropNamespace(namespace);
-  });
+  const web = syntheticWeb(namespace, { hosts: 40, pagesPerHost: 8, seed: 22 });
 
   it('stops admitting fetches at the backlog limit, and resumes as the backlog drains', async () => {
     const LIMIT = 20;
@@ -122,19 +126,19 @@ describe('backpressure: a process stage that falls behind', () => {
     const fetcher = trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'fetch' });
     const all: Proc[] = [scheduler, fetcher];
     try {
-      const seeds = web.rootUrls();
+      const seeds = web.get().rootUrls();
       await seed(env, seeds);
-      const expected = web.groundTruth(seeds, 'any');
+      const expected = web.get().groundTruth(seeds, 'any');
       // No process stage: pages pile up on the streams until admission stops.
       await waitFor(async () => (await backlog(namespace)) >= LIMIT, 60_000, 'the backlog to reach its limit');
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      const stalledAt = web.log.length;
+      const stalledAt = web.get().log.length;
       const stalledBacklog = await backlog(namespace);
       await new Promise((resolve) => setTimeout(resolve, 3000));
       // Held: at most what was queued or in flight when the limit was reached went on.
-      expect(web.log.length - stalledAt).toBeLessThanOrEqual(PARTITIONS * (WINDOW + CONCURRENCY));
+      expect(web.get().log.length - stalledAt).toBeLessThanOrEqual(PARTITIONS * (WINDOW + CONCURRENCY));
       expect(await backlog(namespace)).toBeLessThanOrEqual(PARTITIONS * (LIMIT + WINDOW + CONCURRENCY));
-      expect(web.log.length).toBeLessThan(expected.size);
+      expect(web.get().log.length).toBeLessThan(expected.size);
       console.log(`[backpressure] admission held at ${stalledAt} requests with ${stalledBacklog} pages waiting (limit ${LIMIT} per partition)`);
 
       // A process stage starts: the backlog drains and fetching resumes to the end.
@@ -142,12 +146,7 @@ describe('backpressure: a process stage that falls behind', () => {
       all.push(processor);
       await waitFor(async () => (await outstanding(namespace)) === 0, 180_000, 'the crawl to finish');
       expect(await backlog(namespace)).toBe(0);
-      await web.idle();
-      const report = analyzeLog(web.log, { minIntervalMs: DELAY, expected });
-      expect(report.coverage?.missing).toEqual([]);
-      expect(report.duplicates.pages).toEqual([]);
-      expect(report.concurrency.violations).toEqual([]);
-      expect(report.intervals.violations).toEqual([]);
+      await expectCompleteOncePolite(web.get(), expected);
       await stopAll(all);
     } finally {
       for (const p of all) if (alive(p)) p.child.kill('SIGKILL');
