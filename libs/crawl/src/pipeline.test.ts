@@ -33,7 +33,7 @@ type Event =
   | { kind: 'fetch'; url: string; at: number }
   | { kind: 'robots' }
   | { kind: 'store' }
-  | { kind: 'discover'; urls: string[] }
+  | { kind: 'discover'; urls: string[]; recheck: boolean }
   | { kind: 'record'; record: FetchRecord }
   | { kind: 'ack'; leaseId: string }
   | { kind: 'state' }
@@ -138,8 +138,8 @@ function deps(): PipelineDeps {
     store,
     robots: { get: async () => f.robots, set: async (_origin, entry) => void (f.robots = entry) },
     discovery: {
-      add: async (candidates) => {
-        events.push({ kind: 'discover', urls: candidates.map((c) => c.url) });
+      add: async (candidates, options) => {
+        events.push({ kind: 'discover', urls: candidates.map((c) => c.url), recheck: options?.recheck === true });
         return { queued: candidates.length, known: 0 };
       },
     },
@@ -321,6 +321,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('state')).toHaveLength(0); // a first delivery does not ask PostgreSQL
     expect(of('clear')).toHaveLength(0); // recorded: the lease's fetched mark stays until the ack
     expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
+    expect(of('discover')[0]?.recheck).toBe(false);
     expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
   });
 
@@ -469,6 +470,8 @@ describe('processEntry: retries from the stored body', () => {
     const payload = await handed();
     expect(await processEntry({ ...deps(), maxDeliveries: 4 }, entry(payload, 2))).toBe('recorded');
     expect(of('fetch')).toHaveLength(0);
+    // The first try may have died between inserting its links and queueing them: they are checked.
+    expect(of('discover').map((d) => d.recheck)).toEqual([true]);
     expect(of('record').map((r) => r.record.state)).toEqual(['done']);
     expect(of('ack')).toEqual([{ kind: 'ack', leaseId: 'p0-1' }]);
   });

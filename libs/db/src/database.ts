@@ -351,6 +351,19 @@ export class Database {
     return { inserted: results.flat(), rejected: rejected.map(rejectedRecord) };
   }
 
+  /**
+   * Of these fingerprints, those recorded but never confirmed queued (state 'new'): a process
+   * died between inserting them and pushing them to the frontier.
+   */
+  async unconfirmed(hashes: readonly Buffer[]): Promise<Set<string>> {
+    if (hashes.length === 0) return new Set();
+    const { rows } = await this.pool.query<{ url_hash: Buffer }>(
+      `SELECT url_hash FROM ${this.t.urls} WHERE url_hash = ANY($1::bytea[]) AND state = 'new'`,
+      [hashes],
+    );
+    return new Set(rows.map((r) => r.url_hash.toString('latin1')));
+  }
+
   /** The frontier now holds these URLs. */
   async markQueued(hashes: readonly Buffer[]): Promise<void> {
     if (hashes.length === 0) return;

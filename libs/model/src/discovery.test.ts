@@ -1,7 +1,7 @@
 import { loadConfig } from '@trawl/config';
 import { ErrorCode, systemClock } from '@trawl/core';
 import { testDatabase } from '@trawl/db/testing';
-import { Frontier } from '@trawl/frontier';
+import { Frontier, type PushItem, UrlFlag } from '@trawl/frontier';
 import { testRedis } from '@trawl/redis/testing';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { silentLogger } from '@trawl/telemetry';
@@ -175,6 +175,53 @@ describe('Discovery', () => {
     const candidates = candidatesFromLinks(links('f.example/report.pdf'), page('f.example'), policyFor({ TRAWL_NON_HTML: 'store' }), deps.counters, Date.now());
     expect(await discovery.add(candidates)).toEqual({ queued: 1, known: 0 });
     expect((await rowsOf('f.example'))['/report.pdf']?.state).toBe('queued');
+    await discovery.drain();
+  });
+});
+
+describe('Discovery: links of a page processed again after its first try died', () => {
+  it('pushes, flagged Verify, the links the dead try inserted but never queued; a first try leaves them to the repair sweep', async () => {
+    const candidates = () => candidatesFromLinks(links('r.example/a', 'r.example/b', 'r.example/report.pdf'), page('r.example'), policyFor(), deps.counters, Date.now());
+    // The first try dies between the insert and the push (its frontier is gone).
+    const dying = new Discovery({ ...deps, frontier: { push: () => Promise.reject(new Error('connection lost')) } as unknown as Frontier }, { maxBatch: 100, maxWaitMs: 1 });
+    await expect(dying.add(candidates())).rejects.toThrow('connection lost');
+    expect(Object.fromEntries(Object.entries(await rowsOf('r.example')).map(([path, r]) => [path, r.state]))).toEqual({ '/a': 'new', '/b': 'new', '/report.pdf': 'skipped' });
+
+    const discovery = new Discovery(deps);
+    const before = (await deps.frontier.stats()).queued;
+    // Seen already: an ordinary add does not push them again.
+    expect(await discovery.add(candidates())).toEqual({ queued: 0, known: 3 });
+    expect((await deps.frontier.stats()).queued).toBe(before);
+    // The retried page's add does, and only the unqueued ones.
+    expect(await discovery.add(candidates(), { recheck: true })).toEqual({ queued: 2, known: 1 });
+    expect((await deps.frontier.stats()).queued - before).toBe(2);
+    expect(Object.fromEntries(Object.entries(await rowsOf('r.example')).map(([path, r]) => [path, r.state]))).toEqual({ '/a': 'queued', '/b': 'queued', '/report.pdf': 'skipped' });
+    // Once queued, a further retry pushes nothing.
+    expect(await discovery.add(candidates(), { recheck: true })).toEqual({ queued: 0, known: 3 });
+    expect((await deps.frontier.stats()).queued - before).toBe(2);
+    await discovery.drain();
+  });
+});
+
+describe('Discovery: a step that fails once', () => {
+  it('retries the push alone, its copies flagged Verify, and confirms the URLs queued (none left to the repair sweep)', async () => {
+    let calls = 0;
+    const pushed: number[][] = [];
+    const flaky = {
+      push: (items: PushItem[], limits: Parameters<Frontier['push']>[1]) => {
+        calls += 1;
+        pushed.push(items.map((i) => i.flags));
+        // The first push lands in Redis, then its answer is lost.
+        return calls === 1 ? deps.frontier.push(items, limits).then(() => Promise.reject(new Error('reply lost'))) : deps.frontier.push(items, limits);
+      },
+    } as unknown as Frontier;
+    const discovery = new Discovery({ ...deps, frontier: flaky }, { maxBatch: 100, maxWaitMs: 1 });
+    const candidates = candidatesFromLinks(links('push-retry.example/a', 'push-retry.example/b'), page('push-retry.example'), policyFor(), deps.counters, Date.now());
+    expect(await discovery.add(candidates)).toEqual({ queued: 2, known: 0 });
+    expect(calls).toBe(2);
+    expect(pushed[0]?.every((f) => (f & UrlFlag.Verify) === 0)).toBe(true);
+    expect(pushed[1]?.every((f) => (f & UrlFlag.Verify) !== 0)).toBe(true);
+    expect(Object.values(await rowsOf('push-retry.example')).map((r) => r.state)).toEqual(['queued', 'queued']);
     await discovery.drain();
   });
 });

@@ -169,14 +169,20 @@ export class Discovery {
     this.batcher = new Batcher<Candidate, boolean>({
       maxItems: options.maxBatch,
       maxWaitMs: options.maxWaitMs,
-      run: (items) => this.withRetries(() => this.run(items)),
+      run: (items) => this.run(items),
     });
   }
 
-  /** Resolves when every candidate is queued or known to be seen. */
-  async add(candidates: readonly Candidate[]): Promise<DiscoveryResult> {
+  /**
+   * Resolves when every candidate is queued or known to be seen. `recheck`: the links come from
+   * a page processed again after its first try died (a redelivered process entry), so a link
+   * that try inserted may never have reached the frontier; those still unconfirmed in PostgreSQL
+   * are pushed now (flagged Verify), not left for the repair sweep minutes later.
+   */
+  async add(candidates: readonly Candidate[], options: { recheck?: boolean } = {}): Promise<DiscoveryResult> {
     const queued = await this.batcher.add([...candidates]);
-    const n = queued.filter(Boolean).length;
+    let n = queued.filter(Boolean).length;
+    if (options.recheck) n += await this.requeueUnconfirmed(candidates.filter((_, i) => !queued[i]));
     return { queued: n, known: queued.length - n };
   }
 
@@ -199,6 +205,24 @@ export class Discovery {
     return rows.length;
   }
 
+  /** Of these known candidates, pushes those PostgreSQL holds as inserted but never queued. Returns how many it pushed. */
+  private async requeueUnconfirmed(known: readonly Candidate[]): Promise<number> {
+    const byHash = new Map<string, Candidate>();
+    for (const c of known) if (c.skipReason === undefined) byHash.set(c.hash.toString('latin1'), c);
+    if (byHash.size === 0) return 0;
+    const unconfirmed = await this.deps.db.unconfirmed([...byHash.values()].map((c) => c.hash));
+    if (unconfirmed.size === 0) return 0;
+    // Flagged Verify: the first try may have pushed them after all (it died before confirming).
+    const items = [...unconfirmed].map((k) => {
+      const c = byHash.get(k) as Candidate;
+      return { ...c, flags: c.flags | UrlFlag.Verify };
+    });
+    const queued = await this.pushAndMark(items);
+    this.deps.counters.add('repaired', queued.length);
+    this.deps.logger.warn({ repaired: queued.length, refused: items.length - queued.length }, 'pushed links a dead try of their page left unqueued');
+    return queued.length;
+  }
+
   /**
    * Pushes URLs to the frontier under the policy's limits and records the outcome: what it took
    * is `queued`, what it refused (host budget, query variants) `skipped` with why. Returns those
@@ -207,16 +231,23 @@ export class Discovery {
   private async pushAndMark<T extends PushItem & { hash: Buffer }>(items: readonly T[]): Promise<T[]> {
     const { frontier, db, counters } = this.deps;
     if (items.length === 0) return [];
-    const { pushed, refused, refusedVariants, refusals } = await frontier.push(items, this.deps.limits());
+    // A push retried after an error may have landed the first time: the copies it pushes again
+    // are flagged Verify, so at most one of two is fetched.
+    let tries = 0;
+    const { pushed, refused, refusedVariants, refusals } = await this.withRetries(() =>
+      frontier.push(tries++ === 0 ? items : items.map((item) => ({ ...item, flags: item.flags | UrlFlag.Verify })), this.deps.limits()),
+    );
     counters.add('urlsPushed', pushed);
     counters.add('overBudget', refused);
     counters.add('overQueryVariants', refusedVariants);
     const refusedAt = new Set(refusals.map((r) => r.index));
     const queued = items.filter((_, i) => !refusedAt.has(i));
-    await Promise.all([
-      db.markQueued(queued.map((c) => c.hash)),
-      db.markRefused(refusals.map((r) => ({ hash: (items[r.index] as T).hash, reason: REFUSAL_REASONS[r.reason] }))),
-    ]);
+    await this.withRetries(() =>
+      Promise.all([
+        db.markQueued(queued.map((c) => c.hash)),
+        db.markRefused(refusals.map((r) => ({ hash: (items[r.index] as T).hash, reason: REFUSAL_REASONS[r.reason] }))),
+      ]),
+    );
     return queued;
   }
 
@@ -261,14 +292,18 @@ export class Discovery {
       if (!existing || item.depth < existing.depth) byHash.set(key, item);
     }
     const distinct = [...byHash.values()];
-    const verdicts = await seen.filterUnseen(distinct.map((c) => c.hash));
-    counters.add('bloomFalsePositives', verdicts.falsePositives);
-    const unseen = distinct.filter((_, i) => verdicts.unseen[i]);
-    const skipped = await this.skipReasons(unseen);
+    // Each step is retried on its own: a retry of the whole batch after the insert would find
+    // its URLs seen and leave them unqueued until the repair sweep.
+    const { unseen, skipped } = await this.withRetries(async () => {
+      const verdicts = await seen.filterUnseen(distinct.map((c) => c.hash));
+      counters.add('bloomFalsePositives', verdicts.falsePositives);
+      const fresh = distinct.filter((_, i) => verdicts.unseen[i]);
+      return { unseen: fresh, skipped: await this.skipReasons(fresh) };
+    });
 
-    const { inserted, rejected } = await db.insertDiscovered(
+    const { inserted, rejected } = await this.withRetries(() => db.insertDiscovered(
       unseen.map((c, i) => ({ hash: c.hash, url: c.url, host: c.host, depth: c.depth, from: c.from, skipReason: skipped[i] ?? null })),
-    );
+    ));
     if (rejected.length > 0) this.deps.logger.warn({ rejected: rejected.map((r) => ({ url: r.url, reason: r.reason })) }, 'PostgreSQL refused discovered URLs; they are dropped');
     seen.markKnown(unseen.map((c) => c.hash));
     const insertedKeys = new Set(inserted.map((h) => h.toString('latin1')));

@@ -61,7 +61,7 @@ export async function processPage(deps: ProcessDeps, page: HandedPage, lease: Le
     const status = classifyStatus(response.status, response.location !== null);
     const stored = page.body ? { storageKey: page.body.key, contentHash: page.body.contentHash, storedBytes: 0 } : null;
     const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored });
-    if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover);
+    if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover, { recheck: deliveries > 1 });
     if (outcome.record) await recordAndAck(deps, outcome.record, lease);
     deps.counters.add('processed');
     return 'recorded';
