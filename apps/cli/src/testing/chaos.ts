@@ -64,6 +64,13 @@ export interface ChaosResult {
   politenessSample: string[];
   /** robots.txt requests (one per host, and again for every host after Redis lost its cache). */
   robotsFetches: number;
+  /** The longest stretch in which no host got a request, between the crawl's first and last request. */
+  longestSilenceMs: number;
+  /**
+   * The worst wait of a host past its due time: over every host, the longest gap between the end
+   * of one of its responses and its next request, less the politeness delay.
+   */
+  worstPastDueMs: number;
   wallMs: number;
   /** What happened when, relative to the start (kills, restarts, the rebuild, the fatal exit). */
   events: string[];
@@ -318,13 +325,34 @@ async function judge(
     politenessViolations: analysis.concurrency.violations.length + analysis.intervals.violations.length,
     politenessSample: [...analysis.concurrency.violations, ...analysis.intervals.violations].slice(0, 5).map((v) => JSON.stringify(v)),
     robotsFetches,
+    ...stalls(web.log, options.delayMs),
   };
+}
+
+/** How long the crawl stood still, from the web's log: see `ChaosResult.longestSilenceMs` and `worstPastDueMs`. */
+export function stalls(log: readonly RequestLogEntry[], delayMs: number): { longestSilenceMs: number; worstPastDueMs: number } {
+  const starts = log.map((e) => e.start).sort((a, b) => a - b);
+  let longestSilenceMs = 0;
+  for (let i = 1; i < starts.length; i += 1) longestSilenceMs = Math.max(longestSilenceMs, (starts[i] as number) - (starts[i - 1] as number));
+  const byHost = new Map<string, RequestLogEntry[]>();
+  for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
+  let worstPastDueMs = 0;
+  for (const entries of byHost.values()) {
+    entries.sort((a, b) => a.start - b.start);
+    for (let i = 1; i < entries.length; i += 1) {
+      const previous = entries[i - 1] as RequestLogEntry;
+      if (previous.end < 0) continue;
+      worstPastDueMs = Math.max(worstPastDueMs, (entries[i] as RequestLogEntry).start - previous.end - delayMs);
+    }
+  }
+  return { longestSilenceMs, worstPastDueMs };
 }
 
 /** One Markdown table row per case: pages expected, fetched, fetched twice (explained), lost, wall time. */
 export function chaosRow(r: ChaosResult): (string | number)[] {
   const explained = r.fetchedTwice.filter((d) => d.explained !== null).length;
-  return [r.fault, r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, `${(r.wallMs / 1000).toFixed(1)} s`];
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  return [r.fault, r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs)];
 }
 
-export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time'];
+export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time', 'longest silence', 'worst wait past due'];
