@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TrawlError } from '@trawl/core';
 import { ProcessStream } from '@trawl/frontier';
+import { heldFetchJobs } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import {
   Acks,
@@ -167,6 +168,7 @@ export function createCrawlWorker(
         concurrency: options.concurrency,
         stalledMs: config.worker.stalledMs,
         logger: runtime.logger,
+        holder: () => runtime.frontier.holderId || undefined,
         onFatal: options.onFatal,
       })
     : null;
@@ -174,7 +176,7 @@ export function createCrawlWorker(
     ? new ProcessWorker(
         { ...deps, logger: runtime.logger.child({ component: 'process' }), maxDeliveries: config.worker.attempts },
         {
-          stream: new ProcessStream(runtime.processRedis(), config.namespace, config.partitions, `process@${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 6)}`),
+          stream: new ProcessStream(runtime.processRedis(), config.namespace, config.partitions, `${PROCESS_CONSUMER}${processIdentity()}:${randomUUID().slice(0, 6)}`),
           partitions: all,
           concurrency: config.process.concurrency,
           claimIdleMs: config.process.claimMs,
@@ -185,6 +187,12 @@ export function createCrawlWorker(
     : null;
   return new WorkerStages(deps, fetch, process, runtime.logger, processThread);
 }
+
+/** Member names of workers, and consumer names of process stages: `<prefix><host>:<pid>:<random>`. */
+const WORKER_MEMBER = 'worker@';
+const PROCESS_CONSUMER = 'process@';
+/** This process, among a crawl's: its host name and process id (a process stage on a thread shares both). */
+const processIdentity = (): string => `${hostname()}:${globalThis.process.pid}`;
 
 export interface WorkerService {
   worker: WorkerStages;
@@ -204,13 +212,28 @@ export async function startWorkerService(
 ): Promise<WorkerService> {
   const { config } = runtime;
   const worker = createCrawlWorker(runtime, { concurrency: options.concurrency, partitions: [], roles: options.roles, onFatal: options.onFatal });
+  const memberId = options.memberId ?? `${WORKER_MEMBER}${processIdentity()}:${randomUUID().slice(0, 6)}`;
+  // The fetch stage's holds at the gate end with this member's heartbeat; and this worker frees
+  // those of any other whose heartbeat it sees lapse.
+  if (worker.fetch) runtime.frontier.holdAs(memberId);
+  const streams = new ProcessStream(runtime.redis, config.namespace, config.partitions, memberId);
+  const freeLapsed = async (member: string): Promise<number> => {
+    // Its fetch jobs not yet at the gate hold their hosts too (their leases were dispatched).
+    const jobs = new Map(await Promise.all(Array.from({ length: config.partitions }, async (_, p) => [p, await heldFetchJobs(runtime.redis, config.namespace, p, member)] as const)));
+    const requeued = await runtime.frontier.releaseHolder(member, jobs);
+    // The dead worker's process stage (same process) leaves pages mid-processing: claimable now.
+    const identity = member.startsWith(WORKER_MEMBER) ? member.slice(WORKER_MEMBER.length, member.lastIndexOf(':')) : '';
+    if (identity !== '') await streams.expedite(`${PROCESS_CONSUMER}${identity}:`);
+    return requeued;
+  };
   const membership = worker.fetch
     ? new WorkerMembership(
         runtime.redis,
-        { namespace: config.namespace, partitions: config.partitions, memberId: options.memberId ?? `worker@${hostname()}:${globalThis.process.pid}:${randomUUID().slice(0, 6)}`, heartbeatTtlMs: config.worker.heartbeatMs },
+        { namespace: config.namespace, partitions: config.partitions, memberId, heartbeatTtlMs: config.worker.heartbeatMs },
         runtime.clock,
         runtime.logger.child({ component: 'membership' }),
         (partitions) => worker.consume(partitions),
+        freeLapsed,
       )
     : null;
   await membership?.start();

@@ -126,7 +126,11 @@ export const configSchema = z.object({
       'TRAWL_WORKER_ROLES',
       'The stages a `trawl worker` process runs: `fetch` (gate, robots.txt, fetch, store the body, hand the page off), `process` (parse, fingerprint, duplicates, discover links, record), or both (`fetch,process`, the default). Run them apart when processing needs more cores than fetching: e.g. 2 fetch-only and 6 process-only workers.',
     ),
-    heartbeatMs: set(int(300, 600_000).default(5000), 'TRAWL_WORKER_HEARTBEAT_MS', 'Workers heartbeat in Redis; partitions are spread over the live ones on the hash ring (domain affinity), and a worker silent for this long drops out: its partitions move to the others.'),
+    heartbeatMs: set(
+      int(300, 600_000).default(3000),
+      'TRAWL_WORKER_HEARTBEAT_MS',
+      'Workers heartbeat in Redis (every third of this); partitions are spread over the live ones on the hash ring (domain affinity). A worker silent for this long drops out: its partitions move to the others, and the first worker to notice frees what it held (its URLs go back to the frontier, its hosts are due again after their delay, its process stage\'s pages are claimed by another). Longer than any pause of a worker\'s event loop, or a paused worker loses its jobs.',
+    ),
     contactUrl: set(
       url(['http:', 'https:']).default('https://github.com/trawl-crawler/trawl'),
       'TRAWL_CONTACT_URL',

@@ -20,6 +20,11 @@ export interface CrawlWorkerOptions {
   stalledMs: number;
   logger: Logger;
   /**
+   * This worker process's member id, once it has joined the crawl's workers: the jobs it takes
+   * are locked under it, so its holds end with its heartbeat (see `heldFetchJobs`).
+   */
+  holder?: () => string | undefined;
+  /**
    * A fault no retry can fix (disk full, a read-only content directory, a database refusing the
    * schema): the job goes back to the queue untouched, and this is called so the process can
    * stop with a clear message.
@@ -84,6 +89,7 @@ export class CrawlWorker {
           partition,
           concurrency: options.concurrency,
           stalledMs: options.stalledMs,
+          holder: options.holder?.(),
           onInvalid: (jobId, problem) => options.logger.warn({ jobId, problem }, 'invalid fetch job dead-lettered'),
           onError: (error) => options.logger.error({ err: error, partition }, 'fetch worker error'),
         },

@@ -23,15 +23,26 @@ export class Membership {
 
   /** Says this member is alive for another `ttlMs`, forgets the expired ones, and returns the live members. */
   async heartbeat(): Promise<string[]> {
+    return (await this.beat()).live;
+  }
+
+  /**
+   * As `heartbeat`, and also returns the members whose heartbeat lapsed and that this call
+   * forgot: each lapsed member is reported to exactly one caller (the transaction that removes
+   * it), which frees what it held.
+   */
+  async beat(): Promise<{ live: string[]; lapsed: string[] }> {
     const now = this.clock.now();
-    const [, , live] = (await this.redis
+    const [, lapsed, , live] = (await this.redis
       .multi()
       .zadd(this.key, now + this.ttlMs, this.memberId)
+      .zrangebyscore(this.key, '-inf', now)
       .zremrangebyscore(this.key, '-inf', now)
       .zrangebyscore(this.key, now, '+inf')
-      .exec()) as [unknown, unknown, [Error | null, string[]]];
+      .exec()) as [unknown, [Error | null, string[]], unknown, [Error | null, string[]]];
+    if (lapsed[0]) throw lapsed[0];
     if (live[0]) throw live[0];
-    return live[1];
+    return { live: live[1], lapsed: lapsed[1] };
   }
 
   /** The live members (without heartbeating). */

@@ -42,10 +42,18 @@ describe('WorkerMembership', () => {
   it('splits the partitions between live workers, and a dead one\'s move to the others within its heartbeat TTL', async () => {
     const namespace = `${t.prefix}:a`;
     const seen: Record<string, number[]> = {};
+    const freed: string[] = [];
     const member = (id: string) =>
-      new WorkerMembership(t.redis, { namespace, partitions: 8, memberId: id, heartbeatTtlMs: 600 }, systemClock, silentLogger, (ps) => {
-        seen[id] = ps;
-      });
+      new WorkerMembership(
+        t.redis,
+        { namespace, partitions: 8, memberId: id, heartbeatTtlMs: 600 },
+        systemClock,
+        silentLogger,
+        (ps) => {
+          seen[id] = ps;
+        },
+        async (lapsed) => (freed.push(`${lapsed} by ${id}`), 0),
+      );
     const a = member('a');
     const b = member('b');
     await a.start();
@@ -64,8 +72,13 @@ describe('WorkerMembership', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(Date.now() - died).toBeLessThan(600 + 400);
+    // And a freed what b held at the gate, once.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(freed).toEqual(['b by a']);
     expect((await workerStatus(t.redis, namespace, systemClock)).map((w) => w.member)).toEqual(['a']);
     await a.stop();
     expect(await workerStatus(t.redis, namespace, systemClock)).toEqual([]);
+    // A worker that leaves (SIGTERM, after draining) is not lapsed: nothing of its is freed.
+    expect(freed).toEqual(['b by a']);
   });
 });

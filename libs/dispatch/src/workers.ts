@@ -12,6 +12,12 @@ export interface WorkerMembershipOptions {
 }
 
 /**
+ * Frees what a worker whose heartbeat lapsed held (its leases and host tokens at the gate:
+ * `Frontier.releaseHolder`); returns how many leases went back to the frontier.
+ */
+export type ReleaseHolder = (member: string) => Promise<number>;
+
+/**
  * A fetch worker's place in the crawl: it heartbeats into `<namespace>:members:worker`, and every
  * round (a third of the TTL) works out from the live members which partitions it consumes
  * (`workerAssignments`), calling `onAssign` when that changes. A dead worker's partitions are
@@ -29,6 +35,7 @@ export class WorkerMembership {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly onAssign: (partitions: number[]) => void,
+    private readonly releaseHolder?: ReleaseHolder,
   ) {
     this.membership = new Membership(redis, options.namespace, 'worker', options.memberId, options.heartbeatTtlMs, clock);
     this.rounds = new Rounds(options.heartbeatTtlMs, () => this.tick(), (error) => logger.error({ err: error }, 'worker membership step failed'));
@@ -50,7 +57,8 @@ export class WorkerMembership {
   }
 
   async tick(): Promise<void> {
-    const live = await this.membership.heartbeat();
+    const { live, lapsed } = await this.membership.beat();
+    for (const member of lapsed) await this.freeLapsed(member);
     const mine = workerAssignments(live.includes(this.options.memberId) ? live : [...live, this.options.memberId], this.options.partitions).get(this.options.memberId) ?? [];
     await this.redis.hset(workersKey(this.options.namespace), this.options.memberId, JSON.stringify({ partitions: mine, at: this.clock.now() }));
     if (mine.join(',') !== this.current.join(',')) {
@@ -60,7 +68,12 @@ export class WorkerMembership {
     }
   }
 
-
+  /** A worker's heartbeat lapsed (this process noticed first): its holds end now, not with its leases. */
+  private async freeLapsed(member: string): Promise<void> {
+    if (!this.releaseHolder || member === this.options.memberId) return;
+    const requeued = await this.releaseHolder(member);
+    this.logger.warn({ member, requeued }, 'a worker stopped heartbeating: its leases and host tokens are freed');
+  }
 }
 
 export const workersKey = (namespace: string): string => `${namespace}:workers`;

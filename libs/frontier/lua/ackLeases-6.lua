@@ -24,6 +24,8 @@
 --- @include "urlMark"
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
+-- <base>holders (KEYS[1] is <base>leases): an acknowledged lease is nobody's hold any more.
+local holders = string.sub(KEYS[1], 1, -7) .. 'holders'
 local done = 0
 for i = 3, 2 + n do
   local id = ARGV[i]
@@ -34,6 +36,7 @@ for i = 3, 2 + n do
   clearUrlMark(KEYS[5], redis.call('HGET', KEYS[2], id), id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[5], id)
+  redis.call('HDEL', holders, id)
 end
 if #ARGV > 2 + n then
   local entries = { unpack(ARGV, 3 + n) }

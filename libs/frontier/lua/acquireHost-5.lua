@@ -1,5 +1,5 @@
 --[[
-  acquireHost (v2): the host gate, run by a worker immediately before a fetch. Whatever way a job
+  acquireHost (v3): the host gate, run by a worker immediately before a fetch. Whatever way a job
   arrived (dispatch, retry, dead-letter re-run, manual job), the fetch happens only if this lease
   holds the host, no other attempt is fetching from it, and the host's due time has passed.
 
@@ -7,6 +7,9 @@
   ARGV[1] key base   ARGV[2] host   ARGV[3] lease id   ARGV[4] attempt token (unique per try)
   ARGV[5] now (ms)   ARGV[6] lease ms   ARGV[7] fetch hold ms (how long the token is held at most)
   ARGV[8] band       ARGV[9] entry (to adopt a job that has no lease)   ARGV[10] busy retry ms
+  ARGV[11] holder: the worker process's member id ('' = none), recorded with the attempt token in
+           <base>holders while this lease holds the host, so that its holds end with its
+           heartbeat (see releaseHolder) rather than with the lease
   Returns { code, atMs, streak, backoffMs }
     1 OK      fetch now; the token is held until now + fetch hold ms or release. atMs is the
               host's due time (when politeness allowed this fetch); streak and backoffMs are the
@@ -97,6 +100,7 @@ end
 -- previous holder's lease is gone).
 redis.call('HSET', hostKey, 'claim', id)
 redis.call('ZREM', KEYS[1], host)
+if (ARGV[11] or '') ~= '' then redis.call('HSET', base .. 'holders', id, ARGV[11] .. '\n' .. token) end
 if due > now then
   redis.call('ZADD', KEYS[2], due + leaseMs, id)
   return { 2, due }

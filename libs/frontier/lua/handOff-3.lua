@@ -26,4 +26,6 @@ if redis.call('EXISTS', KEYS[3]) == 0 then redis.call('XGROUP', 'CREATE', KEYS[3
 local entry = redis.call('XADD', KEYS[3], '*', 'd', ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[4], id)
 redis.call('HSET', KEYS[2], id, 'handed:' .. token .. ' ' .. ARGV[4])
+-- The stream entry keeps the URL from here: the fetching worker's death no longer concerns it.
+redis.call('HDEL', string.sub(KEYS[1], 1, -7) .. 'holders', id)
 return entry

@@ -34,6 +34,9 @@ local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok')
 if state[3] == token then redis.call('HDEL', hostKey, 'tok', 'tokUntil') end
 local due = math.max(tonumber(state[2] or '0'), nextDue)
 redis.call('HSET', hostKey, 'due', due)
+-- The delay this release asked for, kept for a fetch whose worker dies mid-request: the host is
+-- then due no sooner than this long after its holds are freed (releaseHolder).
+if nextDue > now then redis.call('HSET', hostKey, 'gap', nextDue - now) end
 if ARGV[8] ~= '' then redis.call('HSET', hostKey, 'streak', ARGV[8], 'backoff', ARGV[9]) end
 -- GT: a release never shortens a lease (the gate or a renewal may already keep it longer).
 if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', 'GT', leaseUntil, id) end

@@ -16,11 +16,12 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'handOff-3',
   'resumeHosts-2',
   'requeueLeases-5',
+  'releaseHolder-5',
   'restoreUrls-3',
   'renewLease-2',
 ]);
-const SCRIPT_VERSION = 'frontier6';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'handOff' | 'resumeHosts' | 'requeueLeases' | 'restoreUrls' | 'renewLease';
+const SCRIPT_VERSION = 'frontier7';
+type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'handOff' | 'resumeHosts' | 'requeueLeases' | 'releaseHolder' | 'restoreUrls' | 'renewLease';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
@@ -59,6 +60,12 @@ export interface FrontierOptions {
    * runtime sets this; a frontier built by hand (tests) claims regardless.
    */
   requireLiveMark?: boolean;
+  /**
+   * This worker process's member id (its membership heartbeat): the leases and host tokens it
+   * takes at the gate are recorded as its holds, which `releaseHolder` frees at once when its
+   * heartbeat lapses. Unset: holds end only with their leases and tokens.
+   */
+  holder?: string;
   clock: Clock;
 }
 
@@ -173,6 +180,7 @@ export class Frontier {
   private readonly scripts: Record<ScriptName, ScriptCaller>;
   private readonly ring: HashRing<number>;
   private readonly keys: FrontierKeys[];
+  private holder: string;
 
   constructor(
     private readonly redis: RedisClient,
@@ -183,6 +191,17 @@ export class Frontier {
     this.scripts = bindScripts<ScriptName>(redis, SCRIPT_VERSION, SCRIPTS);
     this.ring = new HashRing(Array.from({ length: options.partitions }, (_, p) => p));
     this.keys = Array.from({ length: options.partitions }, (_, p) => frontierKeys(options.prefix, p));
+    this.holder = options.holder ?? '';
+  }
+
+  /** From now on, holds taken at the gate are this worker member's (see `FrontierOptions.holder`). */
+  holdAs(member: string): void {
+    this.holder = member;
+  }
+
+  /** The worker member holds are recorded for ('' when none). */
+  get holderId(): string {
+    return this.holder;
   }
 
   get partitions(): number {
@@ -311,6 +330,7 @@ export class Frontier {
         ticket.band,
         encodeEntry(ticket.entry, ticket.host),
         this.options.busyRetryMs,
+        this.holder,
       ],
     )) as [number, number, number?, number?];
     switch (code) {
@@ -435,6 +455,26 @@ export class Frontier {
     return Number(
       await this.scripts.requeueLeases([keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats], [keys.base, this.options.clock.now(), ...leaseIds]),
     );
+  }
+
+  /**
+   * A worker process stopped heartbeating: frees, in every partition, the leases and host tokens
+   * it held at the gate, and the leases of `jobs` (by partition: the fetch jobs it had taken and
+   * not yet brought to the gate; see the script releaseHolder). Returns how many leases were
+   * requeued.
+   */
+  async releaseHolder(member: string, jobs: ReadonlyMap<number, readonly { leaseId: string; token: string }[]> = new Map()): Promise<number> {
+    if (member === '') return 0;
+    const now = this.options.clock.now();
+    const counts = await Promise.all(
+      this.keys.map((keys, p) =>
+        this.scripts.releaseHolder(
+          [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats],
+          [keys.base, now, member, ...(jobs.get(p) ?? []).filter((j) => /^\S+$/.test(j.leaseId) && /^\S+$/.test(j.token)).map((j) => `${j.leaseId} ${j.token}`)],
+        ),
+      ),
+    );
+    return counts.reduce<number>((sum, n) => sum + Number(n), 0);
   }
 
   /**

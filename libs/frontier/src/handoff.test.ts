@@ -131,4 +131,29 @@ describe('ProcessStream', () => {
     expect(claimed).toMatchObject([{ partition: p, payload: 'page', deliveries: 2 }]);
     expect(await live.read([p], 1, 10)).toEqual([]);
   });
+
+  it('expedite: the entries of a dead worker’s process stage are claimable at once, others’ are not', async () => {
+    const f = makeFrontier();
+    const prefix = `${t.prefix}:${run}`;
+    const hosts = ['f1.example', 'f2.example', 'f3.example', 'f4.example'];
+    await f.push(hosts.map((h) => item(h, '/1')));
+    for (const h of hosts) {
+      const p = f.partitionOf(h);
+      const lease = await fetchOne(f, p, `tok-${h}`);
+      await f.handOff(p, lease.id, `tok-${h}`, h);
+    }
+    // Two process stages read: one of the dead process (host h, pid 1), one of a live process whose pid starts alike.
+    const dead = new ProcessStream(t.redis, prefix, 2, 'process@h:1:aaaaaa');
+    const other = new ProcessStream(t.redis, prefix, 2, 'process@h:10:bbbbbb');
+    // (COUNT applies per stream: one entry of each partition's stream.)
+    const held = await dead.read([0, 1], 1, 10);
+    const kept = await other.read([0, 1], 10, 10);
+    expect(held.length).toBeGreaterThan(0);
+    expect(held.length + kept.length).toBe(4);
+    expect(await dead.expedite('process@h:1:')).toBe(held.length);
+    const live = new ProcessStream(t.redis, prefix, 2, 'process@h:2:cccccc');
+    const claimed = [...(await live.claimStale(0, 60_000, 10)), ...(await live.claimStale(1, 60_000, 10))];
+    expect(claimed.map((e) => e.payload).sort()).toEqual(held.map((e) => e.payload).sort());
+    expect(claimed.every((e) => e.deliveries === 2)).toBe(true);
+  });
 });

@@ -2,7 +2,7 @@
  * Every frontier key of a partition carries the same Redis Cluster hash tag `{p<n>}`, so a
  * partition lives in one slot and each Lua script touches one slot. Per-host keys are built
  * inside the scripts from `base`:
- *   <base>h:<host>          HASH  due, claim, tok, tokUntil, n (queued), total (ever queued)
+ *   <base>h:<host>          HASH  due, claim, tok, tokUntil, gap (the last delay asked), n (queued), total (ever queued)
  *   <base>q:<host>:<band>   LIST  back queue entries of one priority band
  *   <base>v:<host>          HASH  URLs ever queued per query-variant key (TRAWL_MAX_QUERY_VARIANTS)
  * A host's `h:` and `v:` keys expire once it is idle (`idleHostTtlMs`).
@@ -21,6 +21,12 @@ export interface FrontierKeys {
   restored: string;
   /** HASH lease id -> the attempt (token) that fetched its URL and is recording it. */
   fetched: string;
+  /**
+   * HASH lease id -> "<worker member id>\n<attempt token>": which worker process holds the lease
+   * (and perhaps its host's token) at the gate, until the lease is handed off, acknowledged or
+   * requeued. When that worker's heartbeat lapses, `releaseHolder` frees them at once.
+   */
+  holders: string;
   /** STRING: the partition's data is intact (set at start and by a rebuild; gone with a wipe). */
   live: string;
   /**
@@ -43,6 +49,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     paused: `${base}paused`,
     restored: `${base}restored`,
     fetched: `${base}fetched`,
+    holders: `${base}holders`,
     live: `${base}live`,
     process: `${base}process`,
   };

@@ -17,6 +17,7 @@ export {
   type FetchQueueOptions,
   FetchWorker,
   type FetchWorkerOptions,
+  heldFetchJobs,
 } from './queues.js';
 export {
   describeIssues,

@@ -1,7 +1,7 @@
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeFetchJob, type FetchJob, type FetchJobContext, type JobResult } from './job.js';
-import { FETCH_EVENTS_MAX_LEN, FetchQueues, FetchWorker } from './queues.js';
+import { FETCH_EVENTS_MAX_LEN, FetchQueues, FetchWorker, heldFetchJobs } from './queues.js';
 import { openQueue } from './registry.js';
 import { fetchQueueName, fetchQueuePrefix } from './job.js';
 
@@ -190,5 +190,42 @@ describe('FetchQueues and FetchWorker', () => {
     expect(await queues.waiting(1)).toBe(3);
     expect(await queues.waiting(0)).toBe(0);
     await queues.close();
+  });
+});
+
+describe('heldFetchJobs', () => {
+  it('finds the jobs a worker process holds (active under its lock) with their leases, and nobody else’s', async () => {
+    const namespace = `${t.prefix}held`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
+    const release: (() => void)[] = [];
+    const seen: string[] = [];
+    const hold = async (ctx: FetchJobContext): Promise<JobResult> => {
+      seen.push(ctx.token);
+      await new Promise<void>((resolve) => release.push(resolve));
+      return { outcome: 'done', summary: {} };
+    };
+    const other = testConnection({ blocking: true });
+    const a = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000, holder: 'worker@h:1:aaaaaa' }, hold);
+    const b = new FetchWorker(other, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, holder: 'worker@h:10:bbbbbb' }, hold);
+    void a.run();
+    void b.run();
+    try {
+      await queues.addLeased(0, [job('p0-1'), job('p0-2'), job('p0-3')]);
+      await until(async () => seen.length === 3);
+      const heldByA = await heldFetchJobs(t.redis, namespace, 0, 'worker@h:1:aaaaaa');
+      const heldByB = await heldFetchJobs(t.redis, namespace, 0, 'worker@h:10:bbbbbb');
+      expect(heldByA).toHaveLength(2);
+      expect(heldByB).toHaveLength(1);
+      expect([...heldByA, ...heldByB].map((j) => j.leaseId).sort()).toEqual(['p0-1', 'p0-2', 'p0-3']);
+      // The token is the one the job ran under (the gate's attempt token).
+      expect([...heldByA, ...heldByB].map((j) => j.token).sort()).toEqual([...seen].sort());
+      expect(heldByA.every((j) => j.token.startsWith('worker@h:1:aaaaaa|p0|'))).toBe(true);
+      expect(await heldFetchJobs(t.redis, namespace, 0, 'worker@h:1')).toEqual([]);
+    } finally {
+      for (const r of release) r();
+      await Promise.all([a.close(), b.close()]);
+      other.disconnect();
+      await queues.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '@trawl/redis';
 import { freshLeaseRetry } from './retry.js';
@@ -175,6 +176,12 @@ export interface FetchWorkerOptions {
   onInvalid?: (jobId: string, problem: string) => void;
   /** Called when the worker itself reports an error (connection trouble). */
   onError?: (error: Error) => void;
+  /**
+   * The worker process's member id: the jobs this worker takes are locked under a token that
+   * starts with it (`<holder>|p<partition>|…`), so that when its heartbeat lapses another worker
+   * finds them (`heldFetchJobs`) and frees their leases at once.
+   */
+  holder?: string;
 }
 
 /**
@@ -236,6 +243,8 @@ export class FetchWorker {
         },
       },
     );
+    // BullMQ locks each job under `<worker id>:<n>`, the token the gate knows the attempt by.
+    if (options.holder) (this.worker as { id: string }).id = `${options.holder}|p${options.partition}|${randomUUID().slice(0, 8)}`;
     this.worker.on('error', (error) => options.onError?.(error));
   }
 
@@ -253,4 +262,32 @@ export class FetchWorker {
   close(force = false): Promise<void> {
     return this.worker.close(force);
   }
+}
+
+/**
+ * The fetch jobs of one partition that a worker process (`FetchWorkerOptions.holder`) holds
+ * now: active in the queue under its lock. Read when its heartbeat lapses, to free their leases
+ * without waiting for BullMQ's stalled check.
+ */
+export async function heldFetchJobs(redis: RedisClient, namespace: string, partition: number, holder: string): Promise<{ jobId: string; leaseId: string; token: string }[]> {
+  const base = `${fetchQueuePrefix(namespace, partition)}:${fetchQueueName(partition)}`;
+  const active = await redis.lrange(`${base}:active`, 0, -1);
+  if (active.length === 0) return [];
+  const pipeline = redis.pipeline();
+  for (const id of active) pipeline.get(`${base}:${id}:lock`).hget(`${base}:${id}`, 'data');
+  const replies = ((await pipeline.exec()) ?? []).map(([, value]) => value as string | null);
+  const held: { jobId: string; leaseId: string; token: string }[] = [];
+  active.forEach((jobId, i) => {
+    const token = replies[2 * i];
+    const data = replies[2 * i + 1];
+    if (!token?.startsWith(`${holder}|`) || !data) return;
+    try {
+      const parsed = fetchJobDataSchema.safeParse(JSON.parse(data));
+      const leaseId = parsed.success ? decodeFetchJob(parsed.data).leaseId : null;
+      if (leaseId) held.push({ jobId, leaseId, token });
+    } catch {
+      // An unreadable job is the dead-letter queue's business, not this sweep's.
+    }
+  });
+  return held;
 }

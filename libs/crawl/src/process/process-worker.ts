@@ -3,6 +3,9 @@ import type { ProcessEntry, ProcessStream } from '@trawl/frontier';
 import type { Logger } from '@trawl/telemetry';
 import { type ProcessDeps, processEntry } from './process-entry.js';
 
+/** How often a process stage looks for entries to claim from dead or failed ones, at most. */
+const CLAIM_CHECK_MS = 1000;
+
 export interface ProcessWorkerOptions {
   stream: Pick<ProcessStream, 'read' | 'claimStale' | 'touch'>;
   /** Partitions whose streams this process stage reads. */
@@ -84,7 +87,9 @@ export class ProcessWorker {
           lastTouch = now;
           await this.touchHeld();
         }
-        if (now - lastClaim >= options.claimIdleMs / 2) {
+        // Often enough that entries a dead worker's process stage held, made stale at once when
+        // its heartbeat lapses (ProcessStream.expedite), are taken within a second.
+        if (now - lastClaim >= Math.min(CLAIM_CHECK_MS, options.claimIdleMs / 2)) {
           lastClaim = now;
           for (const partition of this.partitions) for (const entry of await options.stream.claimStale(partition, options.claimIdleMs, room)) this.run(entry);
         }

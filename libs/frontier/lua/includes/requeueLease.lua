@@ -14,6 +14,7 @@ local function requeueLease(base, keys, id, now)
   redis.call('HDEL', keys.leaseData, id)
   clearUrlMark(base .. 'fetched', data, id)
   redis.call('HDEL', base .. 'fetched', id)
+  redis.call('HDEL', base .. 'holders', id)
   redis.call('ZADD', keys.tombstones, now, id)
   if not data then return 0 end
   local host, band, entry = string.match(data, '^([^\n]*)\n([^\n]*)\n(.*)$')
