@@ -1,0 +1,558 @@
+import type { ChildNode, Element, ParentNode } from 'domhandler';
+import { parseDocument } from 'htmlparser2';
+import { extractText, safe } from './extract-text.js';
+import { DEFAULT_MAX_NESTING_DEPTH, nestingExceeds } from './nesting.js';
+import { isBoilerplate } from './read-html.js';
+
+/**
+ * A page's main content as Markdown (CommonMark with GitHub's pipe tables and strikethrough), for
+ * pipelines that feed text to language models: headings, nested lists, tables, fenced code with
+ * its language, absolute links, and none of the page's furniture.
+ *
+ * Built on htmlparser2's DOM (the parser this lib already owns) rather than on turndown or
+ * Readability: both parse again with a DOM of their own (domino, linkedom), which costs 5–6× the
+ * CPU per page (docs/markdown.md has the figures), and turndown's GFM plugin leaves tables
+ * without a header row as raw HTML.
+ */
+
+export interface ToMarkdownOptions {
+  /**
+   * What an image becomes: `drop` (default), `alt` (its alt text, as text), or `link`
+   * (`![alt](absolute src)`).
+   */
+  images?: 'drop' | 'alt' | 'link';
+  /** As in parseHtml: deeper markup is not built as a tree; its plain text comes back instead. */
+  maxNestingDepth?: number;
+  /** Markdown kept at most (characters). Default 1,000,000. */
+  maxChars?: number;
+}
+
+export const DEFAULT_MAX_MARKDOWN_CHARS = 1_000_000;
+
+/** Block-level elements: they end the paragraph that runs before them. */
+const BLOCKS = new Set([
+  'address', 'article', 'aside', 'blockquote', 'body', 'caption', 'center', 'dd', 'details', 'dialog', 'dir', 'div', 'dl', 'dt',
+  'fieldset', 'figcaption', 'figure', 'footer', 'form', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'header', 'hgroup', 'hr', 'html',
+  'li', 'main', 'menu', 'nav', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'td', 'tfoot', 'th', 'thead', 'tr', 'ul',
+]);
+/** Where paragraphs of main text live: the units the density choice scores (as Readability does). */
+const SCORED = new Set(['p', 'pre', 'td', 'blockquote', 'li', 'dd']);
+const ASCII_WHITESPACE = /[\t\n\f\r ]+/g;
+
+interface Context {
+  base: URL | null;
+  images: 'drop' | 'alt' | 'link';
+  /** Inside a chosen root that is an article or main: its own header (the headline) stays. */
+  insideArticle: boolean;
+}
+
+const isElement = (node: ChildNode): node is Element => node.type === 'tag' || node.type === 'script' || node.type === 'style';
+
+/**
+ * `html` (already decoded) as Markdown, links and image sources absolute against `<base href>`
+ * and `url`. Pure; never throws: markup it cannot make sense of yields its best effort, and a
+ * page nested too deep to build as a tree yields its plain main text.
+ */
+export function toMarkdown(html: string, url: string, options: ToMarkdownOptions = {}): string {
+  if (typeof html !== 'string' || html.length === 0) return '';
+  const maxChars = options.maxChars ?? DEFAULT_MAX_MARKDOWN_CHARS;
+  try {
+    if (nestingExceeds(html, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)) return plainFallback(html, url, maxChars);
+    const document = parseDocument(html, { decodeEntities: true });
+    const base = baseUrl(document, url);
+    const { root, insideArticle } = mainRoot(document);
+    const ctx: Context = { base, images: options.images ?? 'drop', insideArticle };
+    const markdown = tidy(renderBlocks(root.children, ctx).join('\n\n'));
+    return markdown.length > maxChars ? cutAt(markdown, maxChars) : markdown;
+  } catch {
+    try {
+      return plainFallback(html, url, maxChars);
+    } catch {
+      return '';
+    }
+  }
+}
+
+function plainFallback(html: string, url: string, maxChars: number): string {
+  return extractText(html, url, { maxTextChars: maxChars })
+    .text.split('\n')
+    .map((line) => escapeLineStart(escapeInline(line)))
+    .join('\n\n');
+}
+
+/** Cut at the last paragraph break before `maxChars`, so no construct is left half open. */
+function cutAt(markdown: string, maxChars: number): string {
+  const cut = markdown.lastIndexOf('\n\n', maxChars);
+  return markdown.slice(0, cut > 0 ? cut : maxChars).trimEnd();
+}
+
+function tidy(markdown: string): string {
+  return safe(markdown)
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the main content is
+
+function* elements(node: ParentNode): Generator<Element> {
+  for (const child of node.children) {
+    if (!isElement(child)) continue;
+    yield child;
+    yield* elements(child);
+  }
+}
+
+function baseUrl(document: ParentNode, url: string): URL | null {
+  let page: URL | null = null;
+  try {
+    page = new URL(url);
+  } catch {
+    page = null;
+  }
+  for (const el of elements(document)) {
+    if (el.name !== 'base' || el.attribs['href'] === undefined) continue;
+    try {
+      return new URL(el.attribs['href'].trim(), page ?? undefined);
+    } catch {
+      return page;
+    }
+  }
+  return page;
+}
+
+/** Whether `el` or an ancestor is furniture (the site's header, navigation, a sidebar…). */
+function inFurniture(el: Element): boolean {
+  for (let node: ParentNode | null = el; node !== null && node.type === 'tag'; node = node.parent) {
+    const element = node as Element;
+    if (isBoilerplate(element.name, element.attribs, false)) return true;
+  }
+  return false;
+}
+
+/**
+ * The root of the main content: the page's one `<article>`, else its `<main>` (or
+ * `role="main"`), else the element the density of its paragraphs points at (Readability's
+ * scoring, simplified), widened while it holds most of its parent's text; else `<body>`.
+ */
+function mainRoot(document: ParentNode): { root: ParentNode; insideArticle: boolean } {
+  const articles: Element[] = [];
+  let main: Element | null = null;
+  let body: Element | null = null;
+  for (const el of elements(document)) {
+    if (el.name === 'article' && !inFurniture(el)) articles.push(el);
+    else if (main === null && (el.name === 'main' || el.attribs['role']?.trim().toLowerCase() === 'main')) main = el;
+    else if (body === null && el.name === 'body') body = el;
+  }
+  // Articles inside another article (comments, embedded posts) do not make a listing.
+  const outer = articles.filter((a) => !articles.some((b) => b !== a && contains(b, a)));
+  if (outer.length === 1) return { root: outer[0] as Element, insideArticle: true };
+  if (main !== null) return { root: main, insideArticle: true };
+  const chosen = densest(body ?? document);
+  return chosen === null ? { root: body ?? document, insideArticle: false } : { root: chosen, insideArticle: true };
+}
+
+function contains(ancestor: Element, node: Element): boolean {
+  for (let p: ParentNode | null = node.parent; p !== null; p = p.parent) if (p === ancestor) return true;
+  return false;
+}
+
+/** Visible text length under `node`, furniture left out, and how much of it is link text. */
+function textLength(node: ParentNode, insideLink = false): { all: number; links: number } {
+  let all = 0;
+  let links = 0;
+  for (const child of node.children) {
+    if (child.type === 'text') {
+      const n = child.data.replace(ASCII_WHITESPACE, ' ').trim().length;
+      all += n;
+      if (insideLink) links += n;
+    } else if (isElement(child) && !isBoilerplate(child.name, child.attribs, true)) {
+      const inner = textLength(child, insideLink || child.name === 'a');
+      all += inner.all;
+      links += inner.links;
+    }
+  }
+  return { all, links };
+}
+
+function densest(root: ParentNode): Element | null {
+  const scores = new Map<Element, number>();
+  const visit = (node: ParentNode): void => {
+    for (const child of node.children) {
+      if (!isElement(child) || isBoilerplate(child.name, child.attribs, false)) continue;
+      if (SCORED.has(child.name)) {
+        const { all, links } = textLength(child);
+        if (all >= 25 && links / all < 0.5) {
+          const score = 1 + (child.children.length > 0 ? countCommas(child) : 0) + Math.min(3, Math.floor(all / 100));
+          const parent = child.parent?.type === 'tag' ? (child.parent as Element) : null;
+          const grand = parent?.parent?.type === 'tag' ? (parent.parent as Element) : null;
+          if (parent) scores.set(parent, (scores.get(parent) ?? 0) + score);
+          if (grand) scores.set(grand, (scores.get(grand) ?? 0) + score / 2);
+        }
+      }
+      visit(child);
+    }
+  };
+  visit(root);
+  let best: Element | null = null;
+  let bestScore = 0;
+  for (const [el, score] of scores) {
+    const { all, links } = textLength(el);
+    const adjusted = score * (1 - (all === 0 ? 0 : links / all));
+    if (adjusted > bestScore) [best, bestScore] = [el, adjusted];
+  }
+  if (best === null) return null;
+  // Widen to the parent while the chosen element holds most of its text and what the parent
+  // adds is not mostly links: the headline and the lead usually sit beside the paragraphs' own
+  // container, a list of related links beside the whole.
+  let chosen: Element = best;
+  for (let parent = chosen.parent; parent !== null && parent !== root && parent.type === 'tag'; parent = parent.parent) {
+    const inner = textLength(chosen);
+    const outer = textLength(parent);
+    const added = outer.all - inner.all;
+    if (inner.all < 0.65 * outer.all || (added > 0 && (outer.links - inner.links) / added >= 0.5)) break;
+    chosen = parent as Element;
+  }
+  return chosen;
+}
+
+function countCommas(el: ParentNode): number {
+  let n = 0;
+  for (const child of el.children) {
+    if (child.type === 'text') n += child.data.split(',').length - 1;
+    else if (isElement(child)) n += countCommas(child);
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blocks
+
+function skipped(el: Element, ctx: Context): boolean {
+  return isBoilerplate(el.name, el.attribs, ctx.insideArticle);
+}
+
+/** The Markdown blocks of a run of nodes: inline content becomes paragraphs between the blocks. */
+function renderBlocks(nodes: readonly ChildNode[], ctx: Context): string[] {
+  const out: string[] = [];
+  let inline = '';
+  const flush = () => {
+    const paragraph = inlineText(inline);
+    if (paragraph !== '') out.push(escapeLineStart(paragraph));
+    inline = '';
+  };
+  for (const node of nodes) {
+    if (node.type === 'text') {
+      inline += escapeInline(node.data);
+      continue;
+    }
+    if (!isElement(node) || skipped(node, ctx)) continue;
+    if (!BLOCKS.has(node.name)) {
+      inline += renderInline(node, ctx);
+      continue;
+    }
+    flush();
+    const block = renderBlock(node, ctx);
+    if (block !== '') out.push(block);
+  }
+  flush();
+  return out;
+}
+
+function renderBlock(el: Element, ctx: Context): string {
+  switch (el.name) {
+    case 'h1':
+    case 'h2':
+    case 'h3':
+    case 'h4':
+    case 'h5':
+    case 'h6': {
+      const text = oneLine(inlineChildren(el, ctx));
+      return text === '' ? '' : `${'#'.repeat(Number(el.name[1]))} ${text}`;
+    }
+    case 'ul':
+    case 'ol':
+    case 'menu':
+    case 'dir':
+      return renderList(el, ctx);
+    case 'pre':
+      return renderCode(el);
+    case 'blockquote': {
+      const inner = renderBlocks(el.children, ctx).join('\n\n');
+      return inner === '' ? '' : inner.split('\n').map((line) => (line === '' ? '>' : `> ${line}`)).join('\n');
+    }
+    case 'table':
+      return renderTable(el, ctx);
+    case 'hr':
+      return '---';
+    case 'dt': {
+      const text = inlineText(inlineChildren(el, ctx));
+      return text === '' ? '' : `**${text}**`;
+    }
+    case 'summary': {
+      const text = inlineText(inlineChildren(el, ctx));
+      return text === '' ? '' : `**${text}**`;
+    }
+    default:
+      return renderBlocks(el.children, ctx).join('\n\n');
+  }
+}
+
+function renderList(list: Element, ctx: Context): string {
+  const ordered = list.name === 'ol';
+  let n = ordered ? Number.parseInt(list.attribs['start'] ?? '1', 10) : 0;
+  if (!Number.isFinite(n)) n = 1;
+  const items: string[] = [];
+  for (const child of list.children) {
+    if (child.type === 'text') {
+      if (child.data.trim() !== '') items.push(`- ${inlineText(escapeInline(child.data))}`);
+      continue;
+    }
+    if (!isElement(child) || skipped(child, ctx)) continue;
+    // A list nested straight in a list (invalid, but common) belongs to the item before it.
+    if (child.name === 'ul' || child.name === 'ol') {
+      const nested = renderList(child, ctx);
+      if (nested === '') continue;
+      const indent = items.length === 0 ? '' : '   ';
+      const text = nested.split('\n').map((line) => (line === '' ? '' : indent + line)).join('\n');
+      if (items.length === 0) items.push(text);
+      else items[items.length - 1] += `\n${text}`;
+      continue;
+    }
+    const marker = ordered ? `${n++}. ` : '- ';
+    const blocks = child.name === 'li' ? renderBlocks(child.children, ctx) : [renderBlock(child, ctx)].filter((b) => b !== '');
+    // Tight items: a nested list follows its line directly; paragraphs keep their blank line.
+    let body = '';
+    for (const [i, block] of blocks.entries()) {
+      if (i === 0) body = block;
+      else body += /^(\s*)([-*+]|\d+\.) /.test(block) ? `\n${block}` : `\n\n${block}`;
+    }
+    const pad = ' '.repeat(marker.length);
+    items.push(marker + body.split('\n').map((line, i) => (i === 0 || line === '' ? line : pad + line)).join('\n'));
+  }
+  return items.join('\n');
+}
+
+/** The language of a code block, from the class names highlighters use (`language-ts`, `lang-js`, `highlight-source-python`). */
+function codeLanguage(...els: (Element | undefined)[]): string {
+  for (const el of els) {
+    const classes = el?.attribs['class'];
+    if (classes === undefined) continue;
+    for (const name of classes.split(/\s+/)) {
+      const m = /^(?:language|lang|highlight-source|highlight|brush:?)-?([A-Za-z0-9_+#.-]+)$/.exec(name);
+      if (m?.[1] && m[1] !== 'plaintext') return m[1].toLowerCase();
+    }
+    const lang = el?.attribs['data-lang'] ?? el?.attribs['data-language'];
+    if (lang && /^[A-Za-z0-9_+#.-]+$/.test(lang)) return lang.toLowerCase();
+  }
+  return '';
+}
+
+function renderCode(pre: Element): string {
+  const code = pre.children.find((c): c is Element => isElement(c) && c.name === 'code');
+  const text = rawText(pre).replace(/^\n/, '').replace(/\s+$/, '');
+  if (text === '') return '';
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}${codeLanguage(code, pre, pre.parent?.type === 'tag' ? (pre.parent as Element) : undefined)}\n${text}\n${fence}`;
+}
+
+function rawText(node: ParentNode): string {
+  let text = '';
+  for (const child of node.children) {
+    if (child.type === 'text') text += child.data;
+    else if (isElement(child)) text += child.name === 'br' ? '\n' : rawText(child);
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables
+
+/** The rows of `table`, not those of tables nested in its cells. */
+function tableRows(table: Element): Element[] {
+  const rows: Element[] = [];
+  const visit = (node: Element) => {
+    for (const child of node.children) {
+      if (!isElement(child)) continue;
+      if (child.name === 'tr') rows.push(child);
+      else if (child.name === 'thead' || child.name === 'tbody' || child.name === 'tfoot') visit(child);
+    }
+  };
+  visit(table);
+  return rows;
+}
+
+const cellsOf = (row: Element): Element[] => row.children.filter((c): c is Element => isElement(c) && (c.name === 'td' || c.name === 'th'));
+
+/** A table used for layout: a presentation role, a table nested in it, or cells holding whole blocks. */
+function isLayoutTable(table: Element, rows: Element[]): boolean {
+  const role = table.attribs['role']?.trim().toLowerCase();
+  if (role === 'presentation' || role === 'none') return true;
+  for (const row of rows) {
+    for (const cell of cellsOf(row)) {
+      for (const el of elements(cell)) {
+        if (el.name === 'table' || el.name === 'pre' || /^h[1-6]$/.test(el.name) || (el.name === 'p' && rows.length === 1)) return true;
+      }
+    }
+  }
+  return rows.length === 1 && cellsOf(rows[0] as Element).length === 1;
+}
+
+function renderTable(table: Element, ctx: Context): string {
+  const rows = tableRows(table);
+  if (rows.length === 0) return renderBlocks(table.children, ctx).join('\n\n');
+  if (isLayoutTable(table, rows)) {
+    return rows.flatMap((row) => cellsOf(row).flatMap((cell) => renderBlocks(cell.children, ctx))).join('\n\n');
+  }
+  const grid = rows.map((row) =>
+    cellsOf(row).flatMap((cell) => {
+      const text = oneLine(inlineChildren(cell, ctx, true)).replace(/\|/g, '\\|');
+      const span = Math.min(Math.max(Number.parseInt(cell.attribs['colspan'] ?? '1', 10) || 1, 1), 50);
+      return [text, ...Array<string>(span - 1).fill('')];
+    }),
+  ).filter((cells) => cells.some((c) => c !== ''));
+  if (grid.length === 0) return '';
+  const width = Math.max(...grid.map((r) => r.length));
+  const line = (cells: string[]) => `| ${[...cells, ...Array<string>(width - cells.length).fill('')].join(' | ')} |`;
+  const caption = table.children.find((c): c is Element => isElement(c) && c.name === 'caption');
+  const title = caption ? inlineText(inlineChildren(caption, ctx)) : '';
+  // GFM needs a header row: the first row is it (a table without one repeats nothing).
+  const lines = [line(grid[0] as string[]), `| ${Array<string>(width).fill('---').join(' | ')} |`, ...grid.slice(1).map(line)];
+  return (title === '' ? '' : `${title}\n\n`) + lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inline content
+
+/** Folds whitespace (but the line breaks of `<br>`) and trims. */
+function inlineText(s: string): string {
+  return s
+    .replace(/[ \t\n\f\r\u00a0]+/g, ' ')
+    .replace(/ ?\u0001 ?/g, '\u0001')
+    .replace(/^[ \u0001]+|[ \u0001]+$/g, '')
+    .replace(/\u0001+/g, '\\\n');
+}
+
+/** A heading's or a cell's text: one line. */
+function oneLine(s: string): string {
+  return inlineText(s.replace(/\u0001/g, ' '));
+}
+
+function inlineChildren(el: ParentNode, ctx: Context, inCell = false): string {
+  let out = '';
+  for (const child of el.children) {
+    if (child.type === 'text') out += escapeInline(child.data);
+    else if (isElement(child) && !skipped(child, ctx)) {
+      if (inCell && child.name === 'br') out += ' ';
+      else if (BLOCKS.has(child.name) || child.name === 'br') out += child.name === 'br' ? '\u0001' : ` ${inlineChildren(child, ctx, inCell)} `;
+      else out += renderInline(child, ctx, inCell);
+    }
+  }
+  return out;
+}
+
+/** Wraps `inner` in a marker, keeping its outer whitespace outside (`** a **` is not bold). */
+function wrap(inner: string, marker: string): string {
+  const m = /^(\s*)([\s\S]*?)(\s*)$/.exec(inner) as RegExpExecArray;
+  return m[2] === '' ? inner : `${m[1]}${marker}${m[2]}${marker}${m[3]}`;
+}
+
+function renderInline(el: Element, ctx: Context, inCell = false): string {
+  switch (el.name) {
+    case 'br':
+      return inCell ? ' ' : '\u0001';
+    case 'strong':
+    case 'b':
+      return wrap(inlineChildren(el, ctx, inCell), '**');
+    case 'em':
+    case 'i':
+    case 'cite':
+      return wrap(inlineChildren(el, ctx, inCell), '*');
+    case 'del':
+    case 's':
+    case 'strike':
+      return wrap(inlineChildren(el, ctx, inCell), '~~');
+    case 'code':
+    case 'kbd':
+    case 'samp':
+    case 'tt': {
+      const text = rawText(el).replace(/[\t\n\f\r ]+/g, ' ');
+      if (text.trim() === '') return text;
+      const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+      const tick = '`'.repeat(longest + 1);
+      const pad = text.startsWith('`') || text.endsWith('`') ? ' ' : '';
+      return `${tick}${pad}${text}${pad}${tick}`;
+    }
+    case 'a':
+      return renderLink(el, ctx, inCell);
+    case 'img':
+      return renderImage(el, ctx);
+    case 'sup':
+    case 'sub':
+      return inlineChildren(el, ctx, inCell);
+    default:
+      return inlineChildren(el, ctx, inCell);
+  }
+}
+
+function absolute(href: string, ctx: Context): string | null {
+  try {
+    const resolved = new URL(href.trim(), ctx.base ?? undefined);
+    if (!['http:', 'https:', 'mailto:', 'ftp:'].includes(resolved.protocol)) return null;
+    return resolved.href;
+  } catch {
+    return null;
+  }
+}
+
+/** A link destination CommonMark reads whole: `<…>` around one with spaces or parentheses. */
+function destination(href: string): string {
+  return /[\s()<>]/.test(href) ? `<${href.replace(/[<>\s]/g, encodeURIComponent)}>` : href;
+}
+
+function renderLink(el: Element, ctx: Context, inCell: boolean): string {
+  const text = inlineChildren(el, ctx, inCell);
+  const href = el.attribs['href'];
+  // In-page anchors (a heading's ¶, "back to top") and script links carry no place to go.
+  if (href === undefined || href.trim().startsWith('#')) return text;
+  const target = absolute(href, ctx);
+  if (target === null) return text;
+  const label = oneLine(text);
+  if (label === '') return text;
+  const m = /^(\s*)[\s\S]*?(\s*)$/.exec(text) as RegExpExecArray;
+  return `${m[1]}[${label}](${destination(target)})${m[2]}`;
+}
+
+function renderImage(el: Element, ctx: Context): string {
+  const alt = (el.attribs['alt'] ?? '').replace(/\s+/g, ' ').trim();
+  if (ctx.images === 'drop') return '';
+  if (ctx.images === 'alt') return alt === '' ? '' : ` ${escapeInline(alt)} `;
+  const src = el.attribs['src'] ?? el.attribs['data-src'];
+  const target = src === undefined ? null : absolute(src, ctx);
+  if (target === null) return alt === '' ? '' : ` ${escapeInline(alt)} `;
+  return `![${escapeInline(alt).replace(/[[\]]/g, '\\$&')}](${destination(target)})`;
+}
+
+/**
+ * Escapes what would otherwise read as Markdown inside text: backslashes and backticks, `*` and
+ * `_` where they could open or close emphasis, `<` before a tag name, brackets. Kept light on
+ * purpose: the reader is a language model as often as a renderer.
+ */
+function escapeInline(text: string): string {
+  return text
+    .replace(/\u0001/g, '')
+    .replace(/[\\`]/g, '\\$&')
+    .replace(/\*/g, '\\*')
+    .replace(/(^|[^A-Za-z0-9])_|_(?=[^A-Za-z0-9]|$)/g, (m) => m.replace('_', '\\_'))
+    .replace(/<(?=[A-Za-z/!?])/g, '\\<')
+    .replace(/\[(?=[^\]]*\][([:])/g, '\\[');
+}
+
+/** Escapes a paragraph's first characters that would make it a heading, list, quote or rule. */
+function escapeLineStart(line: string): string {
+  return line.replace(/^(#{1,6}(?=\s|$)|>|[-+](?=\s)|=+\s*$|(\d+)([.)])(?=\s))/, (m, _all, digits: string | undefined, dot: string | undefined) =>
+    digits !== undefined ? `${digits}\\${dot}` : `\\${m}`,
+  );
+}
