@@ -40,6 +40,11 @@ describe('toMarkdown', () => {
     expect(md('<table><tr><th>Weight</th><td>2 kg</td></tr><tr><th>Colour</th><td>red</td></tr></table>')).toBe('| Weight | 2 kg |\n| --- | --- |\n| Colour | red |');
   });
 
+  it('keeps columns aligned under cells that span rows', () => {
+    const html = '<table><tr><th rowspan="2">How</th><th colspan="2">Fee</th></tr><tr><th>Adult</th><th>Child</th></tr><tr><td>Online</td><td>88</td><td>57</td></tr></table>';
+    expect(md(html)).toBe('| How | Fee |  |\n| --- | --- | --- |\n|  | Adult | Child |\n| Online | 88 | 57 |');
+  });
+
   it('reads layout tables as blocks', () => {
     expect(md('<table role="presentation"><tr><td><h2>Title</h2><p>Text.</p></td><td><p>More.</p></td></tr></table>')).toBe('## Title\n\nText.\n\nMore.');
   });

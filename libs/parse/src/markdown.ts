@@ -38,6 +38,24 @@ const BLOCKS = new Set([
 /** Where paragraphs of main text live: the units the density choice scores (as Readability does). */
 const SCORED = new Set(['p', 'pre', 'td', 'blockquote', 'li', 'dd']);
 const ASCII_WHITESPACE = /[\t\n\f\r ]+/g;
+/**
+ * Whole class or id names that mark furniture beyond extractText's rules (which match words
+ * inside names and so cannot take `header`: `entry-header` holds a post's title): site headers
+ * and footers built of divs, and MediaWiki's edit links, navigation boxes and category links.
+ */
+const FURNITURE_NAMES = new Set([
+  'header', 'footer', 'masthead', 'colophon', 'site-header', 'site-footer', 'global-header', 'global-footer', 'topbar',
+  'mw-editsection', 'editsection', 'navbox', 'catlinks', 'headerlink',
+]);
+
+/** Furniture: extractText's boilerplate, and the names above. */
+function isFurniture(el: Element, insideArticle: boolean): boolean {
+  if (isBoilerplate(el.name, el.attribs, insideArticle)) return true;
+  const names = `${el.attribs['class'] ?? ''} ${el.attribs['id'] ?? ''}`.trim();
+  if (names === '') return false;
+  for (const name of names.toLowerCase().split(ASCII_WHITESPACE)) if (FURNITURE_NAMES.has(name)) return true;
+  return false;
+}
 
 interface Context {
   base: URL | null;
@@ -88,6 +106,7 @@ function cutAt(markdown: string, maxChars: number): string {
 
 function tidy(markdown: string): string {
   return safe(markdown)
+    .replace(/\uE000/g, ' ')
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
@@ -126,7 +145,7 @@ function baseUrl(document: ParentNode, url: string): URL | null {
 function inFurniture(el: Element): boolean {
   for (let node: ParentNode | null = el; node !== null && node.type === 'tag'; node = node.parent) {
     const element = node as Element;
-    if (isBoilerplate(element.name, element.attribs, false)) return true;
+    if (isFurniture(element, false)) return true;
   }
   return false;
 }
@@ -167,7 +186,7 @@ function textLength(node: ParentNode, insideLink = false): { all: number; links:
       const n = child.data.replace(ASCII_WHITESPACE, ' ').trim().length;
       all += n;
       if (insideLink) links += n;
-    } else if (isElement(child) && !isBoilerplate(child.name, child.attribs, true)) {
+    } else if (isElement(child) && !isFurniture(child, true)) {
       const inner = textLength(child, insideLink || child.name === 'a');
       all += inner.all;
       links += inner.links;
@@ -180,7 +199,7 @@ function densest(root: ParentNode): Element | null {
   const scores = new Map<Element, number>();
   const visit = (node: ParentNode): void => {
     for (const child of node.children) {
-      if (!isElement(child) || isBoilerplate(child.name, child.attribs, false)) continue;
+      if (!isElement(child) || isFurniture(child, false)) continue;
       if (SCORED.has(child.name)) {
         const { all, links } = textLength(child);
         if (all >= 25 && links / all < 0.5) {
@@ -203,18 +222,38 @@ function densest(root: ParentNode): Element | null {
     if (adjusted > bestScore) [best, bestScore] = [el, adjusted];
   }
   if (best === null) return null;
-  // Widen to the parent while the chosen element holds most of its text and what the parent
-  // adds is not mostly links: the headline and the lead usually sit beside the paragraphs' own
-  // container, a list of related links beside the whole.
+  // Widen to the parent while what it adds is more of the same (its other paragraphs: posts of
+  // a thread, sections of an article) or little and not mostly links (the headline and the
+  // lead beside the paragraphs' own container; not a list of related links).
   let chosen: Element = best;
   for (let parent = chosen.parent; parent !== null && parent !== root && parent.type === 'tag'; parent = parent.parent) {
     const inner = textLength(chosen);
     const outer = textLength(parent);
     const added = outer.all - inner.all;
-    if (inner.all < 0.65 * outer.all || (added > 0 && (outer.links - inner.links) / added >= 0.5)) break;
+    const addedContent = contentLength(parent) - contentLength(chosen);
+    const few = inner.all >= 0.65 * outer.all && (added === 0 || (outer.links - inner.links) / added < 0.5);
+    if (!few && addedContent < 0.5 * added) break;
     chosen = parent as Element;
   }
-  return chosen;
+  // A page spread over many blocks (a landing page of sections) has no one main block.
+  return textLength(chosen).all >= 0.5 * textLength(root).all ? chosen : null;
+}
+
+/** The text of the paragraphs under `node` that the density choice scores. */
+function contentLength(node: ParentNode): number {
+  let n = 0;
+  for (const child of node.children) {
+    if (!isElement(child) || isFurniture(child, false)) continue;
+    if (SCORED.has(child.name)) {
+      const { all, links } = textLength(child);
+      if (all >= 25 && links / all < 0.5) {
+        n += all;
+        continue;
+      }
+    }
+    n += contentLength(child);
+  }
+  return n;
 }
 
 function countCommas(el: ParentNode): number {
@@ -230,7 +269,7 @@ function countCommas(el: ParentNode): number {
 // Blocks
 
 function skipped(el: Element, ctx: Context): boolean {
-  return isBoilerplate(el.name, el.attribs, ctx.insideArticle);
+  return isFurniture(el, ctx.insideArticle);
 }
 
 /** The Markdown blocks of a run of nodes: inline content becomes paragraphs between the blocks. */
@@ -340,7 +379,7 @@ function codeLanguage(...els: (Element | undefined)[]): string {
     const classes = el?.attribs['class'];
     if (classes === undefined) continue;
     for (const name of classes.split(/\s+/)) {
-      const m = /^(?:language|lang|highlight-source|highlight|brush:?)-?([A-Za-z0-9_+#.-]+)$/.exec(name);
+      const m = /^(?:language|lang|highlight-source|highlight)-([A-Za-z0-9_+#.-]+)$/.exec(name);
       if (m?.[1] && m[1] !== 'plaintext') return m[1].toLowerCase();
     }
     const lang = el?.attribs['data-lang'] ?? el?.attribs['data-language'];
@@ -355,7 +394,9 @@ function renderCode(pre: Element): string {
   if (text === '') return '';
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
-  return `${fence}${codeLanguage(code, pre, pre.parent?.type === 'tag' ? (pre.parent as Element) : undefined)}\n${text}\n${fence}`;
+  const parent = pre.parent?.type === 'tag' ? (pre.parent as Element) : undefined;
+  const grandparent = parent?.parent?.type === 'tag' ? (parent.parent as Element) : undefined;
+  return `${fence}${codeLanguage(code, pre, parent, grandparent)}\n${text}\n${fence}`;
 }
 
 function rawText(node: ParentNode): string {
@@ -384,6 +425,9 @@ function tableRows(table: Element): Element[] {
   return rows;
 }
 
+/** A colspan or rowspan, within what a real table uses (HTML caps colspan at 1000). */
+const span = (value: string | undefined): number => Math.min(Math.max(Number.parseInt(value ?? '1', 10) || 1, 1), 50);
+
 const cellsOf = (row: Element): Element[] => row.children.filter((c): c is Element => isElement(c) && (c.name === 'td' || c.name === 'th'));
 
 /** A table used for layout: a presentation role, a table nested in it, or cells holding whole blocks. */
@@ -406,13 +450,31 @@ function renderTable(table: Element, ctx: Context): string {
   if (isLayoutTable(table, rows)) {
     return rows.flatMap((row) => cellsOf(row).flatMap((cell) => renderBlocks(cell.children, ctx))).join('\n\n');
   }
-  const grid = rows.map((row) =>
-    cellsOf(row).flatMap((cell) => {
-      const text = oneLine(inlineChildren(cell, ctx, true)).replace(/\|/g, '\\|');
-      const span = Math.min(Math.max(Number.parseInt(cell.attribs['colspan'] ?? '1', 10) || 1, 1), 50);
-      return [text, ...Array<string>(span - 1).fill('')];
-    }),
-  ).filter((cells) => cells.some((c) => c !== ''));
+  // Cells spanning rows take their place in the rows below, empty, so columns stay aligned.
+  const spanned: number[] = [];
+  const grid = rows
+    .map((row) => {
+      const cells: string[] = [];
+      const take = () => {
+        while ((spanned[cells.length] ?? 0) > 0) {
+          spanned[cells.length] = (spanned[cells.length] ?? 1) - 1;
+          cells.push('');
+        }
+      };
+      for (const cell of cellsOf(row)) {
+        take();
+        const text = oneLine(inlineChildren(cell, ctx, true)).replace(/\|/g, '\\|');
+        const colspan = span(cell.attribs['colspan']);
+        const rowspan = span(cell.attribs['rowspan']);
+        for (let i = 0; i < colspan; i++) {
+          if (rowspan > 1) spanned[cells.length] = rowspan - 1;
+          cells.push(i === 0 ? text : '');
+        }
+      }
+      take();
+      return cells;
+    })
+    .filter((cells) => cells.some((c) => c !== ''));
   if (grid.length === 0) return '';
   const width = Math.max(...grid.map((r) => r.length));
   const line = (cells: string[]) => `| ${[...cells, ...Array<string>(width - cells.length).fill('')].join(' | ')} |`;
@@ -426,18 +488,21 @@ function renderTable(table: Element, ctx: Context): string {
 // ---------------------------------------------------------------------------------------------
 // Inline content
 
-/** Folds whitespace (but the line breaks of `<br>`) and trims. */
+/**
+ * Folds whitespace and trims, keeping the line breaks of `<br>`: those travel as U+E000 (a
+ * private-use character, removed from the page's own text) until here.
+ */
 function inlineText(s: string): string {
   return s
     .replace(/[ \t\n\f\r\u00a0]+/g, ' ')
-    .replace(/ ?\u0001 ?/g, '\u0001')
-    .replace(/^[ \u0001]+|[ \u0001]+$/g, '')
-    .replace(/\u0001+/g, '\\\n');
+    .replace(/ ?\uE000 ?/g, '\uE000')
+    .replace(/^[ \uE000]+|[ \uE000]+$/g, '')
+    .replace(/\uE000+/g, '\\\n');
 }
 
 /** A heading's or a cell's text: one line. */
 function oneLine(s: string): string {
-  return inlineText(s.replace(/\u0001/g, ' '));
+  return inlineText(s.replace(/\uE000/g, ' '));
 }
 
 function inlineChildren(el: ParentNode, ctx: Context, inCell = false): string {
@@ -446,7 +511,7 @@ function inlineChildren(el: ParentNode, ctx: Context, inCell = false): string {
     if (child.type === 'text') out += escapeInline(child.data);
     else if (isElement(child) && !skipped(child, ctx)) {
       if (inCell && child.name === 'br') out += ' ';
-      else if (BLOCKS.has(child.name) || child.name === 'br') out += child.name === 'br' ? '\u0001' : ` ${inlineChildren(child, ctx, inCell)} `;
+      else if (BLOCKS.has(child.name) || child.name === 'br') out += child.name === 'br' ? '\uE000' : ` ${inlineChildren(child, ctx, inCell)} `;
       else out += renderInline(child, ctx, inCell);
     }
   }
@@ -462,7 +527,7 @@ function wrap(inner: string, marker: string): string {
 function renderInline(el: Element, ctx: Context, inCell = false): string {
   switch (el.name) {
     case 'br':
-      return inCell ? ' ' : '\u0001';
+      return inCell ? ' ' : '\uE000';
     case 'strong':
     case 'b':
       return wrap(inlineChildren(el, ctx, inCell), '**');
@@ -516,7 +581,7 @@ function renderLink(el: Element, ctx: Context, inCell: boolean): string {
   const text = inlineChildren(el, ctx, inCell);
   const href = el.attribs['href'];
   // In-page anchors (a heading's ¶, "back to top") and script links carry no place to go.
-  if (href === undefined || href.trim().startsWith('#')) return text;
+  if (href === undefined || href.trim().startsWith('#')) return /[\p{L}\p{N}]/u.test(text) ? text : '';
   const target = absolute(href, ctx);
   if (target === null) return text;
   const label = oneLine(text);
@@ -542,7 +607,7 @@ function renderImage(el: Element, ctx: Context): string {
  */
 function escapeInline(text: string): string {
   return text
-    .replace(/\u0001/g, '')
+    .replace(/\uE000/g, '')
     .replace(/[\\`]/g, '\\$&')
     .replace(/\*/g, '\\*')
     .replace(/(^|[^A-Za-z0-9])_|_(?=[^A-Za-z0-9]|$)/g, (m) => m.replace('_', '\\_'))
