@@ -108,3 +108,51 @@ describe('toMarkdown', () => {
     expect(md('<p>aaaa</p><p>bbbb</p><p>cccc</p>', { maxChars: 12 })).toBe('aaaa\n\nbbbb');
   });
 });
+
+/** mulberry32: the same random markup on every run. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const TAGS = ['p', 'div', 'span', 'a', 'em', 'strong', 'code', 'br', 'hr', 'ul', 'ol', 'li', 'table', 'thead', 'tr', 'td', 'th', 'caption', 'pre', 'blockquote', 'h1', 'h3', 'article', 'main', 'nav', 'aside', 'footer', 'header', 'img', 'dl', 'dt', 'dd', 'base', 'script', 'form', 'details', 'summary', 'sup'];
+const ATTRIBUTES = ['href="/x y"', 'href="#a"', 'href="javascript:x()"', 'href="//other.example/p"', 'href="http://[bad"', 'src="/i.png"', 'alt="a [b] *c*"', 'colspan="0"', 'colspan="99999"', 'rowspan="3"', 'rowspan="-1"', 'start="x"', 'start="7"', 'class="language-ts"', 'class="cookie"', 'role="presentation"', 'role="main"', 'hidden'];
+const TEXTS = ['word', '*star*', '_under_', '`tick`', '| pipe |', '# hash', '1. one', '> quote', '<b>', '&lt;i&gt;', '\u0000nul', '\uE000pua', '\uD800lone', '\u0001ctl', '  ', '\n\n', '[x](y)', '東京', '```'];
+
+function randomMarkup(seed: number): string {
+  const rand = random(seed);
+  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+  const out: string[] = [];
+  const open: string[] = [];
+  for (let i = 0, steps = 20 + Math.floor(rand() * 150); i < steps; i++) {
+    const r = rand();
+    if (r < 0.45) {
+      const tag = pick(TAGS);
+      out.push(`<${tag}${Array.from({ length: Math.floor(rand() * 3) }, () => ` ${pick(ATTRIBUTES)}`).join('')}>`);
+      open.push(tag);
+    } else if (r < 0.65 && open.length > 0) out.push(`</${open.pop()}>`);
+    else if (r < 0.7) out.push(`</${pick(TAGS)}>`);
+    else out.push(pick(TEXTS));
+  }
+  return out.join(rand() < 0.5 ? '' : '\n');
+}
+
+describe('toMarkdown on random markup', () => {
+  it('on 1,000 random markups: never throws, and leaves no control characters, lone surrogates or markers', () => {
+    for (let seed = 1; seed <= 1000; seed++) {
+      const html = randomMarkup(seed);
+      for (const images of ['drop', 'link'] as const) {
+        const out = toMarkdown(html, 'https://site.example/dir/page.html', { images });
+        expect(typeof out, `seed ${seed}`).toBe('string');
+        // eslint-disable-next-line no-control-regex -- finding control characters is the point
+        expect(out, `seed ${seed}`).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u007F\uE000]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+      }
+    }
+  });
+});
