@@ -20,6 +20,9 @@ export function markdownBench(rounds = 7): void {
   const pages = Array.from({ length: PAGES }, (_, i) => realisticPage(1000 + i));
   const sizes = pages.map((p) => p.html.length / 1024);
   const markdown = msPer(pages, (p) => toMarkdown(p.html, p.url), rounds, PASSES);
+  // The same pages with <main> and <article> made plain divs: the density choice has to find the content.
+  const plain = pages.map((p) => ({ url: p.url, html: p.html.replace(/<(\/?)(main|article)>/g, '<$1div>') }));
+  const density = msPer(plain, (p) => toMarkdown(p.html, p.url), rounds, PASSES);
   const parse = msPer(pages, (p) => parsePage(p.html, p.url, { maxLinks: 5000, productToken: 'trawl' }), rounds, PASSES);
   const outKb = median(pages.map((p) => toMarkdown(p.html, p.url).length / 1024));
 
@@ -37,6 +40,7 @@ ${table(
   ['step', 'median ms', 'best ms'],
   [
     ['toMarkdown', fmt(markdown.median, 3), fmt(markdown.min, 3)],
+    ['toMarkdown, main and article made divs (the density choice)', fmt(density.median, 3), fmt(density.min, 3)],
     ['parsePage (the crawl’s links and text, for scale)', fmt(parse.median, 3), fmt(parse.min, 3)],
   ],
 )}`);

@@ -177,38 +177,72 @@ function contains(ancestor: Element, node: Element): boolean {
   return false;
 }
 
-/** Visible text length under `node`, furniture left out, and how much of it is link text. */
-function textLength(node: ParentNode, insideLink = false): { all: number; links: number } {
-  let all = 0;
-  let links = 0;
-  for (const child of node.children) {
-    if (child.type === 'text') {
-      const n = child.data.replace(ASCII_WHITESPACE, ' ').trim().length;
-      all += n;
-      if (insideLink) links += n;
-    } else if (isElement(child) && !isFurniture(child, true)) {
-      const inner = textLength(child, insideLink || child.name === 'a');
-      all += inner.all;
-      links += inner.links;
+interface TextLength {
+  all: number;
+  /** Of which inside links. */
+  links: number;
+}
+
+/**
+ * Text measures of the subtrees the density choice looks at, each computed once per page (the
+ * choice asks for the same subtrees again and again while it scores and widens).
+ */
+class Measures {
+  private readonly lengths = new Map<ParentNode, TextLength>();
+  private readonly contents = new Map<ParentNode, number>();
+
+  /** Visible text length under `node`, furniture left out, and how much of it is link text. */
+  text(node: ParentNode): TextLength {
+    const known = this.lengths.get(node);
+    if (known) return known;
+    let all = 0;
+    let links = 0;
+    for (const child of node.children) {
+      if (child.type === 'text') all += child.data.replace(ASCII_WHITESPACE, ' ').trim().length;
+      else if (isElement(child) && !isFurniture(child, true)) {
+        const inner = this.text(child);
+        all += inner.all;
+        links += child.name === 'a' ? inner.all : inner.links;
+      }
     }
+    const length = { all, links };
+    this.lengths.set(node, length);
+    return length;
   }
-  return { all, links };
+
+  /** Whether `el` is a paragraph the choice scores: 25+ characters, not mostly links. */
+  isParagraph(el: Element): boolean {
+    if (!SCORED.has(el.name)) return false;
+    const { all, links } = this.text(el);
+    return all >= 25 && links / all < 0.5;
+  }
+
+  /** The text of the scored paragraphs under `node`. */
+  content(node: ParentNode): number {
+    const known = this.contents.get(node);
+    if (known !== undefined) return known;
+    let n = 0;
+    for (const child of node.children) {
+      if (!isElement(child) || isFurniture(child, false)) continue;
+      n += this.isParagraph(child) ? this.text(child).all : this.content(child);
+    }
+    this.contents.set(node, n);
+    return n;
+  }
 }
 
 function densest(root: ParentNode): Element | null {
+  const measures = new Measures();
   const scores = new Map<Element, number>();
   const visit = (node: ParentNode): void => {
     for (const child of node.children) {
       if (!isElement(child) || isFurniture(child, false)) continue;
-      if (SCORED.has(child.name)) {
-        const { all, links } = textLength(child);
-        if (all >= 25 && links / all < 0.5) {
-          const score = 1 + (child.children.length > 0 ? countCommas(child) : 0) + Math.min(3, Math.floor(all / 100));
-          const parent = child.parent?.type === 'tag' ? (child.parent as Element) : null;
-          const grand = parent?.parent?.type === 'tag' ? (parent.parent as Element) : null;
-          if (parent) scores.set(parent, (scores.get(parent) ?? 0) + score);
-          if (grand) scores.set(grand, (scores.get(grand) ?? 0) + score / 2);
-        }
+      if (measures.isParagraph(child)) {
+        const score = 1 + countCommas(child) + Math.min(3, Math.floor(measures.text(child).all / 100));
+        const parent = child.parent?.type === 'tag' ? (child.parent as Element) : null;
+        const grand = parent?.parent?.type === 'tag' ? (parent.parent as Element) : null;
+        if (parent) scores.set(parent, (scores.get(parent) ?? 0) + score);
+        if (grand) scores.set(grand, (scores.get(grand) ?? 0) + score / 2);
       }
       visit(child);
     }
@@ -217,7 +251,7 @@ function densest(root: ParentNode): Element | null {
   let best: Element | null = null;
   let bestScore = 0;
   for (const [el, score] of scores) {
-    const { all, links } = textLength(el);
+    const { all, links } = measures.text(el);
     const adjusted = score * (1 - (all === 0 ? 0 : links / all));
     if (adjusted > bestScore) [best, bestScore] = [el, adjusted];
   }
@@ -227,33 +261,16 @@ function densest(root: ParentNode): Element | null {
   // lead beside the paragraphs' own container; not a list of related links).
   let chosen: Element = best;
   for (let parent = chosen.parent; parent !== null && parent !== root && parent.type === 'tag'; parent = parent.parent) {
-    const inner = textLength(chosen);
-    const outer = textLength(parent);
+    const inner = measures.text(chosen);
+    const outer = measures.text(parent);
     const added = outer.all - inner.all;
-    const addedContent = contentLength(parent) - contentLength(chosen);
+    const addedContent = measures.content(parent) - measures.content(chosen);
     const few = inner.all >= 0.65 * outer.all && (added === 0 || (outer.links - inner.links) / added < 0.5);
     if (!few && addedContent < 0.5 * added) break;
     chosen = parent as Element;
   }
   // A page spread over many blocks (a landing page of sections) has no one main block.
-  return textLength(chosen).all >= 0.5 * textLength(root).all ? chosen : null;
-}
-
-/** The text of the paragraphs under `node` that the density choice scores. */
-function contentLength(node: ParentNode): number {
-  let n = 0;
-  for (const child of node.children) {
-    if (!isElement(child) || isFurniture(child, false)) continue;
-    if (SCORED.has(child.name)) {
-      const { all, links } = textLength(child);
-      if (all >= 25 && links / all < 0.5) {
-        n += all;
-        continue;
-      }
-    }
-    n += contentLength(child);
-  }
-  return n;
+  return measures.text(chosen).all >= 0.5 * measures.text(root).all ? chosen : null;
 }
 
 function countCommas(el: ParentNode): number {
