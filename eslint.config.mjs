@@ -66,7 +66,7 @@ export default tseslint.config(
           { sourceTag: 'scope:frontier', allowedExternalImports: allow('ioredis') },
           { sourceTag: 'scope:queue', allowedExternalImports: allow('bullmq', 'ioredis', 'zod') },
           { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup', 'ipaddr.js') },
-          { sourceTag: 'scope:parse', allowedExternalImports: allow('htmlparser2', 'cheerio', 'encoding-sniffer', 'iconv-lite', 'franc-min', 'iso-639-3', 'iso-639-3/iso6393-to-1.js') },
+          { sourceTag: 'scope:parse', allowedExternalImports: allow('htmlparser2', 'domhandler', 'cheerio', 'encoding-sniffer', 'iconv-lite', 'franc-min', 'iso-639-3', 'iso-639-3/iso6393-to-1.js') },
           { sourceTag: 'scope:store', allowedExternalImports: allow('@aws-sdk/client-s3', '@aws-sdk/lib-storage', 's3rver') },
           { sourceTag: 'scope:dedup', allowedExternalImports: allow('xxhash-wasm') },
           { sourceTag: 'scope:warc', allowedExternalImports: allow('warcio') },

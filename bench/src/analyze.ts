@@ -108,14 +108,14 @@ ${paragraphs.join('\n')}
 }
 
 /** Median of a list of numbers. */
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** CPU ms per call of `fn` over every input, `passes` times through them: the median of `rounds` timings. */
-function msPer<T>(inputs: readonly T[], fn: (input: T) => unknown, rounds: number, passes: number): { median: number; min: number } {
+export function msPer<T>(inputs: readonly T[], fn: (input: T) => unknown, rounds: number, passes: number): { median: number; min: number } {
   let sink = 0;
   for (const input of inputs) sink += fn(input) === undefined ? 0 : 1; // warm-up: compile every path
   const times: number[] = [];

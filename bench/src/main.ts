@@ -4,6 +4,7 @@ import { compareBench } from './compare.js';
 import { crawlBench } from './crawl.js';
 import { frontierBench } from './frontier.js';
 import { hostileBench } from './hostile.js';
+import { markdownBench } from './markdown.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
 import { testwebBench } from './testweb.js';
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<void>> = {
   hostile: () => hostileBench(),
   profile: () => profileBench(),
   analyze: () => analyzeBench(Number(process.env.BENCH_ROUNDS ?? 7)),
+  markdown: async () => markdownBench(Number(process.env.BENCH_ROUNDS ?? 7)),
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad', profile),
   'compare-polite': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'polite', profile),
   chaos: () => chaosBench(),

@@ -1,7 +1,11 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { loadConfig } from '@trawl/config';
 import { ConfigError } from '@trawl/config';
 import { countPagesForExport, Database, type PageForExport, pagesForExport, type PagesForExportOptions } from '@trawl/db';
+import { decodeHtml, toMarkdown, type ToMarkdownOptions } from '@trawl/parse';
 import { findPostgres, redactUrl } from '@trawl/runtime';
 import { type ContentStore, createContentStore } from '@trawl/store';
 import { exportWarc } from '@trawl/warc';
@@ -13,6 +17,39 @@ export interface ExportFlags {
   since?: string;
   out?: string;
   namespace?: string;
+  /** `trawl export pages` only: text (default), jsonl or markdown. */
+  format?: string;
+  /** `trawl export pages` only, with jsonl or markdown: drop, alt or link. */
+  images?: string;
+}
+
+export const PAGE_FORMATS = ['text', 'jsonl', 'markdown'] as const;
+export type PageFormat = (typeof PAGE_FORMATS)[number];
+const IMAGE_MODES = ['drop', 'alt', 'link'] as const;
+
+/** What `trawl export pages` writes, from its flags. */
+export interface PagesExport {
+  format: PageFormat;
+  images: NonNullable<ToMarkdownOptions['images']>;
+  /** The directory of `--format markdown`. */
+  out?: string;
+}
+
+/**
+ * The flags of `trawl export pages`, checked before anything is opened: every bad one is named
+ * (a typo in a format must not start a long export of the wrong thing).
+ */
+export function parsePagesExport(flags: ExportFlags): PagesExport {
+  const problems: string[] = [];
+  const format = (flags.format ?? 'text') as PageFormat;
+  if (!PAGE_FORMATS.includes(format)) problems.push(`--format: expected ${PAGE_FORMATS.join(', ')}, got ${JSON.stringify(flags.format)}`);
+  const images = (flags.images ?? 'drop') as PagesExport['images'];
+  if (!IMAGE_MODES.includes(images)) problems.push(`--images: expected ${IMAGE_MODES.join(', ')}, got ${JSON.stringify(flags.images)}`);
+  else if (flags.images !== undefined && format === 'text') problems.push('--images: only with --format jsonl or markdown (the text format has no images)');
+  if (format === 'markdown' && (flags.out === undefined || flags.out.trim() === '')) problems.push('--out: --format markdown writes one file per page and needs a directory (--out <dir>)');
+  if (format !== 'markdown' && flags.out !== undefined && PAGE_FORMATS.includes(format)) problems.push(`--out: only with --format markdown (--format ${format} writes JSON Lines to stdout)`);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { format, images, ...(format === 'markdown' ? { out: flags.out } : {}) };
 }
 
 /** Texts read from the store at once while exporting pages (the lines still come out in order). */
@@ -121,26 +158,124 @@ function pageLine(row: PageForExport, text: string | null): PageLine {
   };
 }
 
-/** `trawl export pages`: one JSON object per page on stdout (JSON Lines), with its text from the store. */
+/** One line of `trawl export pages --format jsonl`: what a retrieval pipeline indexes. */
+export interface MarkdownLine {
+  url: string;
+  title: string | null;
+  fetched_at: string;
+  markdown: string;
+}
+
+const isHtml = (contentType: string | null): boolean => contentType !== null && /\b(?:text\/html|application\/xhtml\+xml)\b/i.test(contentType);
+
+/**
+ * The page's main content as Markdown, computed now from its stored body (so a better
+ * extraction serves old crawls too); null when there is no HTML body to read: a redirect, an
+ * error, a body not kept, another content type, or a page with no content.
+ */
+async function markdownOf(store: ContentStore, row: PageForExport, images: PagesExport['images']): Promise<string | null> {
+  if (row.storageKey === null || !isHtml(row.contentType)) return null;
+  const body = await store.get(row.storageKey);
+  if (!body || body.length === 0) return null;
+  const markdown = toMarkdown(decodeHtml(body, row.charset).text, row.url, { images });
+  return markdown === '' ? null : markdown;
+}
+
+/** A YAML double-quoted scalar: JSON's string escapes are YAML's (YAML 1.2 §7.3.1). */
+const yamlString = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
+
+/** A Markdown file with YAML front matter (url, title, fetched_at), as static-site and RAG loaders read them. */
+export function markdownFile(line: MarkdownLine): string {
+  return `---\nurl: ${yamlString(line.url)}\ntitle: ${yamlString(line.title)}\nfetched_at: ${yamlString(line.fetched_at)}\n---\n\n${line.markdown}\n`;
+}
+
+/**
+ * Where a page's Markdown file goes under the export directory: `<host>/<path as a slug>-<8 hex
+ * of the URL's SHA-256>.md`. The slug keeps names readable; the hash keeps two URLs (another
+ * query, another case, a path cut short) from sharing a file.
+ */
+export function markdownPath(url: string): string {
+  const hash = createHash('sha256').update(url).digest('hex').slice(0, 8);
+  let host = 'unknown-host';
+  let path = '';
+  try {
+    const parsed = new URL(url);
+    host = parsed.host.replace(/[^A-Za-z0-9.-]+/g, '_') || host;
+    path = `${decodeURIComponentSafe(parsed.pathname)}${parsed.search}`;
+  } catch {
+    path = url;
+  }
+  const slug = path
+    .replace(/\.(?:html?|php|aspx?|jsp)$/i, '')
+    .replace(/[^\p{L}\p{N}]+/gu, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
+    .replace(/-+$/, '');
+  return join(host, `${slug === '' ? 'index' : slug}-${hash}.md`);
+}
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * `trawl export pages`: one JSON object per page on stdout (JSON Lines). `--format text` (the
+ * default): the page's record with its visible text from the store. `--format jsonl`: url,
+ * title, fetched_at and the main content as Markdown. `--format markdown --out <dir>`: one
+ * Markdown file per page with YAML front matter, and a summary on stdout.
+ */
 export async function exportPagesCommand(ctx: CliContext, flags: ExportFlags): Promise<void> {
+  const options = parsePagesExport(flags);
   const source = await openSource(ctx, flags);
   const textOf = async (row: PageForExport): Promise<string | null> => (row.textKey ? ((await source.store.get(row.textKey))?.toString('utf8') ?? null) : null);
-  const write = async (lines: PageLine[]) => {
-    if (!ctx.stdout.write(lines.map((line) => `${JSON.stringify(line)}\n`).join(''))) await once(ctx.stdout, 'drain');
+  const writeLines = async (lines: object[]) => {
+    if (lines.length > 0 && !ctx.stdout.write(lines.map((line) => `${JSON.stringify(line)}\n`).join(''))) await once(ctx.stdout, 'drain');
+  };
+  const summary = { format: options.format, pages: 0, written: 0, withoutContent: 0, ...(options.out === undefined ? {} : { dir: options.out }) };
+  const write = async (rows: PageForExport[]): Promise<void> => {
+    summary.pages += rows.length;
+    if (options.format === 'text') {
+      const texts = await Promise.all(rows.map(textOf));
+      await writeLines(rows.map((row, i) => pageLine(row, texts[i] ?? null)));
+      summary.written += rows.length;
+      return;
+    }
+    const markdowns = await Promise.all(rows.map((row) => markdownOf(source.store, row, options.images)));
+    const lines: MarkdownLine[] = [];
+    rows.forEach((row, i) => {
+      const markdown = markdowns[i];
+      if (markdown === null || markdown === undefined) summary.withoutContent++;
+      else lines.push({ url: row.url, title: row.title, fetched_at: row.fetchedAt.toISOString(), markdown });
+    });
+    summary.written += lines.length;
+    if (options.format === 'jsonl') return writeLines(lines);
+    const dir = options.out as string;
+    await Promise.all(
+      lines.map(async (line) => {
+        const file = join(dir, markdownPath(line.url));
+        await mkdir(dirname(file), { recursive: true });
+        await writeFile(file, markdownFile(line));
+      }),
+    );
   };
   try {
     let chunk: PageForExport[] = [];
-    const flush = async () => {
-      const texts = await Promise.all(chunk.map(textOf));
-      await write(chunk.map((row, i) => pageLine(row, texts[i] ?? null)));
-      chunk = [];
-    };
     for await (const row of withProgress(ctx, pagesForExport(source.db, source.filter), source.total)) {
       chunk.push(row);
-      if (chunk.length >= TEXT_READS_IN_FLIGHT) await flush();
+      if (chunk.length >= TEXT_READS_IN_FLIGHT) {
+        await write(chunk);
+        chunk = [];
+      }
     }
-    await flush();
+    await write(chunk);
   } finally {
     await source.close();
   }
+  if (options.format === 'markdown') ctx.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  // JSON Lines stay clean on stdout: the tally of pages left out goes to stderr.
+  else if (options.format === 'jsonl' && summary.withoutContent > 0) ctx.stderr.write(`trawl export pages: ${summary.written} pages written, ${summary.withoutContent} without HTML content left out\n`);
 }

@@ -174,9 +174,13 @@ withExportOptions(exporter.command('warc').description('WARC/1.1 files (with CDX
   .action(async (flags) => {
     await exportWarcCommand(ctx, flags);
   });
-withExportOptions(exporter.command('pages').description('one JSON object per crawled page on stdout (JSON Lines), with its text')).action(async (flags) => {
-  await exportPagesCommand(ctx, flags);
-});
+withExportOptions(exporter.command('pages').description('the crawled pages: JSON Lines on stdout with their text or Markdown, or one Markdown file per page'))
+  .option('--format <format>', 'text: JSON Lines, each page\'s record with its visible text (default); jsonl: JSON Lines of url, title, fetched_at, markdown; markdown: one .md file per page with YAML front matter, under --out', 'text')
+  .option('--out <dir>', 'with --format markdown: the directory the files go to (<host>/<path>-<hash>.md)')
+  .option('--images <mode>', 'with jsonl or markdown: drop images (default), keep their alt text, or link them (drop | alt | link)')
+  .action(async (flags) => {
+    await exportPagesCommand(ctx, flags);
+  });
 
 const withTestWebOptions = (command: Command): Command =>
   command

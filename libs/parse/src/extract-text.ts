@@ -40,7 +40,7 @@ const UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]|[\uD800-\uDBFF](?
 /** Any character UNSAFE could match: a cheap test that spares most text the lookaround regex. */
 // eslint-disable-next-line no-control-regex -- as above
 const MAYBE_UNSAFE = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uD800-\uDFFF]/;
-const safe = (s: string): string => (MAYBE_UNSAFE.test(s) ? s.replace(UNSAFE, '') : s);
+export const safe = (s: string): string => (MAYBE_UNSAFE.test(s) ? s.replace(UNSAFE, '') : s);
 const oneLine = (s: string, max: number): string | null => {
   const value = safe(s).replace(/\s+/g, ' ').trim().slice(0, max).trim();
   return value === '' ? null : value;

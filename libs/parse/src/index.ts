@@ -13,3 +13,4 @@ export { type CharsetSource, type DecodedHtml, decodeHtml } from './decode.js';
 export { mergeDirectives, parseXRobotsTag, type RobotsDirectives } from './robots-directives.js';
 export { DEFAULT_MAX_TEXT_CHARS, type ExtractedText, extractText, type ExtractTextOptions } from './extract-text.js';
 export { type ParsedHtmlPage, parsePage, type ParsePageOptions } from './parse-page.js';
+export { DEFAULT_MAX_MARKDOWN_CHARS, toMarkdown, type ToMarkdownOptions } from './markdown.js';

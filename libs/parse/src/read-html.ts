@@ -214,7 +214,7 @@ export function readHtml(html: string, options: ReadHtmlOptions): HtmlReading {
   return reading;
 }
 
-function isBoilerplate(name: string, a: Record<string, string>, insideArticle: boolean): boolean {
+export function isBoilerplate(name: string, a: Record<string, string>, insideArticle: boolean): boolean {
   if (NEVER_TEXT.has(name) || FURNITURE.has(name)) return true;
   if (a['hidden'] !== undefined || a['aria-hidden'] === 'true') return true;
   const style = a['style'];
