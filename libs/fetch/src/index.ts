@@ -15,6 +15,16 @@ export {
   type RobotsFetchOptions,
   type RobotsFetchResult,
 } from './robots-fetch.js';
+export { proxyLabel } from './proxy-agents.js';
+export {
+  DEFAULT_PROXY_BACKOFF_BASE_MS,
+  DEFAULT_PROXY_BACKOFF_MAX_MS,
+  DIRECT,
+  type ProxyExitOptions,
+  type ProxyOptions,
+  ProxyRouter,
+  type Route,
+} from './proxy-route.js';
 export { type AddressPolicy, blockedReason } from './ssrf.js';
 export {
   SIGNATURE_DIRECTORY_PATH,
