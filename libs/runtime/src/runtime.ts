@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, userAgentOf } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
-import { type Clock, OffsetClock } from '@trawl/core';
+import { type Clock, ErrorCode, isTrawlError, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
-import { DnsCache, Fetcher, parseHostsFile, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
+import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
 import { Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
@@ -252,8 +252,35 @@ export class Runtime {
 }
 
 function createFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null): Fetcher {
+  try {
+    return buildFetcher(config, clock, key);
+  } catch (error) {
+    // A proxy the SSRF guard refuses is a configuration error: name the settings that fix it.
+    if (!isTrawlError(error) || error.code !== ErrorCode.ConfigInvalid) throw error;
+    const problems = error.message.replace(/^Fetcher: /, '').split('; ');
+    throw new ConfigError(problems.map((problem) => (problem.startsWith('proxy ') ? `TRAWL_PROXY_URLS (fetch.proxyUrls): ${problem.replace('ssrf.allowNetworks', 'TRAWL_ALLOW_NETWORKS')}` : problem)));
+  }
+}
+
+/** The proxy settings as the fetcher takes them; none when TRAWL_PROXY_URLS is unset. */
+function proxyOptions(fetch: Readonly<Config['fetch']>): ProxyOptions | undefined {
+  if (fetch.proxyUrls.length === 0) return undefined;
+  return {
+    proxies: fetch.proxyUrls,
+    tiers: fetch.proxyTiers,
+    rules: fetch.proxyRules,
+    sessionRequests: fetch.proxySessionRequests,
+    sessionMs: fetch.proxySessionMinutes * 60_000,
+    backoffBaseMs: fetch.proxyBackoffBaseMs,
+    backoffMaxMs: fetch.proxyBackoffMaxMs,
+  };
+}
+
+function buildFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null): Fetcher {
   const agent = config.fetch.signatureAgentUrl ?? null;
+  const proxies = proxyOptions(config.fetch);
   return new Fetcher({
+    ...(proxies === undefined ? {} : { proxies }),
     userAgent: userAgentOf(config),
     // Web Bot Auth (opt-in): each request signed as it is sent, with a fresh nonce.
     signRequest: key === null ? undefined : (method, url, headers) => webBotAuthHeaders(method, url, headers, key, clock.now(), { agent, nonce: randomBytes(64).toString('base64') }),
