@@ -14,9 +14,9 @@ export const FetchErrorCode = {
   UrlScheme: ErrorCode.UrlScheme,
   SsrfBlocked: 'ERR_SSRF_BLOCKED',
   /** A proxy failed (refused, reset, timed out, 407, a refused tunnel): the target was never reached. Retry. */
-  ProxyFailed: 'ERR_PROXY_FAILED',
+  ProxyFailed: ErrorCode.ProxyFailed,
   /** Every proxy of the host's tier is out after failing: retry at `retryAt`. */
-  ProxyUnavailable: 'ERR_PROXY_UNAVAILABLE',
+  ProxyUnavailable: ErrorCode.ProxyUnavailable,
 } as const;
 export type FetchErrorCode = (typeof FetchErrorCode)[keyof typeof FetchErrorCode];
 
