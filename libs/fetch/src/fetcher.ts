@@ -11,6 +11,7 @@ import {
   DEFAULT_FREE_SOCKET_TIMEOUT_MS,
   type FetcherOptions,
   type FetchTimeouts,
+  type ProxyRequestEvent,
 } from './options.js';
 import { type ExitAgents, exitAgents, proxyAddressProblem } from './proxy-agents.js';
 import { DIRECT, ProxyRouter, proxyOptionsProblems, type Route } from './proxy-route.js';
@@ -101,6 +102,7 @@ export class Fetcher {
   /** With proxies: which exit each host's requests take, and each proxy's agents. */
   private readonly router: ProxyRouter | null = null;
   private readonly exits = new Map<string, ExitAgents>();
+  private readonly onProxyRequest: ((event: ProxyRequestEvent) => void) | undefined;
   private closed = false;
 
   constructor(options: FetcherOptions) {
@@ -123,6 +125,7 @@ export class Fetcher {
       https: new GuardedHttpsAgent(agentOptions, this.policy),
     };
     const guardedLookup = guardLookup(lookup, this.policy);
+    this.onProxyRequest = options.onProxyRequest;
     if (options.proxies !== undefined && options.proxies.proxies.length > 0) {
       this.router = new ProxyRouter(options.proxies);
       const guard = { lookup: guardedLookup, policy: this.policy, connectMs: timeouts.connectMs };
@@ -202,13 +205,19 @@ export class Fetcher {
     let lastFailure: TrawlError | null = null;
     for (;;) {
       const route = router.route(target.hostname, this.clock.now(), avoid);
-      if (route.kind === 'unavailable') throw proxyUnavailable(url, route, lastFailure);
+      if (route.kind === 'unavailable') {
+        this.tellProxyRequest({ tier: route.tier, proxy: '', outcome: 'unavailable' });
+        throw proxyUnavailable(url, route, lastFailure);
+      }
       try {
         const result = await this.exchange(target, url, plan, route.exit);
         router.succeeded(route.exit);
+        this.tellProxyRequest({ tier: route.tier, proxy: route.exit, outcome: 'ok' });
         return result;
       } catch (error) {
-        if (!isTrawlError(error) || error.details?.proxyFault !== true || signalAborted(plan.signal)) throw error;
+        const proxyFault = isTrawlError(error) && error.details?.proxyFault === true;
+        this.tellProxyRequest({ tier: route.tier, proxy: route.exit, outcome: proxyFault ? 'proxy-failed' : 'error' });
+        if (!proxyFault || signalAborted(plan.signal)) throw error;
         router.failed(route.exit, this.clock.now());
         avoid.add(route.exit);
         lastFailure = error as TrawlError;
@@ -326,6 +335,14 @@ export class Fetcher {
         fail(Object.assign(new Error('the response stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
       });
     });
+  }
+
+  private tellProxyRequest(event: ProxyRequestEvent): void {
+    try {
+      this.onProxyRequest?.(event);
+    } catch {
+      // A metrics listener must not fail a fetch.
+    }
   }
 
   /** Proxies taken out of their tier after failing, and until when (epoch ms); empty without proxies. */

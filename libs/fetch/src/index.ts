@@ -8,6 +8,7 @@ export {
   type FetcherOptions,
   type FetchOptions,
   type FetchTimeouts,
+  type ProxyRequestEvent,
 } from './options.js';
 export {
   DEFAULT_ROBOTS_MAX_BYTES,

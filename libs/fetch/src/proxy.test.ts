@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Fetcher } from './fetcher.js';
+import type { ProxyRequestEvent } from './options.js';
 import type { ProxyOptions } from './proxy-route.js';
 import { closeAll, fetchError, makeFetcher, startServer, startTcpServer, type TestServer } from './servers.test-helpers.js';
 import { deadPort, type ProxyServer, startMicrosocks, startSquid, stopProxies } from './testing/index.js';
@@ -133,8 +134,10 @@ describe('fetching through a proxy', () => {
   it('a dead proxy is taken out and its hosts go through another member of the tier, in the same fetch', async () => {
     web = await startWeb();
     const broken = await startTcpServer((socket) => socket.destroy());
+    const events: ProxyRequestEvent[] = [];
     const fetcher = makeFetcher({
       lookup: testLookup,
+      onProxyRequest: (event) => events.push(event),
       proxies: through([['dead', `http://127.0.0.1:${await deadPort()}`], ['broken', `http://127.0.0.1:${broken.port}`], ['sq', squid.url], ['s5', socks.url]]),
     });
 
@@ -147,6 +150,10 @@ describe('fetching through a proxy', () => {
     // Taken out after its first failure: later hosts do not try it again.
     expect(broken.connections).toBe(1);
     expect(web.requests).toHaveLength(12);
+    // Every exit tried is told: 12 responses, and one failure for each proxy taken out.
+    expect(events.filter((e) => e.outcome === 'ok')).toHaveLength(12);
+    expect(events.filter((e) => e.outcome === 'proxy-failed').map((e) => e.proxy).sort()).toEqual(['broken', 'dead']);
+    expect(new Set(events.map((e) => e.tier))).toEqual(new Set(['1']));
   });
 
   it('every proxy of the tier out: the fetch is retried later (retryAt), and the site hears nothing', async () => {
