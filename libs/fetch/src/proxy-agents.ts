@@ -82,7 +82,9 @@ export function exitAgents(proxy: ProxyExitOptions, agentOptions: AgentOptions, 
  * plain object whose credentials are non-enumerable: a URL object would print them.
  */
 function endpoint(url: URL): URL {
-  const proxy = { protocol: url.protocol, hostname: url.hostname, port: url.port, href: `${url.protocol}//${url.host}` };
+  // An IPv6 literal without its brackets: hpagent hands `hostname` to http.request as the host.
+  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const proxy = { protocol: url.protocol, hostname, port: url.port, href: `${url.protocol}//${url.host}` };
   Object.defineProperty(proxy, 'username', { value: url.username, enumerable: false });
   Object.defineProperty(proxy, 'password', { value: url.password, enumerable: false });
   return proxy as unknown as URL;
@@ -222,12 +224,14 @@ class GuardedSocksAgent extends SocksProxyAgent {
     options: AgentOptions,
     private readonly guard: ProxyGuard,
   ) {
-    // No `timeout` for socks-proxy-agent: it would also put it on every established socket as an
-    // idle limit that kills a slow response; got's own timeouts cover the exchange. Node's agent
-    // still gets it, as the idle limit of pooled (free) sockets.
+    // The agent's `timeout` is the idle limit of pooled (free) sockets, as for node's agents;
+    // socks-proxy-agent would also take it as its SOCKS handshake limit and as an idle limit on
+    // every established socket (which would cut a slow response short). Its own limit is set to
+    // connectMs instead, and lifted from each socket once the SOCKS handshake is done (connect()).
     const { timeout, ...rest } = options;
     super(url, { ...rest, socketOptions: { lookup: guard.lookup } as never });
     if (timeout !== undefined) (this as unknown as { options: AgentOptions }).options.timeout = timeout;
+    this.timeout = guard.connectMs;
     this.exit = labelOf(proxy);
     // The agent keeps the URL as text for its 'proxy' event: without credentials.
     Object.defineProperty(this, 'proxyUrl', { value: this.exit.label, enumerable: false });
@@ -239,8 +243,15 @@ class GuardedSocksAgent extends SocksProxyAgent {
     const address = await new Promise<string>((resolve, reject) => pinTarget(host, port, this.guard, (error, pinned) => (error ? reject(error) : resolve(pinned))));
     const servername = (opts as { servername?: string }).servername ?? (isIP(host) === 0 ? host : undefined);
     const pinnedLookup = ((_name: string, _options: unknown, callback: (e: null, a: string, f: number) => void) => callback(null, address, isIP(address))) as unknown as LookupFunction;
+    // socks-proxy-agent announces the raw socket to the proxy once the handshake is done.
+    let raw: Socket | undefined;
+    req.once('proxy', (event: { socket?: Socket }) => (raw = event.socket));
     try {
-      return await super.connect(req, { ...opts, host: address, lookup: pinnedLookup, ...(servername === undefined ? {} : { servername }) });
+      const socket = await super.connect(req, { ...opts, host: address, lookup: pinnedLookup, ...(servername === undefined ? {} : { servername }) });
+      // connectMs bounded the handshake; from here on got's timeouts govern the exchange.
+      raw?.setTimeout(0);
+      raw?.removeAllListeners('timeout');
+      return socket;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (SOCKS_TARGET_FAULT.test(message)) {

@@ -156,6 +156,30 @@ describe('fetching through a proxy', () => {
     expect(new Set(events.map((e) => e.tier))).toEqual(new Set(['1']));
   });
 
+  it('a proxy that accepts and never answers is out after connectMs, for CONNECT and SOCKS5 alike', async () => {
+    web = await startWeb();
+    const silent = await startTcpServer(() => undefined);
+    const fetcher = makeFetcher({
+      lookup: testLookup,
+      timeouts: { connectMs: 300, firstByteMs: 5_000, idleMs: 5_000, totalMs: 15_000 },
+      proxies: through([['mute', `http://127.0.0.1:${silent.port}`], ['mute5', `socks5://127.0.0.1:${silent.port}`], ['sq', squid.url]]),
+    });
+
+    const started = Date.now();
+    for (let i = 0; i < 8; i++) expect((await fetcher.fetch(`http://m${i}.test:${web.port}/p`)).proxy).toBe('sq');
+
+    expect(fetcher.proxiesOut().map((out) => out.exit).sort()).toEqual(['mute', 'mute5']);
+    expect(silent.connections).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a slow response through SOCKS5 is not cut at connectMs once the tunnel is up', async () => {
+    const slow = await startServer((_req, res) => setTimeout(() => res.end('late'), 600));
+    const fetcher = makeFetcher({ timeouts: { connectMs: 200, firstByteMs: 5_000, idleMs: 5_000, totalMs: 15_000 }, proxies: through([['s5', socks.url]]) });
+    for (let i = 0; i < 2; i++) expect((await fetcher.fetch(`${slow.origin}/slow`)).body.toString()).toBe('late');
+    expect(slow.connections).toBe(1);
+  });
+
   it('every proxy of the tier out: the fetch is retried later (retryAt), and the site hears nothing', async () => {
     web = await startWeb();
     const fetcher = makeFetcher({ proxies: through([['dead', `http://127.0.0.1:${await deadPort()}`], ['dead5', `socks5://127.0.0.1:${await deadPort()}`]], { backoffBaseMs: 5_000 }) });
