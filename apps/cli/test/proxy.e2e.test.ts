@@ -1,7 +1,9 @@
 import { deadPort, type ProxyServer, startMicrosocks, startSquid, stopProxies } from '@trawl/fetch/testing';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropNamespace, trawl, uniqueNamespace } from '../src/testing/index.js';
+import { frontierKeys } from '@trawl/frontier';
+import { createRedis } from '@trawl/redis';
+import { dropNamespace, REDIS_URL, trawl, uniqueNamespace } from '../src/testing/index.js';
 
 /**
  * `trawl crawl` through real proxies: squid (HTTP CONNECT) and microsocks (SOCKS5) in one tier
@@ -16,6 +18,7 @@ let web: TestWeb;
 let squid: ProxyServer;
 let socks: ProxyServer;
 const namespace = uniqueNamespace('proxy');
+const refusedNamespace = uniqueNamespace('proxy_refused');
 
 beforeAll(async () => {
   web = await TestWeb.start({ hosts: HOSTS, pagesPerHost: PAGES, linksPerPage: 3, crossHostLinks: 1, latencyMs: { min: 1, max: 5 }, seed: 11 });
@@ -26,6 +29,7 @@ afterAll(async () => {
   await web?.stop();
   await stopProxies();
   await dropNamespace(namespace);
+  await dropNamespace(refusedNamespace);
 });
 
 describe('a crawl through proxies', () => {
@@ -68,4 +72,28 @@ describe('a crawl through proxies', () => {
     // The credentials never reach a log line.
     expect(crawl.stderr() + crawl.stdout()).not.toContain('e2e-s3cret');
   }, 180_000);
+
+  it('a proxy at an address the SSRF guard refuses stops the crawl before any seed is queued, naming the settings', async () => {
+    web.clearLog();
+    const crawl = trawl(['crawl', ...web.rootUrls()], {
+      TRAWL_NAMESPACE: refusedNamespace,
+      TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
+      TRAWL_METRICS_PORT: '0',
+      TRAWL_CONTENT_DIR: `.trawl/test-content/${refusedNamespace}`,
+      TRAWL_PROXY_URLS: 'dc1=http://crawler:refused-s3cret@10.0.0.5:3128',
+    });
+    const { code } = await crawl.exited;
+    expect(code).toBe(2);
+    expect(crawl.stderr()).toContain('TRAWL_PROXY_URLS (fetch.proxyUrls): proxy dc1 (http://***@10.0.0.5:3128) is at a private address');
+    expect(crawl.stderr()).toContain('allow it in TRAWL_ALLOW_NETWORKS (e.g. 10.0.0.5:3128)');
+    expect(crawl.stderr()).not.toContain('refused-s3cret');
+    const redis = createRedis(REDIS_URL);
+    try {
+      // Nothing was queued: the frontier's count of queued URLs was never written.
+      expect(await redis.hget(frontierKeys(refusedNamespace, 0).stats, 'queued')).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
+    expect(web.log).toEqual([]);
+  }, 120_000);
 });
