@@ -180,6 +180,29 @@ describe('fetching through a proxy', () => {
     expect(slow.connections).toBe(1);
   });
 
+  it('a site the proxy cannot reach is the site\'s failure: the proxy stays in', async () => {
+    const port = await deadPort();
+    for (const [name, proxy] of [['sq', squid], ['s5', socks]] as const) {
+      const fetcher = makeFetcher({ proxies: through([[name, proxy.url]]) });
+      const error = await fetchError(fetcher.fetch(`http://127.0.0.1:${port}/`));
+      // squid answers the CONNECT 503; microsocks replies "connection refused".
+      expect(error).toMatchObject({ code: 'ERR_FETCH_NETWORK', action: 'retry', details: { proxy: name } });
+      expect(error.message).toContain(`could not reach 127.0.0.1:${port}`);
+      expect(fetcher.proxiesOut()).toEqual([]);
+    }
+  });
+
+  it('a proxy named by a host that resolves to a refused address is never connected to', async () => {
+    web = await startWeb();
+    for (const url of ['http://private.test:3128', 'socks5://private.test:1080']) {
+      const fetcher = makeFetcher({ lookup: testLookup, proxies: through([['p', url]]) });
+      const error = await fetchError(fetcher.fetch(`${web.origin}/x`));
+      expect(error).toMatchObject({ code: 'ERR_PROXY_UNAVAILABLE', action: 'retry' });
+      expect(error.message).toMatch(/proxy p \((http|socks5):\/\/private\.test:\d+\) failed: .*10\.0\.0\.7/);
+    }
+    expect(web.requests).toEqual([]);
+  });
+
   it('every proxy of the tier out: the fetch is retried later (retryAt), and the site hears nothing', async () => {
     web = await startWeb();
     const fetcher = makeFetcher({ proxies: through([['dead', `http://127.0.0.1:${await deadPort()}`], ['dead5', `socks5://127.0.0.1:${await deadPort()}`]], { backoffBaseMs: 5_000 }) });
