@@ -38,7 +38,9 @@ describe('ProxyRouter', () => {
     // Back at the end of the back-off: the same hosts return to it.
     for (const host of hosts) expect(exitOf(router.route(host, 11_000))).toBe(before.get(host));
 
+    // The requests that were in flight through it fail too: still one failure.
     expect(router.failed('p2', 20_000)).toBe(22_000);
+    expect(router.failed('p2', 20_001)).toBe(22_000);
     expect(router.failed('p2', 30_000)).toBe(33_000); // capped at backoffMaxMs
     router.succeeded('p2');
     expect(router.failed('p2', 40_000)).toBe(41_000); // forgiven: starts over

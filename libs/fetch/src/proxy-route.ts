@@ -165,7 +165,10 @@ export class ProxyRouter {
   /** A proxy failed (its connection, its tunnel, its authentication): out for a back-off. Returns until when. */
   failed(exit: string, now: number): number {
     if (exit === DIRECT) return now;
-    const failures = (this.out.get(exit)?.failures ?? 0) + 1;
+    const known = this.out.get(exit);
+    // Requests in flight when it went out fail too: one outage is one failure, not one per request.
+    if (known !== undefined && known.until > now) return known.until;
+    const failures = (known?.failures ?? 0) + 1;
     const until = now + Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.min(failures - 1, 30));
     this.out.set(exit, { failures, until });
     return until;
