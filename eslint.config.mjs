@@ -65,7 +65,7 @@ export default tseslint.config(
           { sourceTag: 'scope:robots', allowedExternalImports: allow('robots-parser', 'ioredis', 'zod') },
           { sourceTag: 'scope:frontier', allowedExternalImports: allow('ioredis') },
           { sourceTag: 'scope:queue', allowedExternalImports: allow('bullmq', 'ioredis', 'zod') },
-          { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup', 'ipaddr.js') },
+          { sourceTag: 'scope:fetch', allowedExternalImports: allow('got', 'cacheable-lookup', 'ipaddr.js', 'hpagent', 'socks-proxy-agent') },
           { sourceTag: 'scope:parse', allowedExternalImports: allow('htmlparser2', 'domhandler', 'cheerio', 'encoding-sniffer', 'iconv-lite', 'franc-min', 'iso-639-3', 'iso-639-3/iso6393-to-1.js') },
           { sourceTag: 'scope:store', allowedExternalImports: allow('@aws-sdk/client-s3', '@aws-sdk/lib-storage', 's3rver') },
           { sourceTag: 'scope:dedup', allowedExternalImports: allow('xxhash-wasm') },

@@ -156,3 +156,19 @@ ensure_redisbloom() {
   redisbloom_start "$built" || redisbloom_fail "redis-server on $REDISBLOOM_PORT did not start with the module built here (log: $REDISBLOOM_LOG)"
 }
 # --- end of the RedisBloom block ------------------------------------------------------------------
+
+# --- proxies: the fetcher's proxy tests start their own squid (HTTP CONNECT) and microsocks
+# (SOCKS5) on free loopback ports with temporary configs; only the binaries are needed here. ----
+ensure_squid() {
+  if command -v squid >/dev/null || [ -x /usr/sbin/squid ]; then log "squid: installed"; return; fi
+  log "squid: not installed; installing (the proxy tests run a real one)"
+  apt_install squid
+  # The package may start a system squid on :3128; the tests need only the binary.
+  if has_systemd; then as_root systemctl disable --now squid >/dev/null 2>&1 || true; fi
+}
+
+ensure_microsocks() {
+  if command -v microsocks >/dev/null; then log "microsocks: installed"; return; fi
+  log "microsocks: not installed; installing (the proxy tests run a real one)"
+  apt_install microsocks
+}

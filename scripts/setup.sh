@@ -50,6 +50,8 @@ ensure_redis
 ensure_postgres
 ensure_redisbloom
 ensure_docker_compose
+ensure_squid
+ensure_microsocks
 
 # The tests log in as postgres over loopback without a password.
 if command -v psql >/dev/null && ! psql -h 127.0.0.1 -U postgres -d postgres -w -tAc 'select 1' >/dev/null 2>&1; then

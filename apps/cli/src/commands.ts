@@ -68,6 +68,14 @@ export async function crawlCommand(ctx: CliContext, urls: string[], flags: Crawl
   if (seeds.length === 0) throw new ConfigError(['no seeds: give URLs as arguments or --seeds-file <path>']);
   const log = logger(cfg, 'crawl', true, ctx);
   const { runtime, services } = await open(cfg, log, 'crawl', true);
+  try {
+    // Built before any seed is queued: a proxy the SSRF guard refuses stops the crawl here.
+    void runtime.fetcher;
+  } catch (error) {
+    await runtime.close();
+    await services.stop();
+    throw error;
+  }
   const controller = new AbortController();
   ctx.onSignal((signal) => {
     log.warn({ signal }, 'stopping: draining in-flight work');

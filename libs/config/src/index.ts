@@ -1,4 +1,5 @@
 export { isCidr } from './fields.js';
+export { DIRECT, type ProxyEntry, type ProxyRule, type ProxyTier, redactProxyUrl } from './proxies.js';
 export { ConfigError, listSettings, loadConfig, type LoadConfigOptions, redactSecrets, redactUrlPasswords, type SettingInfo, settingsMarkdownTable } from './load.js';
 export {
   type Config,

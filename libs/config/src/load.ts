@@ -133,7 +133,8 @@ function placeholderProblems(config: Config, env: Record<string, string | undefi
     if (!setting.secret) continue;
     let value: unknown = config;
     for (const key of setting.path.split('.')) value = (value as Record<string, unknown> | undefined)?.[key];
-    const values = Array.isArray(value) ? (value as string[]) : typeof value === 'string' ? [value] : [];
+    // Structured secrets (proxy entries) are judged by their text.
+    const values = (Array.isArray(value) ? (value as unknown[]) : value === undefined ? [] : [value]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
     if (values.some(isPlaceholder)) found.push(`${setting.env} (${setting.path}): ${fix}`);
   }
   if (config.redisUrl !== undefined && isPlaceholder(urlPassword(config.redisUrl))) found.push(`REDIS_URL (redisUrl): its password ${fix}`);
@@ -163,7 +164,7 @@ export function redactSecrets(config: Readonly<Config>): Record<string, unknown>
     let node: Record<string, unknown> | undefined = copy;
     for (const key of path.slice(0, -1)) node = node?.[key] as Record<string, unknown> | undefined;
     const last = path[path.length - 1] as string;
-    if (node && node[last] !== undefined) node[last] = Array.isArray(node[last]) ? (node[last] as unknown[]).map(() => '***') : '***';
+    if (node && node[last] !== undefined) node[last] = setting.show !== undefined ? setting.show(node[last]) : Array.isArray(node[last]) ? (node[last] as unknown[]).map(() => '***') : '***';
   }
   for (const key of ['redisUrl', 'databaseUrl']) if (typeof copy[key] === 'string') copy[key] = redactUrlPasswords(copy[key] as string);
   return copy;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bool, cidrList, int, list, num, oneOf, splitList, str, trustProxy, url, urlList } from './fields.js';
+import { type ProxyEntry, proxyPlanProblems, proxyRules, proxyTiers, proxyUrls, redactProxyUrl } from './proxies.js';
 
 /** Metadata of each setting: the environment variable that sets it and what it means. */
 export interface SettingMeta {
@@ -7,9 +8,11 @@ export interface SettingMeta {
   doc: string;
   /** A secret (API tokens): its value never appears in an error message or in `trawl config`. */
   secret?: boolean;
+  /** For a secret: how `trawl config` shows its value instead of `***` (e.g. proxy URLs without their credentials). */
+  show?: (value: unknown) => unknown;
 }
 export const settingsRegistry = z.registry<SettingMeta>();
-const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: { secret?: boolean } = {}): T => {
+const set = <T extends z.ZodType>(schema: T, env: string, doc: string, extra: Pick<SettingMeta, 'secret' | 'show'> = {}): T => {
   settingsRegistry.add(schema, { env, doc, ...extra });
   return schema;
 };
@@ -198,6 +201,26 @@ export const configSchema = z.object({
     hostsFile: set(str().optional(), 'TRAWL_HOSTS_FILE', 'A hosts(5) file of static name → address entries answered before DNS (staging pins, the synthetic web\'s named hosts); the SSRF guard still applies.'),
     dnsMaxTtlS: set(int(0).default(3600), 'TRAWL_DNS_MAX_TTL_S', 'DNS answers are cached for their TTL, at most this long.'),
     dnsErrorTtlMs: set(int(0).default(3_600_000), 'TRAWL_DNS_ERROR_TTL_MS', 'A DNS "no such host" (NXDOMAIN, no records) is cached this long; transient failures (SERVFAIL, timeouts) only 2 s, so the retries that follow can succeed.'),
+    proxyUrls: set(
+      proxyUrls().prefault(''),
+      'TRAWL_PROXY_URLS',
+      'Proxies the fetcher may connect through, comma-separated, each `name=URL` (or just the URL, named by its position 1, 2, …): `http://` and `https://` proxies tunnel every request with CONNECT (plain http:// pages too, so the proxy must allow CONNECT to ports 80 and 443), `socks5://` ones are SOCKS5; credentials go in the URL (`http://user:password@host:3128`) and are never logged or shown. The proxy\'s own address passes the SSRF guard like any connection: a private one must be in TRAWL_ALLOW_NETWORKS. Unset: every request goes direct.',
+      { secret: true, show: (value) => (value as ProxyEntry[]).map((entry) => `${entry.name}=${redactProxyUrl(entry.url)}`) },
+    ),
+    proxyTiers: set(
+      proxyTiers().prefault(''),
+      'TRAWL_PROXY_TIERS',
+      'Ordered groups of proxies, separated by `;`, each `name=members` (or just the members, named by position) with members comma-separated proxy names or `none` (the direct connection): `direct=none;dc=dc1,dc2;res=res1`. A host uses the first tier unless TRAWL_PROXY_RULES says otherwise, and one member of it at a time (chosen by consistent hashing on the host). Unset: all of TRAWL_PROXY_URLS form one tier, named `1`.',
+    ),
+    proxyRules: set(
+      proxyRules().prefault(''),
+      'TRAWL_PROXY_RULES',
+      'Per-host and per-domain proxy tiers, comma-separated `domain=tier` (`example.com=none,shop.example=dc`): a domain covers its subdomains, the longest match wins, and `none` means never proxied.',
+    ),
+    proxySessionRequests: set(int(0).default(0), 'TRAWL_PROXY_SESSION_REQUESTS', 'A host keeps its proxy for this many requests (counted in each worker process), then consistent hashing picks again, maybe another member of its tier. 0: no limit.'),
+    proxySessionMinutes: set(int(0).default(0), 'TRAWL_PROXY_SESSION_MINUTES', 'A host keeps its proxy for this long (every process agrees on when a host\'s session turns over; hosts turn over at different times), then consistent hashing picks again. 0: no limit (with TRAWL_PROXY_SESSION_REQUESTS 0 too, a host keeps its proxy while it works).'),
+    proxyBackoffBaseMs: set(int(100).default(30_000), 'TRAWL_PROXY_BACKOFF_BASE_MS', 'A proxy that fails (refused, reset or timed out connecting, 407, a refused tunnel) is taken out of its tier for this long, doubling per consecutive failure; its hosts move to another member of the tier meanwhile (the failed request is tried there at once: the target was never reached).'),
+    proxyBackoffMaxMs: set(int(100).default(600_000), 'TRAWL_PROXY_BACKOFF_MAX_MS', 'Longest time a failing proxy is taken out.'),
   }),
 
   process: z.object({
@@ -330,6 +353,7 @@ export const configSchema = z.object({
   if (config.fetch.signatureAgentUrl !== undefined && config.fetch.signatureKeyFile === undefined) {
     ctx.addIssue({ code: 'custom', path: ['fetch', 'signatureAgentUrl'], message: 'a Signature-Agent names the directory of a signing key: set TRAWL_SIGNATURE_KEY_FILE too' });
   }
+  for (const problem of proxyPlanProblems(config.fetch)) ctx.addIssue({ code: 'custom', path: ['fetch', problem.path], message: problem.message });
   if (config.dashboard.headersTimeoutMs > config.dashboard.requestTimeoutMs) {
     ctx.addIssue({ code: 'custom', path: ['dashboard', 'requestTimeoutMs'], message: 'must be at least TRAWL_API_HEADERS_TIMEOUT_MS (the headers are part of the request)' });
   }

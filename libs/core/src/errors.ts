@@ -30,6 +30,10 @@ export const ErrorCode = {
   RobotsUnavailable: 'ERR_ROBOTS_UNAVAILABLE',
   CrawlDelayTooLong: 'ERR_CRAWL_DELAY_TOO_LONG',
   SsrfBlocked: 'ERR_SSRF_BLOCKED',
+  /** A proxy failed before the target was reached (refused, reset, timed out, 407, a refused tunnel). */
+  ProxyFailed: 'ERR_PROXY_FAILED',
+  /** Every proxy of the host's tier is out after failing: nothing reached the host; retry at `retryAt`. */
+  ProxyUnavailable: 'ERR_PROXY_UNAVAILABLE',
   Trap: 'ERR_TRAP',
   /** The frontier refused a discovered URL: its host has had TRAWL_MAX_URLS_PER_HOST URLs queued. */
   HostBudget: 'ERR_HOST_BUDGET',

@@ -376,6 +376,16 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(order()).toEqual(['fetch', 'release', 'record', 'ack']);
   });
 
+  it('every proxy of the host\'s tier is out: the host was not contacted (due now, health untouched), the URL retries', async () => {
+    f.fetch = async () => {
+      throw new TrawlError(ErrorCode.ProxyUnavailable, 'every proxy of tier dc is out', { action: 'retry', retryAt: T0 + 30_000 });
+    };
+    const result = await processFetchJob(deps(), job(1, 3));
+    expect(result).toMatchObject({ outcome: 'retry' });
+    expect(of('release')).toMatchObject([{ kind: 'release', dueAt: T0, keepHost: false, streak: undefined }]);
+    expect(of('record')).toHaveLength(0);
+  });
+
   it('storing fails after a good fetch: the host stays released once, the lease is extended, the job retries', async () => {
     f.store = async () => {
       throw new Error('EIO');

@@ -13,6 +13,10 @@ export const FetchErrorCode = {
   UrlInvalid: ErrorCode.UrlInvalid,
   UrlScheme: ErrorCode.UrlScheme,
   SsrfBlocked: 'ERR_SSRF_BLOCKED',
+  /** A proxy failed (refused, reset, timed out, 407, a refused tunnel): the target was never reached. Retry. */
+  ProxyFailed: ErrorCode.ProxyFailed,
+  /** Every proxy of the host's tier is out after failing: retry at `retryAt`. */
+  ProxyUnavailable: ErrorCode.ProxyUnavailable,
 } as const;
 export type FetchErrorCode = (typeof FetchErrorCode)[keyof typeof FetchErrorCode];
 

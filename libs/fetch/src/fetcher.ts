@@ -1,9 +1,9 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
-import { type Clock, ErrorCode, systemClock, TrawlError } from '@trawl/core';
+import { type Clock, ErrorCode, isTrawlError, systemClock, TrawlError } from '@trawl/core';
 import got, { type Got, type NormalizedOptions } from 'got';
 import { parseContentType } from './content-type.js';
 import { DnsCache } from './dns-cache.js';
-import { toFetchError } from './errors.js';
+import { FetchErrorCode, fetchError, toFetchError } from './errors.js';
 import { useCreateNativeRequestOptions } from './got-native-options.js';
 import { GuardedHttpAgent, GuardedHttpsAgent, guardLookup, literalHostBlocked } from './guard.js';
 import {
@@ -11,7 +11,10 @@ import {
   DEFAULT_FREE_SOCKET_TIMEOUT_MS,
   type FetcherOptions,
   type FetchTimeouts,
+  type ProxyRequestEvent,
 } from './options.js';
+import { type ExitAgents, exitAgents, proxyAddressProblem } from './proxy-agents.js';
+import { DIRECT, ProxyRouter, proxyOptionsProblems, type Route } from './proxy-route.js';
 import { fetchRobotsFile, type RobotsFetchOptions, type RobotsFetchResult } from './robots-fetch.js';
 import { withSignature } from './signature.js';
 import { type AddressPolicy, addressPolicyProblems } from './ssrf.js';
@@ -43,13 +46,15 @@ export interface FetchResult {
   endedAt: number;
   etag: string | null;
   lastModified: string | null;
+  /** With proxies configured: the exit the request went through (a proxy's name, or `none` for direct). */
+  proxy?: string;
   /**
    * The exchange as it crossed the wire, for archiving (WARC request and response records):
    * the request line's method and the headers the client set (Node's `getHeaders()`, names
    * lowercased — Host, User-Agent, Accept, Accept-Encoding, any conditional headers; the
    * `Connection` header Node's HTTP client adds as it writes is not among them), the response's
    * HTTP version, reason phrase, headers in their received order and case, and the server's
-   * address. Absent where a result was made up (tests) or the response never arrived.
+   * address (null through a proxy: the socket's peer is the proxy). Absent where a result was made up (tests) or the response never arrived.
    */
   wire?: WireExchange;
 }
@@ -94,6 +99,10 @@ export class Fetcher {
   private readonly clock: Clock;
   private readonly maxBodyBytes: number;
   private readonly timeouts: FetchTimeouts;
+  /** With proxies: which exit each host's requests take, and each proxy's agents. */
+  private readonly router: ProxyRouter | null = null;
+  private readonly exits = new Map<string, ExitAgents>();
+  private readonly onProxyRequest: ((event: ProxyRequestEvent) => void) | undefined;
   private closed = false;
 
   constructor(options: FetcherOptions) {
@@ -115,6 +124,14 @@ export class Fetcher {
       http: new GuardedHttpAgent(agentOptions, this.policy),
       https: new GuardedHttpsAgent(agentOptions, this.policy),
     };
+    const guardedLookup = guardLookup(lookup, this.policy);
+    this.onProxyRequest = options.onProxyRequest;
+    if (options.proxies !== undefined && options.proxies.proxies.length > 0) {
+      this.router = new ProxyRouter(options.proxies);
+      const guard = { lookup: guardedLookup, policy: this.policy, connectMs: timeouts.connectMs };
+      // One pair of keep-alive agents per proxy: a pooled socket is a tunnel through one proxy.
+      for (const proxy of options.proxies.proxies) this.exits.set(proxy.name, exitAgents(proxy, agentOptions, guard));
+    }
 
     // got's own version of it costs V8 a new object shape per request (see got-native-options.ts).
     useCreateNativeRequestOptions();
@@ -149,7 +166,7 @@ export class Fetcher {
       },
       // Passed to every request as `lookup`, down to net.connect (got's options.js
       // createNativeRequestOptions); node skips it for IP-literal hosts, hence the literal check.
-      dnsLookup: guardLookup(lookup, this.policy),
+      dnsLookup: guardedLookup,
       hooks: {
         // Signed where got has built the request's final headers, just before it is sent.
         beforeRequest: signRequest === undefined ? [] : [(request) => signHeaders(signRequest, request)],
@@ -180,12 +197,45 @@ export class Fetcher {
     const target = checkUrl(url);
     const refused = literalHostBlocked(target, this.policy);
     if (refused !== null) throw refused;
+    const { router } = this;
+    if (router === null) return this.exchange(target, url, plan, null);
+    // A proxy that fails before the target is reached is taken out, and the request goes on
+    // through the next member of the host's tier: the target never saw it, so this is no retry.
+    const avoid = new Set<string>();
+    let lastFailure: TrawlError | null = null;
+    for (;;) {
+      const route = router.route(target.hostname, this.clock.now(), avoid);
+      if (route.kind === 'unavailable') {
+        this.tellProxyRequest({ tier: route.tier, proxy: '', outcome: 'unavailable' });
+        throw proxyUnavailable(url, route, lastFailure);
+      }
+      try {
+        const result = await this.exchange(target, url, plan, route.exit);
+        router.succeeded(route.exit);
+        this.tellProxyRequest({ tier: route.tier, proxy: route.exit, outcome: 'ok' });
+        return result;
+      } catch (error) {
+        const proxyFault = isTrawlError(error) && error.details?.proxyFault === true;
+        this.tellProxyRequest({ tier: route.tier, proxy: route.exit, outcome: proxyFault ? 'proxy-failed' : 'error' });
+        if (!proxyFault || signalAborted(plan.signal)) throw error;
+        router.failed(route.exit, this.clock.now());
+        avoid.add(route.exit);
+        lastFailure = error as TrawlError;
+      }
+    }
+  }
+
+  /** One GET, directly (`exit` null or `none`) or through the named proxy. */
+  private async exchange(target: URL, url: string, plan: RequestPlan, exit: string | null): Promise<FetchResult> {
+    const proxied = exit !== null && exit !== DIRECT;
+    const agent = proxied ? this.exits.get(exit) : undefined;
     const startedAt = this.clock.now();
     const { maxBodyBytes, acceptBody, signal } = plan;
     const { timeouts } = this;
 
     return new Promise<FetchResult>((resolve, reject) => {
       const stream = this.client.stream(target, {
+        ...(agent === undefined ? {} : { agent }),
         ...(plan.headers === undefined ? {} : { headers: plan.headers }),
         ...(signal === undefined ? {} : { signal }),
       });
@@ -213,7 +263,7 @@ export class Fetcher {
             reject(toFetchError(new Error('the response ended before its headers'), url, timeouts));
             return;
           }
-          resolve(buildResult(url, native, { request: sent, remoteAddress }, {
+          const result = buildResult(url, native, { request: sent, remoteAddress: proxied ? null : remoteAddress }, {
             body: Buffer.concat(chunks, size),
             truncated,
             bodySkipped,
@@ -221,7 +271,9 @@ export class Fetcher {
             startedAt,
             firstByteAt,
             endedAt: this.clock.now(),
-          }));
+          });
+          if (exit !== null) result.proxy = exit;
+          resolve(result);
         });
       const fail = (error: unknown): void => settle(() => reject(toFetchError(error, url, timeouts, signal)));
       /** Ends the exchange with what arrived so far; tearing the socket down, the rest is never read. */
@@ -285,12 +337,42 @@ export class Fetcher {
     });
   }
 
+  private tellProxyRequest(event: ProxyRequestEvent): void {
+    try {
+      this.onProxyRequest?.(event);
+    } catch {
+      // A metrics listener must not fail a fetch.
+    }
+  }
+
+  /** Proxies taken out of their tier after failing, and until when (epoch ms); empty without proxies. */
+  proxiesOut(): Array<{ exit: string; until: number }> {
+    return this.router?.outOfService(this.clock.now()) ?? [];
+  }
+
   /** Destroys the keep-alive agents (and with them every pooled and in-flight socket). */
   close(): void {
     this.closed = true;
     this.agents.http.destroy();
     this.agents.https.destroy();
+    for (const agents of this.exits.values()) {
+      agents.http.destroy();
+      agents.https.destroy();
+    }
   }
+}
+
+const signalAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+/** Every proxy of the host's tier is out: try again when the first comes back. */
+function proxyUnavailable(url: string, route: Extract<Route, { kind: 'unavailable' }>, last: TrawlError | null): TrawlError {
+  const why = last === null ? '' : ` (last: ${last.message})`;
+  return fetchError(FetchErrorCode.ProxyUnavailable, `fetch of ${url}: every proxy of tier ${route.tier} is out after failing${why}`, {
+    action: 'retry',
+    retryAt: route.retryAt,
+    ...(last === null ? {} : { cause: last }),
+    details: { url, tier: route.tier, retryAt: route.retryAt },
+  });
 }
 
 /** Content codings the fetcher offers and got decodes. */
@@ -384,6 +466,17 @@ function validate(options: FetcherOptions): void {
   }
   if (options.ssrf !== undefined) problems.push(...addressPolicyProblems(options.ssrf));
   if (options.dns !== undefined && options.lookup !== undefined) problems.push('pass either dns or lookup, not both');
+  if (options.proxies !== undefined) {
+    const proxyProblems = proxyOptionsProblems(options.proxies);
+    problems.push(...proxyProblems);
+    if (proxyProblems.length === 0 && (options.ssrf === undefined || addressPolicyProblems(options.ssrf).length === 0)) {
+      const policy = { allowNetworks: options.ssrf?.allowNetworks ?? [] };
+      for (const proxy of options.proxies.proxies) {
+        const problem = proxyAddressProblem(proxy, policy);
+        if (problem !== null) problems.push(problem);
+      }
+    }
+  }
   if (problems.length > 0) {
     throw new TrawlError(ErrorCode.ConfigInvalid, `Fetcher: ${problems.join('; ')}`, { action: 'fatal' });
   }

@@ -8,6 +8,7 @@ export {
   type FetcherOptions,
   type FetchOptions,
   type FetchTimeouts,
+  type ProxyRequestEvent,
 } from './options.js';
 export {
   DEFAULT_ROBOTS_MAX_BYTES,
@@ -15,6 +16,16 @@ export {
   type RobotsFetchOptions,
   type RobotsFetchResult,
 } from './robots-fetch.js';
+export { proxyLabel } from './proxy-agents.js';
+export {
+  DEFAULT_PROXY_BACKOFF_BASE_MS,
+  DEFAULT_PROXY_BACKOFF_MAX_MS,
+  DIRECT,
+  type ProxyExitOptions,
+  type ProxyOptions,
+  ProxyRouter,
+  type Route,
+} from './proxy-route.js';
 export { type AddressPolicy, blockedReason } from './ssrf.js';
 export {
   SIGNATURE_DIRECTORY_PATH,

@@ -1,6 +1,7 @@
 import type { LookupFunction } from 'node:net';
 import type { Clock } from '@trawl/core';
 import type { DnsCache } from './dns-cache.js';
+import type { ProxyOptions } from './proxy-route.js';
 import type { AddressPolicy } from './ssrf.js';
 
 export interface FetchTimeouts {
@@ -55,6 +56,29 @@ export interface FetcherOptions extends FetchOptions {
    * private allowed. A crawl of the synthetic web on loopback needs `['127.0.0.0/8']`.
    */
   ssrf?: AddressPolicy;
+  /**
+   * Proxies, their tiers and per-domain rules (see proxy-route.ts). Default: none, every
+   * request direct. The SSRF guard still judges every target (resolved and checked before the
+   * proxy hears of it) and every proxy's own address.
+   */
+  proxies?: ProxyOptions;
+  /**
+   * Told of every request routed by `proxies` (each exit tried counts once), for metrics.
+   * Never throws into the fetch: a listener's error is ignored.
+   */
+  onProxyRequest?: (event: ProxyRequestEvent) => void;
+}
+
+/**
+ * One request through the proxy router: its tier, the exit tried (`none`: direct; '' when the
+ * tier had none left), and how it ended there: `ok` (a response), `error` (the target's failure,
+ * or the guard's), `proxy-failed` (the proxy's: the request went on to the next member), or
+ * `unavailable` (every member of the tier out).
+ */
+export interface ProxyRequestEvent {
+  tier: string;
+  proxy: string;
+  outcome: 'ok' | 'error' | 'proxy-failed' | 'unavailable';
 }
 
 export const DEFAULT_ACCEPT = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5';

@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig } from '@trawl/config';
 import { describe, expect, it } from 'vitest';
-import { isLoopback, metricsAuthorizer } from './metrics.js';
+import type { ProxyRequestEvent } from '@trawl/fetch';
+import { isLoopback, metricsAuthorizer, serveProcessMetrics } from './metrics.js';
+import type { Runtime } from './runtime.js';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -35,5 +37,46 @@ describe('metricsAuthorizer', () => {
 
   it('refuses to serve metrics off loopback with neither a token nor TRAWL_METRICS_OPEN', () => {
     expect(() => metricsAuthorizer(loadConfig({ env: {} }), '0.0.0.0')).toThrow(ConfigError);
+  });
+});
+
+describe('trawl_proxy_requests_total', () => {
+  /** The parts of a runtime the process metrics read. */
+  const runtimeWith = (env: Record<string, string>) => {
+    const listeners = new Set<(event: ProxyRequestEvent) => void>();
+    const runtime = {
+      config: loadConfig({ env: { TRAWL_METRICS_PORT: '0', ...env } }),
+      logger: { warn: () => undefined },
+      counters: { observe: () => () => undefined },
+      timings: { observe: () => () => undefined },
+      observeProxyRequests: (listener: (event: ProxyRequestEvent) => void) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    } as unknown as Runtime;
+    return { runtime, emit: (event: ProxyRequestEvent) => listeners.forEach((listener) => listener(event)), listeners };
+  };
+
+  it('counts proxied requests by tier, proxy and outcome', async () => {
+    const { runtime, emit, listeners } = runtimeWith({ TRAWL_PROXY_URLS: 'dc1=http://10.0.0.5:3128,dc2=http://10.0.0.6:3128', TRAWL_PROXY_TIERS: 'dc=dc1,dc2' });
+    const served = await serveProcessMetrics(runtime, 'worker');
+    emit({ tier: 'dc', proxy: 'dc1', outcome: 'ok' });
+    emit({ tier: 'dc', proxy: 'dc1', outcome: 'ok' });
+    emit({ tier: 'dc', proxy: 'dc2', outcome: 'proxy-failed' });
+    emit({ tier: 'dc', proxy: '', outcome: 'unavailable' });
+    const text = await served.metrics.text();
+    expect(text).toContain('trawl_proxy_requests_total{tier="dc",proxy="dc1",outcome="ok",namespace="trawl",role="worker"} 2');
+    expect(text).toContain('trawl_proxy_requests_total{tier="dc",proxy="dc2",outcome="proxy-failed",namespace="trawl",role="worker"} 1');
+    expect(text).toContain('trawl_proxy_requests_total{tier="dc",proxy="",outcome="unavailable",namespace="trawl",role="worker"} 1');
+    await served.close();
+    expect(listeners.size).toBe(0);
+  });
+
+  it('is not defined without proxies', async () => {
+    const { runtime, listeners } = runtimeWith({});
+    const served = await serveProcessMetrics(runtime, 'worker');
+    expect(await served.metrics.text()).not.toContain('trawl_proxy_requests_total');
+    expect(listeners.size).toBe(0);
+    await served.close();
   });
 });

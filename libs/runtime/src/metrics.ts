@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { ConfigError } from '@trawl/config';
 import { bearerToken, TokenSet } from '@trawl/core';
-import { Metrics, type MetricsServer, pipelineEvents, startMetricsServer } from '@trawl/telemetry';
+import { Metrics, type MetricsServer, pipelineEvents, proxyRequests, startMetricsServer } from '@trawl/telemetry';
 import { TIMINGS } from '@trawl/model';
 import type { Runtime } from './runtime.js';
 
@@ -42,6 +42,9 @@ export async function serveProcessMetrics(runtime: Runtime, role: string): Promi
   const unsubscribeCounters = runtime.counters.observe((event, by) => events.inc({ event }, by));
   const histograms = new Map(Object.entries(TIMINGS).map(([name, t]) => [name, metrics.histogram(t.metric, t.help, t.buckets)]));
   const unsubscribeTimings = runtime.timings.observe((name, seconds) => histograms.get(name)?.observe(seconds));
+  // Only with proxies configured: their names and tiers are the operator's, so the labels are bounded.
+  const proxied = config.fetch.proxyUrls.length > 0 ? proxyRequests(metrics) : null;
+  const unsubscribeProxies = proxied === null ? () => undefined : runtime.observeProxyRequests((event) => proxied.inc(event));
   let server: MetricsServer | null = null;
   if (config.metrics.port > 0) {
     const authorize = metricsAuthorizer(config, config.metrics.host);
@@ -56,6 +59,7 @@ export async function serveProcessMetrics(runtime: Runtime, role: string): Promi
     async close() {
       unsubscribeCounters();
       unsubscribeTimings();
+      unsubscribeProxies();
       await server?.close();
     },
   };

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, userAgentOf } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
-import { type Clock, OffsetClock } from '@trawl/core';
+import { type Clock, ErrorCode, isTrawlError, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
-import { DnsCache, Fetcher, parseHostsFile, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
+import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type ProxyRequestEvent, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
 import { Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
@@ -57,6 +57,7 @@ export class Runtime {
   private storeInstance: ContentStore | undefined;
   /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
   readonly timings = new Timings();
+  private readonly proxyListeners = new Set<(event: ProxyRequestEvent) => void>();
 
   private constructor(
     readonly config: Readonly<Config>,
@@ -178,8 +179,16 @@ export class Runtime {
 
   /** The HTTP client (fetch workers only), built on first use. */
   get fetcher(): Fetcher {
-    this.fetcherInstance ??= createFetcher(this.config, this.clock, this.signingKey);
+    this.fetcherInstance ??= createFetcher(this.config, this.clock, this.signingKey, (event) => {
+      for (const listener of this.proxyListeners) listener(event);
+    });
     return this.fetcherInstance;
+  }
+
+  /** Listens to the requests the fetcher routes through proxies (for metrics); returns the unsubscribe. */
+  observeProxyRequests(listener: (event: ProxyRequestEvent) => void): () => void {
+    this.proxyListeners.add(listener);
+    return () => this.proxyListeners.delete(listener);
   }
 
   /** The Web Bot Auth key requests are signed with (TRAWL_SIGNATURE_KEY_FILE), read on first use; null: not signing. */
@@ -251,9 +260,36 @@ export class Runtime {
   }
 }
 
-function createFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null): Fetcher {
+function createFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null, onProxyRequest: (event: ProxyRequestEvent) => void): Fetcher {
+  try {
+    return buildFetcher(config, clock, key, onProxyRequest);
+  } catch (error) {
+    // A proxy the SSRF guard refuses is a configuration error: name the settings that fix it.
+    if (!isTrawlError(error) || error.code !== ErrorCode.ConfigInvalid) throw error;
+    const problems = error.message.replace(/^Fetcher: /, '').split('; ');
+    throw new ConfigError(problems.map((problem) => (problem.startsWith('proxy ') ? `TRAWL_PROXY_URLS (fetch.proxyUrls): ${problem.replace('ssrf.allowNetworks', 'TRAWL_ALLOW_NETWORKS')}` : problem)));
+  }
+}
+
+/** The proxy settings as the fetcher takes them; none when TRAWL_PROXY_URLS is unset. */
+function proxyOptions(fetch: Readonly<Config['fetch']>): ProxyOptions | undefined {
+  if (fetch.proxyUrls.length === 0) return undefined;
+  return {
+    proxies: fetch.proxyUrls,
+    tiers: fetch.proxyTiers,
+    rules: fetch.proxyRules,
+    sessionRequests: fetch.proxySessionRequests,
+    sessionMs: fetch.proxySessionMinutes * 60_000,
+    backoffBaseMs: fetch.proxyBackoffBaseMs,
+    backoffMaxMs: fetch.proxyBackoffMaxMs,
+  };
+}
+
+function buildFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null, onProxyRequest: (event: ProxyRequestEvent) => void): Fetcher {
   const agent = config.fetch.signatureAgentUrl ?? null;
+  const proxies = proxyOptions(config.fetch);
   return new Fetcher({
+    ...(proxies === undefined ? {} : { proxies, onProxyRequest }),
     userAgent: userAgentOf(config),
     // Web Bot Auth (opt-in): each request signed as it is sent, with a fresh nonce.
     signRequest: key === null ? undefined : (method, url, headers) => webBotAuthHeaders(method, url, headers, key, clock.now(), { agent, nonce: randomBytes(64).toString('base64') }),

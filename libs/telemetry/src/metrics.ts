@@ -54,6 +54,16 @@ export function pipelineEvents(metrics: Metrics): Counter<'event'> {
   return metrics.counter('trawl_pipeline_events_total', 'Events of the fetch pipeline in this process (fetched, status2xx…5xx, fetchErrors, retries, dead, …).', ['event']);
 }
 
+/**
+ * Requests the fetcher routed through its proxy tiers, `trawl_proxy_requests_total{tier, proxy,
+ * outcome}`: `proxy` is the proxy's configured name (`none`: direct, '' when the tier had none
+ * left), `outcome` ok, error (the site's failure), proxy-failed (the proxy's: the request went on
+ * to the next member) or unavailable. Every label value comes from the configuration: bounded.
+ */
+export function proxyRequests(metrics: Metrics): Counter<'tier' | 'proxy' | 'outcome'> {
+  return metrics.counter('trawl_proxy_requests_total', 'Requests through the fetcher\'s proxy tiers, by tier, proxy (none: direct) and outcome (ok, error, proxy-failed, unavailable).', ['tier', 'proxy', 'outcome']);
+}
+
 export interface MetricsServerOptions {
   host: string;
   port: number;

@@ -44,6 +44,10 @@ export async function fetchUnderGate(deps: PipelineDeps, attempt: Attempt, polic
         counters.add('ssrfBlocked');
         return failOutcome(deps, attempt, new TrawlError(ErrorCode.SsrfBlocked, robots.reason, { action: 'skip' }), null, { dueAt: clock.now() });
       }
+      if (robots.proxyUnavailable) {
+        // No proxy of the host's tier could carry the request: the host heard nothing, its health stands.
+        return failOutcome(deps, attempt, new TrawlError(ErrorCode.ProxyUnavailable, robots.reason, { action: 'retry', retryAt: robots.retryAt }), null, { dueAt: clock.now() });
+      }
       if (robots.failed) {
         // RFC 9309 §2.3.1.4: the host counts as fully disallowed; this URL tries again when
         // robots.txt may be fetched again (an attempt), and is dead-lettered when they run out.
@@ -77,6 +81,10 @@ export async function fetchUnderGate(deps: PipelineDeps, attempt: Attempt, polic
     if (isTrawlError(error) && (error.code as string) === ErrorCode.SsrfBlocked) {
       // Refused before any byte went out: the host was not contacted.
       counters.add('ssrfBlocked');
+      return failOutcome(deps, attempt, error, null, { dueAt: clock.now() });
+    }
+    if (isTrawlError(error) && error.code === ErrorCode.ProxyUnavailable) {
+      // Every proxy of the host's tier is out: the host was not contacted, its health is not in question.
       return failOutcome(deps, attempt, error, null, { dueAt: clock.now() });
     }
     // Whether the failure says something about the host (refused, reset, DNS) or only this URL

@@ -30,6 +30,8 @@ export type RobotsStep =
       failed: boolean;
       /** The fetch was refused by the SSRF guard (nothing was sent). */
       ssrfBlocked: boolean;
+      /** Every proxy of the host's tier was out (nothing was sent): try again at retryAt. */
+      proxyUnavailable: boolean;
       retryAt: number;
       reason: string;
     }
@@ -92,8 +94,12 @@ export async function robotsStep(
     deps.now(),
     policy.robots,
   );
+  // Refused before any byte went out (the SSRF guard, every proxy of the tier out): nothing is
+  // known about the host's robots.txt, so nothing is cached for it.
   const ssrfBlocked = result.kind === 'error' && result.code === ErrorCode.SsrfBlocked;
-  if (!ssrfBlocked) await deps.cache.set(origin, entry);
+  const proxyUnavailable = result.kind === 'error' && result.code === ErrorCode.ProxyUnavailable;
+  const notContacted = ssrfBlocked || proxyUnavailable;
+  if (!notContacted) await deps.cache.set(origin, entry);
   if (entry.kind === 'rules' && deps.recordSitemaps) {
     // Called with no sitemaps too: the caller may then look for /sitemap.xml.
     const { sitemaps } = parseRobots(robotsUrlFor(url), entry.body, policy.robots.productToken);
@@ -113,6 +119,7 @@ export async function robotsStep(
     responseMs,
     failed,
     ssrfBlocked,
+    proxyUnavailable,
     retryAt: entry.kind === 'unavailable' ? entry.retryAt : deps.now(),
     reason: decision.verdict === 'unavailable' ? decision.reason : result.kind === 'error' ? `${result.code}: ${result.message}` : '',
   };

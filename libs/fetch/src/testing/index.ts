@@ -1,0 +1,1 @@
+export { deadPort, type ProxyServer, startMicrosocks, startSquid, stopProxies } from './proxy-servers.js';
