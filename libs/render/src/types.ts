@@ -101,8 +101,11 @@ export interface SubrequestRecord {
 export interface RenderTimings {
   /** Waiting for a page slot (the cap on open pages). */
   queuedMs: number;
+  /** Opening a page (a fresh browser context with it, and a browser's launch for its first page). */
+  openMs: number;
   /** From the navigation to the DOM being read. */
   renderMs: number;
+  /** Until the result, the page's closing included. */
   totalMs: number;
 }
 

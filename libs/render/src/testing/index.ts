@@ -1,0 +1,1 @@
+export { plainFetch, type SpaSite, startSpaSite, toFetched } from './spa-site.js';
