@@ -95,6 +95,8 @@ export interface SubrequestRecord {
   outcome: RequestOutcome;
   reason?: string;
   status?: number;
+  /** A top-level document's redirect target (the renderer navigates there next). */
+  location?: string;
   bytes?: number;
 }
 

@@ -2,6 +2,10 @@ import type { Route } from 'playwright-core';
 import { cacheable, refusedBy, type RequestPolicySettings } from '../policy.js';
 import type { FetchedResponse, RenderOptions, SubrequestRecord } from '../types.js';
 
+/** Redirects a page's subresource may take, each hop checked like a request of its own. */
+const MAX_SUBRESOURCE_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
 /** Headers that describe the wire, not the body handed to the browser (already decoded, whole). */
 const WIRE_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 
@@ -22,6 +26,9 @@ export class PageInterceptor {
   inFlight = 0;
   lastActivity = performance.now();
   private documentSupplied = false;
+  private closed = false;
+  /** Where the top-level document redirected to: the renderer navigates there itself. */
+  private redirect: string | null = null;
 
   constructor(
     private readonly pageUrl: URL,
@@ -30,12 +37,28 @@ export class PageInterceptor {
     private readonly signal: AbortSignal,
   ) {}
 
-  /** The record of the top-level document, once it was requested. */
+  /** The record of the last top-level document requested. */
   documentRecord(): SubrequestRecord | undefined {
-    return this.requests.find((record) => record.resourceType === 'document');
+    return this.requests.findLast((record) => record.resourceType === 'document');
+  }
+
+  /** The redirect the last top-level document answered with, once. */
+  takeRedirect(): string | null {
+    const redirect = this.redirect;
+    this.redirect = null;
+    return redirect;
+  }
+
+  /** The render is over: refuse whatever the page still asks for (it is being blanked or closed). */
+  close(): void {
+    this.closed = true;
   }
 
   readonly handle = async (route: Route): Promise<void> => {
+    if (this.closed) {
+      await route.abort('blockedbyclient').catch(() => undefined);
+      return;
+    }
     const request = route.request();
     const url = request.url();
     const resourceType = request.resourceType();
@@ -61,11 +84,24 @@ export class PageInterceptor {
           return;
         }
       }
+      // A top-level document's redirect goes back to the renderer, which navigates to it (a
+      // redirect fulfilled here would be followed by the browser past this hook); a subresource's
+      // is followed here, each hop through the policy and the SSRF check again.
+      const topLevel = request.isNavigationRequest() && request.frame().parentFrame() === null;
       const load = async (): Promise<FetchedResponse> => {
-        const ssrf = this.options.ssrfCheck === undefined ? null : await this.options.ssrfCheck(new URL(url));
-        if (ssrf !== null) throw new Refused(ssrf);
-        this.signal.throwIfAborted();
-        return this.options.fetch(url, { resourceType, method: request.method(), headers: request.headers(), signal: this.signal });
+        let target = url;
+        for (let hop = 0; ; hop++) {
+          const ssrf = this.options.ssrfCheck === undefined ? null : await this.options.ssrfCheck(new URL(target));
+          if (ssrf !== null) throw new Refused(ssrf);
+          this.signal.throwIfAborted();
+          const response = await this.options.fetch(target, { resourceType, method: request.method(), headers: request.headers(), signal: this.signal });
+          const location = redirectTarget(response, target);
+          if (location === null || topLevel) return response;
+          if (hop >= MAX_SUBRESOURCE_REDIRECTS) throw new Refused('too-many-redirects');
+          const refusedHop = refusedBy(this.policy, { url: location, resourceType, method: request.method(), pageHost: this.pageUrl.host, made });
+          if (refusedHop !== null) throw new Refused(`redirect:${refusedHop}`);
+          target = location;
+        }
       };
       const { cache } = this.options;
       if (cache !== undefined && this.policy.cacheResourceTypes.includes(resourceType)) {
@@ -89,6 +125,16 @@ export class PageInterceptor {
   };
 
   private async fulfill(route: Route, record: SubrequestRecord, outcome: SubrequestRecord['outcome'], response: FetchedResponse, resourceType: string): Promise<void> {
+    const location = redirectTarget(response, record.url);
+    if (location !== null) {
+      // Only a top-level document gets here with a redirect (see load): the renderer follows it.
+      record.outcome = outcome;
+      record.status = response.status;
+      record.location = location;
+      this.redirect = location;
+      await route.abort('aborted').catch(() => undefined);
+      return;
+    }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(response.headers)) if (!WIRE_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
     if (resourceType === 'document' && headers['content-type'] === undefined) headers['content-type'] = 'text/html';
@@ -97,6 +143,16 @@ export class PageInterceptor {
     record.bytes = response.body.length;
     // Fails only when the page is already gone (the render ended): nothing left to tell.
     await route.fulfill({ status: response.status, headers, body: response.body }).catch(() => undefined);
+  }
+}
+
+function redirectTarget(response: FetchedResponse, base: string): string | null {
+  const location = response.headers['location'];
+  if (!REDIRECT_STATUSES.has(response.status) || location === undefined) return null;
+  try {
+    return new URL(location, base).href;
+  } catch {
+    return null;
   }
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemorySubresourceCache } from '../cache.js';
 import { needsRendering } from '../classify.js';
+import { compareYields } from '../learner.js';
 import { RenderErrorCode } from '../errors.js';
 import { plainFetch, type SpaSite, startSpaSite } from '../testing/index.js';
 import type { RenderFetch, RenderResult, SubrequestRecord } from '../types.js';
@@ -28,7 +29,8 @@ const fetchHere = (path: string, resourceType = 'document'): ReturnType<RenderFe
 const logSince = (mark: number): string[] => site.log.slice(mark);
 
 const byPath = (result: RenderResult, path: string): SubrequestRecord | undefined => result.requests.find((r) => new URL(r.url).pathname === path);
-const hrefs = (html: string): string[] => [...html.matchAll(/<a href="([^"]+)"/g)].map((m) => m[1] as string);
+/** The links of a page, as a crawler reading its HTML would find them (a script's markup strings are not links). */
+const hrefs = (html: string): string[] => [...html.replace(/<script\b[\s\S]*?<\/script>/g, '').matchAll(/<a href="([^"]+)"/g)].map((m) => m[1] as string);
 
 beforeAll(async () => {
   site = await startSpaSite();
@@ -73,6 +75,32 @@ describe('ChromiumRenderer', () => {
     expect(byPath(result, '/static/app.js')).toMatchObject({ outcome: 'cached', status: 200 });
     expect(logSince(mark)).toEqual(['/spa/2', '/data/2.json']);
     expect(cache.hits).toBe(1);
+    // Same host: the page of the first render was kept and navigated again.
+    expect(renderer.stats().pagesReused).toBeGreaterThanOrEqual(1);
+  });
+
+  it('follows a redirect the caller\'s fetch returns, through the hook again', async () => {
+    const result = await renderer.render(site.url('/old/7'), { fetch: fetchThrough, cache });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.status).toBe(200);
+    expect(result.finalUrl).toBe(site.url('/spa/7'));
+    expect(result.requests.filter((r) => r.resourceType === 'document').map((r) => [new URL(r.url).pathname, r.status, r.location])).toEqual([
+      ['/old/7', 301, site.url('/spa/7')],
+      ['/spa/7', 200, undefined],
+    ]);
+    expect(hrefs(result.html)).toContain('/item/7-1');
+  });
+
+  it('finds the links a hybrid page\'s inline script adds, which the learner counts as a gain', async () => {
+    const plain = await fetchHere('/hybrid');
+    const html = plain.body.toString();
+    expect(needsRendering(html, site.url('/hybrid'))).toMatchObject({ render: true, reason: 'script-builds-links' });
+    const result = await renderer.render(site.url('/hybrid'), { fetch: fetchThrough, document: plain });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const comparison = compareYields({ links: hrefs(html), textChars: html.length }, { links: hrefs(result.html), textChars: result.html.length });
+    expect(comparison).toMatchObject({ extraLinks: 3, plainLinks: 2, gained: true });
   });
 
   it('asks the SSRF check and the caller\'s hook before any fetch', async () => {
@@ -107,15 +135,15 @@ describe('ChromiumRenderer', () => {
 
   it('keeps at most maxOpenPages open, queues the rest, and recycles the browser after pagesPerBrowser pages', async () => {
     const before = renderer.stats();
-    const results = await Promise.all([5, 6, 7, 8, 9].map((n) => renderer.render(site.url(`/spa/${n}`), { fetch: fetchThrough, cache })));
-    expect(results.map((r) => (r.ok ? hrefs(r.html)[1] : `${r.error.code}: ${r.error.message}`))).toEqual(['/item/5-1', '/item/6-1', '/item/7-1', '/item/8-1', '/item/9-1']);
+    const results = await Promise.all([5, 6, 8, 9, 10].map((n) => renderer.render(site.url(`/spa/${n}`), { fetch: fetchThrough, cache })));
+    expect(results.map((r) => (r.ok ? hrefs(r.html)[1] : `${r.error.code}: ${r.error.message}`))).toEqual(['/item/5-1', '/item/6-1', '/item/8-1', '/item/9-1', '/item/10-1']);
     expect(openAtFetch).toBeLessThanOrEqual(2);
     expect(results.some((r) => r.timings.queuedMs > 50)).toBe(true);
     const after = renderer.stats();
     expect(after.pagesRendered - before.pagesRendered).toBe(5);
-    // 10 pages so far at 6 per browser: the first browser was retired for its page count.
+    // 12 pages so far at 6 per browser: two browsers retired for their page count, the third not yet used.
     expect(after.browsersLaunched).toBe(2);
-    expect(after.retiredFor).toEqual({ pages: 1 });
+    expect(after.retiredFor).toEqual({ pages: 2 });
     expect(after.memoryReadable).toBe(true);
     expect(after.lastMemory).toMatchObject({ measure: 'pss' });
     expect(after.lastMemory?.bytes).toBeGreaterThan(10 * 1024 * 1024);

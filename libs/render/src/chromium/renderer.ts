@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Page } from 'playwright-core';
+import type { Page, Response } from 'playwright-core';
 import { isTrawlError, type TrawlError } from '@trawl/core';
 import { RenderErrorCode, renderError } from '../errors.js';
 import { DEFAULT_REQUEST_POLICY, type RequestPolicySettings } from '../policy.js';
@@ -14,6 +14,8 @@ export interface ChromiumRendererOptions {
   timeoutMs?: number;
   /** After the load event, the page is settled once no request has been in flight for this long. */
   idleMs?: number;
+  /** Redirects of the top-level document followed (each one a navigation through the hook; other hosts are refused by the policy). */
+  maxRedirects?: number;
 }
 
 export const DEFAULT_RENDER_TIMEOUT_MS = 15_000;
@@ -29,12 +31,14 @@ export class ChromiumRenderer implements Renderer {
   private readonly policy: RequestPolicySettings;
   private readonly timeoutMs: number;
   private readonly idleMs: number;
+  private readonly maxRedirects: number;
 
   constructor(options: ChromiumRendererOptions = {}) {
     this.pool = new BrowserPool(options.pool);
     this.policy = { ...DEFAULT_REQUEST_POLICY, ...options.policy };
     this.timeoutMs = options.timeoutMs ?? DEFAULT_RENDER_TIMEOUT_MS;
     this.idleMs = options.idleMs ?? DEFAULT_RENDER_IDLE_MS;
+    this.maxRedirects = options.maxRedirects ?? 5;
   }
 
   stats(): PoolStats {
@@ -68,15 +72,19 @@ export class ChromiumRenderer implements Renderer {
       timer = setTimeout(() => ended.abort(renderError(RenderErrorCode.Timeout, `the page did not settle within ${timeoutMs} ms`, { details: { url, timeoutMs } })), timeoutMs);
       let renderMs = 0;
       let outcome: Loaded;
+      let clean = false;
       try {
         const work = this.load(lease.page, pageUrl, interceptor, ended.signal);
         // A page stuck in a script or a fetch does not answer; the lease's release closes it.
         work.catch(() => undefined);
         outcome = await Promise.race([work, aborted(ended.signal)]);
         renderMs = performance.now() - navigated;
+        clean = true;
       } finally {
+        interceptor.close();
         ended.abort(renderError(RenderErrorCode.Aborted, 'the render ended'));
-        await lease.release();
+        // A page that timed out or failed may be stuck in a script: it is closed, never reused.
+        await lease.release(clean);
       }
       return { ok: true, url, ...outcome, requests: interceptor.requests, timings: { queuedMs, openMs, renderMs, totalMs: performance.now() - started } };
     } catch (error) {
@@ -94,7 +102,18 @@ export class ChromiumRenderer implements Renderer {
 
   private async load(page: Page, pageUrl: URL, interceptor: PageInterceptor, signal: AbortSignal): Promise<Loaded> {
     await page.route('**/*', interceptor.handle);
-    const response = await page.goto(pageUrl.href, { waitUntil: 'load', timeout: 0 });
+    let response: Response | null = null;
+    for (let target = pageUrl.href, hops = 0; ; hops++) {
+      try {
+        response = await page.goto(target, { waitUntil: 'load', timeout: 0 });
+        break;
+      } catch (error) {
+        const next = interceptor.takeRedirect();
+        if (next === null) throw error;
+        if (hops >= this.maxRedirects) throw renderError(RenderErrorCode.Document, `more than ${this.maxRedirects} redirects`, { details: { url: pageUrl.href, last: next } });
+        target = next;
+      }
+    }
     // Scripts fetch around and after the load event (a SPA's data), and the browser may report a
     // request after the load event it started before: the page is settled once nothing has been
     // in flight for idleMs since the load, and a round trip through the page's event loop (after

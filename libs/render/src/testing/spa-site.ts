@@ -10,7 +10,8 @@ import type { FetchedResponse, RenderFetch } from '../types.js';
  * - `/data/<n>.json`: `{ title, links: ['/spa/<n+1>', '/item/<n>-1', '/item/<n>-2'] }`;
  * - `/static/logo.png`: a 1×1 PNG (a renderer should never ask for it);
  * - `/slow`: a shell whose `/static/hang.js` never answers;
- * - `/hybrid`: server-rendered text and links, plus an inline script adding three more.
+ * - `/hybrid`: server-rendered text and links, plus an inline script adding three more;
+ * - `/old/<n>`: 301 to `/spa/<n>`.
  *
  * Every request is logged (`log`), so tests can say what reached the server.
  */
@@ -73,6 +74,7 @@ export async function startSpaSite(): Promise<SpaSite> {
       hanging.add(response);
       response.on('close', () => hanging.delete(response));
     } else if (path === '/hybrid') send(200, 'text/html; charset=utf-8', HYBRID);
+    else if ((match = /^\/old\/(\d+)$/.exec(path)) !== null) send(301, 'text/plain', 'moved', { location: `/spa/${match[1]}` });
     else send(404, 'text/plain', 'not found');
   });
   server.listen(0, '127.0.0.1');
