@@ -18,5 +18,6 @@ export {
   type StoreConfig,
   type DedupConfig,
   type WarcConfig,
+  type RenderConfig,
   type WorkerConfig,
 } from './schema.js';
