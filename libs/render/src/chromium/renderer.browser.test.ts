@@ -149,6 +149,18 @@ describe('ChromiumRenderer', () => {
     expect(after.lastMemory?.bytes).toBeGreaterThan(10 * 1024 * 1024);
   });
 
+  it('closes gracefully: the render under way finishes, later ones are refused with ERR_RENDER_CLOSED', async () => {
+    const underWay = renderer.render(site.url('/spa/11'), { fetch: fetchThrough, cache });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closed = renderer.close();
+    const late = await renderer.render(site.url('/spa/12'), { fetch: fetchThrough, cache });
+    expect(late.ok === false && (late.error.code as string)).toBe(RenderErrorCode.Closed);
+    const result = await underWay;
+    expect(result.ok && hrefs(result.html)).toEqual(['/spa/12', '/item/11-1', '/item/11-2']);
+    await closed;
+    expect(renderer.stats().pagesOpen).toBe(0);
+  });
+
   it('never lets the browser connect by itself: the site saw only what the caller fetched', () => {
     // /static/hang.js was asked for and never answered: it is in both lists too.
     expect([...site.log].sort()).toEqual([...fetched].sort());
