@@ -1,4 +1,4 @@
-import type { Route } from 'playwright-core';
+import type { Request, Route } from 'playwright-core';
 import { cacheable, refusedBy, type RequestPolicySettings } from '../policy.js';
 import type { FetchedResponse, RenderOptions, SubrequestRecord } from '../types.js';
 
@@ -71,7 +71,7 @@ export class PageInterceptor {
       const refused = refusedBy(this.policy, { url, resourceType, method: request.method(), pageHost: this.pageUrl.host, made });
       if (refused !== null) throw new Refused(refused);
       const { document } = this.options;
-      if (document !== undefined && !this.documentSupplied && request.isNavigationRequest() && url === this.pageUrl.href) {
+      if (document !== undefined && !this.documentSupplied && request.isNavigationRequest() && url === withoutFragment(this.pageUrl)) {
         this.documentSupplied = true;
         await this.fulfill(route, record, 'supplied', document, resourceType);
         return;
@@ -87,7 +87,7 @@ export class PageInterceptor {
       // A top-level document's redirect goes back to the renderer, which navigates to it (a
       // redirect fulfilled here would be followed by the browser past this hook); a subresource's
       // is followed here, each hop through the policy and the SSRF check again.
-      const topLevel = request.isNavigationRequest() && request.frame().parentFrame() === null;
+      const topLevel = request.isNavigationRequest() && isMainFrame(request);
       const load = async (): Promise<FetchedResponse> => {
         let target = url;
         for (let hop = 0; ; hop++) {
@@ -143,6 +143,19 @@ export class PageInterceptor {
     record.bytes = response.body.length;
     // Fails only when the page is already gone (the render ended): nothing left to tell.
     await route.fulfill({ status: response.status, headers, body: response.body }).catch(() => undefined);
+  }
+}
+
+/** The URL as the browser requests it: the fragment stays in the page. */
+function withoutFragment(url: URL): string {
+  return url.hash === '' ? url.href : url.href.slice(0, -url.hash.length);
+}
+
+function isMainFrame(request: Request): boolean {
+  try {
+    return request.frame().parentFrame() === null;
+  } catch {
+    return false; // a request without a frame (a worker's): never the page's document
   }
 }
 

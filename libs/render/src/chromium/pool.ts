@@ -170,8 +170,11 @@ export class BrowserPool {
       const { context, hostContext } = await this.contextFor(entry, browser, host);
       let page = hostContext?.idle ?? null;
       if (hostContext !== null) hostContext.idle = null;
-      if (page === null || page.isClosed()) page = await context.newPage();
-      else this.stat.pagesReused++;
+      if (page === null || page.isClosed()) {
+        page = await context.newPage();
+        // A window the page opens is not rendered (and its requests meet the context's refusal).
+        page.on('popup', (popup) => void popup.close().catch(() => undefined));
+      } else this.stat.pagesReused++;
       const leased = entry;
       const lent = page;
       let released = false;
@@ -306,6 +309,9 @@ export class BrowserPool {
     });
     // page.route does not see WebSockets: answer each by closing it, so none reaches the network.
     await context.routeWebSocket(/.*/, (socket) => void socket.close().catch(() => undefined));
+    // A render routes its page's requests through its hook; anything else in the context (a
+    // popup, a page between renders) is refused here rather than left to the network.
+    await context.route('**/*', (route) => void route.abort('blockedbyclient').catch(() => undefined));
     return context;
   }
 

@@ -149,6 +149,19 @@ describe('ChromiumRenderer', () => {
     expect(after.lastMemory?.bytes).toBeGreaterThan(10 * 1024 * 1024);
   });
 
+  it('follows a script\'s navigation, and takes a handed-in document for a URL with a fragment', async () => {
+    const document = await fetchHere('/go/13');
+    const result = await renderer.render(site.url('/go/13#list'), { fetch: fetchThrough, document, cache });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.finalUrl).toBe(site.url('/spa/13#list'));
+    expect(hrefs(result.html)).toEqual(['/spa/14', '/item/13-1', '/item/13-2']);
+    expect(result.requests.filter((r) => r.resourceType === 'document').map((r) => [new URL(r.url).pathname, r.outcome])).toEqual([
+      ['/go/13', 'supplied'],
+      ['/spa/13', 'fetched'],
+    ]);
+  });
+
   it('closes gracefully: the render under way finishes, later ones are refused with ERR_RENDER_CLOSED', async () => {
     const underWay = renderer.render(site.url('/spa/11'), { fetch: fetchThrough, cache });
     await new Promise((resolve) => setTimeout(resolve, 50));

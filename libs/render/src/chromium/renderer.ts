@@ -123,7 +123,14 @@ export class ChromiumRenderer implements Renderer {
       while (!signal.aborted && (interceptor.inFlight > 0 || performance.now() - interceptor.lastActivity < this.idleMs)) await sleep(Math.max(10, this.idleMs / 4));
       signal.throwIfAborted();
       const seen = interceptor.requests.length;
-      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+      try {
+        await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+      } catch {
+        // A script navigated the page (location.replace to a language's home, say): wait for the
+        // new document, through the hook like the first, and settle again.
+        await page.waitForLoadState('load').catch(() => undefined);
+        continue;
+      }
       if (interceptor.requests.length === seen && interceptor.inFlight === 0) break;
     }
     const html = await page.content();

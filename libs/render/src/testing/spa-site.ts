@@ -11,7 +11,8 @@ import type { FetchedResponse, RenderFetch } from '../types.js';
  * - `/static/logo.png`: a 1×1 PNG (a renderer should never ask for it);
  * - `/slow`: a shell whose `/static/hang.js` never answers;
  * - `/hybrid`: server-rendered text and links, plus an inline script adding three more;
- * - `/old/<n>`: 301 to `/spa/<n>`.
+ * - `/old/<n>`: 301 to `/spa/<n>`;
+ * - `/go/<n>`: a script that sends the browser on to `/spa/<n>` (location.replace).
  *
  * Every request is logged (`log`), so tests can say what reached the server.
  */
@@ -74,6 +75,7 @@ export async function startSpaSite(): Promise<SpaSite> {
       hanging.add(response);
       response.on('close', () => hanging.delete(response));
     } else if (path === '/hybrid') send(200, 'text/html; charset=utf-8', HYBRID);
+    else if ((match = /^\/go\/(\d+)$/.exec(path)) !== null) send(200, 'text/html; charset=utf-8', `<!doctype html><title>Go</title><script>location.replace('/spa/${match[1]}' + location.hash)</script>`);
     else if ((match = /^\/old\/(\d+)$/.exec(path)) !== null) send(301, 'text/plain', 'moved', { location: `/spa/${match[1]}` });
     else send(404, 'text/plain', 'not found');
   });
