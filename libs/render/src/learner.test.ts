@@ -53,6 +53,16 @@ describe('RenderLearner', () => {
     expect(learner.decide('h.example', needsRendering(SHELL, 'https://h.example/x'))).toEqual({ render: true, reason: 'empty-app-root', sample: false });
   });
 
+  it('counts samples in flight: concurrent pages of a new host render sampleSize of them, a failed one is replaced', () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    const decisions = Array.from({ length: 5 }, () => learner.decide('h.example', page));
+    expect(decisions.map((d) => d.render)).toEqual([true, true, true, false, false]);
+    learner.abandon('h.example');
+    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
+    expect(learner.state('h.example')).toMatchObject({ pending: 3, samples: 0 });
+  });
+
   it('never renders a page without scripts, and does not count it as a sample', () => {
     const learner = new RenderLearner(settings, new ManualClock());
     expect(learner.decide('h.example', needsRendering(NO_SCRIPTS, 'https://h.example/'))).toEqual({ render: false, reason: 'no-scripts', sample: false });

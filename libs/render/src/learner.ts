@@ -53,6 +53,8 @@ export type HostVerdict = 'sampling' | 'render' | 'plain';
 export interface HostRenderState {
   verdict: HostVerdict;
   samples: number;
+  /** Samples handed out by `decide` and not yet observed (or abandoned). */
+  pending: number;
   gains: number;
   decidedAt: number | null;
 }
@@ -84,14 +86,16 @@ export class RenderLearner {
 
   /**
    * Render this page? The classifier's "yes" always stands; a page without scripts is never
-   * rendered; otherwise the host's verdict, sampling while it has none.
+   * rendered; otherwise the host's verdict, sampling while it has none. Samples in flight count,
+   * so many workers starting on one host render `sampleSize` pages, not one each.
    */
   decide(host: string, page: RenderClassification): LearnerDecision {
     const state = this.current(host);
     if (page.reason === 'no-scripts') return { render: false, reason: page.reason, sample: false };
-    const sample = state.verdict === 'sampling' && this.settings.sampleSize > 0;
+    const sample = state.verdict === 'sampling' && state.samples + state.pending < this.settings.sampleSize;
+    if (sample) state.pending++;
     if (page.render) return { render: true, reason: page.reason, sample };
-    if (sample) return { render: true, reason: `sampling ${state.samples + 1}/${this.settings.sampleSize}`, sample };
+    if (sample) return { render: true, reason: `sampling ${state.samples + state.pending}/${this.settings.sampleSize}`, sample };
     if (state.verdict === 'render') return { render: true, reason: `host renders (${state.gains}/${state.samples} samples gained)`, sample: false };
     return { render: false, reason: page.reason, sample: false };
   }
@@ -101,6 +105,7 @@ export class RenderLearner {
     const comparison = compareYields(plain, rendered, this.settings);
     const state = this.current(host);
     if (state.verdict !== 'sampling') return comparison;
+    state.pending = Math.max(0, state.pending - 1);
     state.samples++;
     if (comparison.gained) state.gains++;
     if (state.samples >= this.settings.sampleSize) {
@@ -108,6 +113,12 @@ export class RenderLearner {
       state.decidedAt = this.clock.now();
     }
     return comparison;
+  }
+
+  /** A sample `decide` handed out that will not be observed (its render failed): another page takes its place. */
+  abandon(host: string): void {
+    const state = this.current(host);
+    state.pending = Math.max(0, state.pending - 1);
   }
 
   state(host: string): HostRenderState {
@@ -118,7 +129,7 @@ export class RenderLearner {
     let state = this.hosts.get(host);
     if (state !== undefined && state.decidedAt !== null && this.clock.now() - state.decidedAt >= this.settings.reviewAfterMs) state = undefined;
     if (state === undefined) {
-      state = { verdict: 'sampling', samples: 0, gains: 0, decidedAt: null };
+      state = { verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null };
       if (this.hosts.size >= this.settings.maxHosts) {
         const oldest = this.hosts.keys().next().value;
         if (oldest !== undefined) this.hosts.delete(oldest);
