@@ -106,7 +106,7 @@ describe('loadConfig', () => {
       mode: 'auto',
       allowHosts: ['cdn.example', 'static.example:8443'],
     });
-    expect(() => loadConfig({ env: { TRAWL_RENDER: 'sometimes', TRAWL_RENDER_MAX_PAGES: '0' } })).toThrow(/TRAWL_RENDER \(render\.mode\)[\s\S]*TRAWL_RENDER_MAX_PAGES/);
+    expect(() => loadConfig({ env: { TRAWL_RENDER: 'sometimes', TRAWL_RENDER_CONCURRENCY: '0' } })).toThrow(/TRAWL_RENDER \(render\.mode\)[\s\S]*TRAWL_RENDER_CONCURRENCY/);
   });
 
   it('refuses a lease that does not outlast the fetch deadline plus the hold margin, naming both settings', () => {

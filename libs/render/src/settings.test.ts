@@ -6,7 +6,7 @@ import { renderSettingsFrom } from './settings.js';
 describe('renderSettingsFrom', () => {
   it('passes TRAWL_RENDER_* to the pool, the policy, the learner and the cache', () => {
     const settings = renderSettingsFrom(
-      loadConfig({ env: { TRAWL_RENDER: 'auto', TRAWL_RENDER_MAX_PAGES: '4', TRAWL_RENDER_CONTEXT: 'page', TRAWL_RENDER_ALLOW_HOSTS: 'cdn.example', TRAWL_RENDER_SAMPLE_PAGES: '5', TRAWL_RENDER_CACHE_BYTES: '1048576' } }).render,
+      loadConfig({ env: { TRAWL_RENDER: 'auto', TRAWL_RENDER_CONCURRENCY: '4', TRAWL_RENDER_CONTEXT: 'page', TRAWL_RENDER_ALLOW_HOSTS: 'cdn.example', TRAWL_RENDER_SAMPLE_PAGES: '5', TRAWL_RENDER_CACHE_BYTES: '1048576' } }).render,
     );
     expect(settings.mode).toBe('auto');
     expect(settings.chromium.pool).toMatchObject({ maxOpenPages: 4, contextScope: 'page', executablePath: '/usr/bin/chromium' });
