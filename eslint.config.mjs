@@ -70,6 +70,7 @@ export default tseslint.config(
           { sourceTag: 'scope:store', allowedExternalImports: allow('@aws-sdk/client-s3', '@aws-sdk/lib-storage', 's3rver') },
           { sourceTag: 'scope:dedup', allowedExternalImports: allow('xxhash-wasm') },
           { sourceTag: 'scope:warc', allowedExternalImports: allow('warcio') },
+          { sourceTag: 'scope:render', allowedExternalImports: allow('playwright-core') },
           { sourceTag: 'scope:db', allowedExternalImports: allow('pg', 'node-pg-migrate') },
           { sourceTag: 'scope:embedded', allowedExternalImports: allow('@electric-sql/pglite', '@electric-sql/pglite-socket') },
           { sourceTag: 'scope:model', allowedExternalImports: allow('zod') },
@@ -84,6 +85,18 @@ export default tseslint.config(
           { sourceTag: 'scope:bench', allowedExternalImports: allow('ioredis', 'pg', '@crawlee/cheerio', '@crawlee/memory-storage') },
         ],
       }],
+    },
+  },
+  {
+    // The browser is built by a composition root only: the pipeline renders through the Renderer
+    // port of @trawl/render and must never load Playwright, even through the render lib's door.
+    files: ['libs/**/*.ts'],
+    ignores: ['libs/render/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [
+        { name: '@trawl/render/chromium', message: 'Take a Renderer (from @trawl/render); only an app builds the ChromiumRenderer.' },
+        { name: 'playwright-core', message: 'Only @trawl/render/chromium drives the browser.' },
+      ] }],
     },
   },
   {

@@ -19,5 +19,6 @@ export {
   type StoreConfig,
   type DedupConfig,
   type WarcConfig,
+  type RenderConfig,
   type WorkerConfig,
 } from './schema.js';

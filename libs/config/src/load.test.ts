@@ -99,6 +99,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { TRAWL_WARC_PREFIX: 'a/b' } })).toThrow(/TRAWL_WARC_PREFIX/);
   });
 
+  it('render settings: off by default, an unknown mode stops the process', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.render).toMatchObject({ mode: 'never', contextScope: 'host', maxOpenPages: 2, allowOtherHosts: false, allowHosts: [], samplePages: 3 });
+    expect(loadConfig({ env: { TRAWL_RENDER: 'Auto', TRAWL_RENDER_ALLOW_HOSTS: 'cdn.example, static.example:8443' } }).render).toMatchObject({
+      mode: 'auto',
+      allowHosts: ['cdn.example', 'static.example:8443'],
+    });
+    expect(() => loadConfig({ env: { TRAWL_RENDER: 'sometimes', TRAWL_RENDER_CONCURRENCY: '0' } })).toThrow(/TRAWL_RENDER \(render\.mode\)[\s\S]*TRAWL_RENDER_CONCURRENCY/);
+  });
+
   it('refuses a lease that does not outlast the fetch deadline plus the hold margin, naming both settings', () => {
     expect(() => loadConfig({ env: { TRAWL_LEASE_MS: '65000' } })).toThrow(
       /TRAWL_LEASE_MS \(worker\.leaseMs\): must be longer than TRAWL_FETCH_DEADLINE_MS \(60000 ms\) plus 5000 ms.*— got "65000"/,

@@ -181,6 +181,25 @@ export const configSchema = z.object({
     maxFileBytes: set(int(1024 * 1024).default(1_000_000_000), 'TRAWL_WARC_MAX_FILE_BYTES', 'A WARC file is closed and the next one started once it reaches this size (the usual 1 GB; records are never split).'),
   }),
 
+  render: z.object({
+    mode: set(oneOf(['never', 'auto', 'always']).default('never'), 'TRAWL_RENDER', 'Render pages in headless Chromium before their links are read: `never`; `always` (every HTML page); `auto`, the pages that look built by scripts (an empty app root, next to no text, a `<noscript>` asking for JavaScript, an inline script writing links) plus a sample of each host\'s pages, after which a host is rendered only if the browser found materially more links or text there (TRAWL_RENDER_SAMPLE_PAGES, TRAWL_RENDER_MIN_EXTRA_LINKS, TRAWL_RENDER_MIN_LINK_GAIN). Every request the page makes goes through trawl\'s fetcher (the host gate, the SSRF guard); the browser never connects by itself.'),
+    chromiumPath: set(str().default('/usr/bin/chromium'), 'TRAWL_RENDER_CHROMIUM', 'The Chromium executable (Debian\'s `chromium` package; never a downloaded browser build).'),
+    maxOpenPages: set(int(1, 64).default(2), 'TRAWL_RENDER_CONCURRENCY', 'Pages rendering at once per process; more wait their turn. A render costs a few hundred ms of CPU (about 80 times a plain fetch and parse): size it to the cores.'),
+    timeoutMs: set(int(100).default(15_000), 'TRAWL_RENDER_TIMEOUT_MS', 'A page not settled this long after it opened is given up (ERR_RENDER_TIMEOUT); its fetched HTML is kept.'),
+    idleMs: set(int(0, 10_000).default(100), 'TRAWL_RENDER_IDLE_MS', 'After the load event, a page is settled once no request has been in flight for this long.'),
+    pagesPerBrowser: set(int(1).default(200), 'TRAWL_RENDER_PAGES_PER_BROWSER', 'A browser is replaced after this many pages.'),
+    maxBrowserMemoryBytes: set(int(0).default(1024 * 1024 * 1024), 'TRAWL_RENDER_MAX_BROWSER_MEMORY_BYTES', 'A browser is replaced once its processes\' memory (PSS from /proc, else RSS) is over this. 0: never look; where /proc cannot be read the limit is not enforced.'),
+    contextScope: set(oneOf(['host', 'page']).default('host'), 'TRAWL_RENDER_CONTEXT', '`host`: one browser context per host, its page kept between renders; `page`: a fresh context for every render (no cookies or storage carried over, about five times the CPU).'),
+    allowOtherHosts: set(bool().default(false), 'TRAWL_RENDER_OTHER_HOSTS', 'Let a page load scripts, styles and data from other hosts (CDNs, APIs), each fetched politely under its own host. Off: only the page\'s own host, and TRAWL_RENDER_ALLOW_HOSTS. Images, media and fonts are never fetched.'),
+    allowHosts: set(list().default([]), 'TRAWL_RENDER_ALLOW_HOSTS', 'Other hosts a page may load from (comma-separated, `host` or `host:port`).'),
+    maxRequestsPerPage: set(int(1).default(200), 'TRAWL_RENDER_MAX_REQUESTS', 'Requests one page may make; later ones are refused.'),
+    cacheBytes: set(int(0).default(64 * 1024 * 1024), 'TRAWL_RENDER_CACHE_BYTES', 'Scripts and stylesheets kept in memory for the crawl\'s other pages (a site\'s app.js is fetched once).'),
+    samplePages: set(int(0, 100).default(3), 'TRAWL_RENDER_SAMPLE_PAGES', 'With TRAWL_RENDER=auto: pages of each host rendered to learn whether rendering it pays (0: only the page\'s own signals decide).'),
+    minExtraLinks: set(int(1).default(3), 'TRAWL_RENDER_MIN_EXTRA_LINKS', 'A sample gains when the browser finds at least this many links its HTML did not have…'),
+    minLinkGain: set(num(0, 100).default(0.2), 'TRAWL_RENDER_MIN_LINK_GAIN', '…and they are at least this share of the HTML\'s links (0.2: a fifth more). A host keeps being rendered when half its samples gained.'),
+    reviewAfterMs: set(int(0).default(6 * 3_600_000), 'TRAWL_RENDER_REVIEW_AFTER_MS', 'How long a host\'s verdict stands before it is sampled again.'),
+  }),
+
   fetch: z.object({
     connectTimeoutMs: set(int(1).default(10_000), 'TRAWL_CONNECT_TIMEOUT_MS', 'DNS lookup plus TCP/TLS connect.'),
     firstByteTimeoutMs: set(int(1).default(20_000), 'TRAWL_FIRST_BYTE_TIMEOUT_MS', 'From request sent to response headers.'),
@@ -407,6 +426,7 @@ export type RobotsConfig = Config['robots'];
 export type StoreConfig = Config['store'];
 export type DedupConfig = Config['dedup'];
 export type WarcConfig = Config['warc'];
+export type RenderConfig = Config['render'];
 export type DashboardConfig = Config['dashboard'];
 export type MetricsConfig = Config['metrics'];
 

@@ -1,0 +1,42 @@
+// The port, the policy and the classifier: nothing here loads a browser (see ./chromium).
+export {
+  type BeforeRequest,
+  type FetchedResponse,
+  type RenderFetch,
+  type Renderer,
+  type RenderOptions,
+  type RenderResult,
+  type RenderTimings,
+  type RequestDecision,
+  type RequestOutcome,
+  type ResourceType,
+  type SsrfCheck,
+  type SubrequestInfo,
+  type SubrequestRecord,
+  type SubresourceCache,
+} from './types.js';
+export { RenderErrorCode, renderError } from './errors.js';
+export {
+  type ClassifierSettings,
+  DEFAULT_CLASSIFIER_SETTINGS,
+  needsRendering,
+  pageSignals,
+  type PageSignals,
+  type RenderClassification,
+  type RenderReason,
+} from './classify.js';
+export {
+  compareYields,
+  type Comparison,
+  DEFAULT_LEARNER_SETTINGS,
+  type HostRenderState,
+  type HostVerdict,
+  type LearnerDecision,
+  type PageYield,
+  RenderLearner,
+  type RenderLearnerSettings,
+} from './learner.js';
+export { cacheable, DEFAULT_REQUEST_POLICY, refusedBy, type RequestFacts, type RequestPolicySettings } from './policy.js';
+export { type MemoryCacheOptions, MemorySubresourceCache } from './cache.js';
+export { type ResolveAll, ssrfCheckFrom } from './ssrf.js';
+export { type ChromiumSettings, renderSettingsFrom, type RenderSettings } from './settings.js';

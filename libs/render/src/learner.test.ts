@@ -1,0 +1,98 @@
+import { ManualClock } from '@trawl/core';
+import { describe, expect, it } from 'vitest';
+import { needsRendering } from './classify.js';
+import { compareYields, DEFAULT_LEARNER_SETTINGS, RenderLearner } from './learner.js';
+
+const prose = 'word '.repeat(300);
+/** Looks plain to the classifier (text, links, an opaque bundle), yet its bundle adds a menu of links. */
+const LOOKS_PLAIN = `<body><nav><a href="/">home</a></nav><p>${prose}</p><a href="/a">a</a><script src="/menu.js"></script></body>`;
+const NO_SCRIPTS = `<body><p>${prose}</p><a href="/a">a</a></body>`;
+const SHELL = '<body><div id="root"></div><script src="/app.js"></script></body>';
+
+const links = (...paths: string[]): string[] => paths.map((p) => `https://h.example${p}`);
+const plain = { links: links('/', '/a'), textChars: 1500 };
+const richer = { links: links('/', '/a', '/m/1', '/m/2', '/m/3', '/m/4'), textChars: 1600 };
+const same = { links: links('/a', '/'), textChars: 1510 };
+
+describe('compareYields', () => {
+  it.each([
+    ['four new links over two', plain, richer, true, 4],
+    ['the same links in another order', plain, same, false, 0],
+    ['two new links: under minExtraLinks', plain, { links: [...plain.links, ...links('/x', '/y')], textChars: 1500 }, false, 2],
+    ['much more text, no new links', plain, { links: plain.links, textChars: 1500 + DEFAULT_LEARNER_SETTINGS.minExtraTextChars }, true, 0],
+    ['three new links against a hundred: under minLinkGain', { links: links(...Array.from({ length: 100 }, (_, i) => `/p/${i}`)), textChars: 9000 }, { links: links(...Array.from({ length: 103 }, (_, i) => `/p/${i}`)), textChars: 9000 }, false, 3],
+  ])('%s', (_name, before, after, gained, extraLinks) => {
+    expect(compareYields(before, after)).toMatchObject({ gained, extraLinks });
+  });
+});
+
+describe('RenderLearner', () => {
+  const settings = { ...DEFAULT_LEARNER_SETTINGS, sampleSize: 3, reviewAfterMs: 60_000, maxHosts: 2 };
+
+  it('samples a host whose pages look plain, and keeps rendering when the browser finds more', () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    expect(page.render).toBe(false);
+    for (let i = 1; i <= 3; i++) {
+      expect(learner.decide('h.example', page)).toEqual({ render: true, reason: `sampling ${i}/3`, sample: true });
+      learner.observe('h.example', plain, i === 2 ? same : richer);
+    }
+    expect(learner.state('h.example')).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
+    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: false });
+  });
+
+  it('stops rendering a host where the browser finds nothing more, except pages the classifier flags', () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    for (let i = 0; i < 3; i++) {
+      learner.decide('h.example', page);
+      learner.observe('h.example', plain, i === 0 ? richer : same);
+    }
+    expect(learner.state('h.example').verdict).toBe('plain');
+    expect(learner.decide('h.example', page)).toEqual({ render: false, reason: 'plain-html', sample: false });
+    expect(learner.decide('h.example', needsRendering(SHELL, 'https://h.example/x'))).toEqual({ render: true, reason: 'empty-app-root', sample: false });
+  });
+
+  it('counts samples in flight: concurrent pages of a new host render sampleSize of them, a failed one is replaced', () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    const decisions = Array.from({ length: 5 }, () => learner.decide('h.example', page));
+    expect(decisions.map((d) => d.render)).toEqual([true, true, true, false, false]);
+    learner.abandon('h.example');
+    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
+    expect(learner.state('h.example')).toMatchObject({ pending: 3, samples: 0 });
+  });
+
+  it('never renders a page without scripts, and does not count it as a sample', () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    expect(learner.decide('h.example', needsRendering(NO_SCRIPTS, 'https://h.example/'))).toEqual({ render: false, reason: 'no-scripts', sample: false });
+    expect(learner.state('h.example')).toMatchObject({ verdict: 'sampling', samples: 0 });
+  });
+
+  it('samples the host again once its verdict is older than reviewAfterMs', () => {
+    const clock = new ManualClock();
+    const learner = new RenderLearner(settings, clock);
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    for (let i = 0; i < 3; i++) learner.observe('h.example', plain, same);
+    expect(learner.state('h.example').verdict).toBe('plain');
+    clock.advance(59_999);
+    expect(learner.decide('h.example', page).render).toBe(false);
+    clock.advance(1);
+    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
+  });
+
+  it('with sampleSize 0 only the classifier decides', () => {
+    const learner = new RenderLearner({ ...settings, sampleSize: 0 }, new ManualClock());
+    expect(learner.decide('h.example', needsRendering(LOOKS_PLAIN, 'https://h.example/')).render).toBe(false);
+    expect(learner.decide('h.example', needsRendering(SHELL, 'https://h.example/'))).toMatchObject({ render: true, sample: false });
+  });
+
+  it('forgets the least recently decided host beyond maxHosts', () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    for (let i = 0; i < 3; i++) learner.observe('a.example', plain, richer);
+    learner.state('b.example');
+    learner.state('a.example');
+    learner.state('c.example'); // b goes, a was used since
+    expect(learner.state('a.example').verdict).toBe('render');
+  });
+});
