@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs';
-import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
-import { rebuildFrontier, schedulerStatus, workerStatus } from '@trawl/dispatch';
+import { type Config, ConfigError, loadConfig, redactSecrets, settingsMarkdownTable } from '@trawl/config';
+import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, restorePauses, Runtime, serveProcessMetrics, settingsRecorded } from '@trawl/runtime';
+import { findServers, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
 import { runDashboardProcess } from '@trawl/dashboard';
-import { runSchedulerProcess } from '@trawl/scheduler';
+import { rebuildFromDatabase, runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
 import { crawlOverrides, readSeedsFile } from './args.js';
@@ -222,23 +222,9 @@ export async function frontierRebuildCommand(ctx: CliContext, flags: Record<stri
   const { runtime, services } = await open(cfg, log, 'rebuild', false);
   let lastLine = 0;
   try {
-    const report = await rebuildFrontier(
-      {
-        redis: runtime.redis,
-        namespace: cfg.namespace,
-        db: runtime.db,
-        frontier: runtime.frontier,
-        bloom: runtime.seen.bloom,
-        policyStore: runtime.policyStore,
-        config: cfg,
-        recordSettings: () => runtime.settings.record(),
-        markLive: () => runtime.frontier.markLive(),
-        restorePauses: () => restorePauses(runtime),
-        settingsPresent: () => settingsRecorded(runtime.redis, cfg.namespace),
-        fetchHoldMs: cfg.fetch.deadlineMs + FETCH_HOLD_MARGIN_MS,
-        clock: runtime.clock,
-        logger: log,
-      },
+    const report = await rebuildFromDatabase(
+      runtime,
+      log,
       {
         batch: typeof flags.batch === 'string' ? Number(flags.batch) : undefined,
         force: flags.force === true,

@@ -86,6 +86,13 @@ describe('chaos: a crawl under faults loses nothing and fetches each page once',
     expect(r.events.some((e) => /trawl frontier rebuild: \d+ rows, [1-9]\d* URLs queued again/.test(e))).toBe(true);
   }, 200_000);
 
+  it('(d2) Redis wiped mid-crawl (FLUSHALL) with TRAWL_AUTO_REBUILD: no command, and the crawl is silent at most 10 s', async () => {
+    const r = await chaos('wipe-redis', { autoRebuild: true });
+    expect(r.fetchedTwice.filter((d) => d.explained === null)).toEqual([]);
+    expect(r.fetchedTwice.every((d) => d.fetches.length === 2)).toBe(true);
+    expect(r.longestSilenceMs).toBeLessThanOrEqual(10_000);
+  }, 200_000);
+
   it('(e) the content disk fills: the crawl stops with the message (exit 1), and after the fix resumes and completes', async () => {
     await chaos('disk-full', { diskBytes: { small: 160 * 1024, fixed: 64 * 1024 * 1024 }, at: 0.05 });
   }, 200_000);

@@ -6,6 +6,7 @@ import { Freshness } from '@trawl/db';
 import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, sitemapSweep } from '@trawl/dispatch';
 import { type SweepName, SeedsWorker, SweepsQueue, SweepsWorker } from '@trawl/queue';
 import { restorePauses, type Runtime } from '@trawl/runtime';
+import { rebuildFromDatabase } from './rebuild.js';
 
 export interface SchedulerService {
   scheduler: Scheduler;
@@ -58,6 +59,14 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
         await publishConfigPolicy(runtime.policyStore, config, { pagesBaseline: (await runtime.frontier.stats()).done, logger: logger.child({ component: 'policy' }) });
         await scheduleSweeps(sweepsQueue, config);
       },
+      ...(config.scheduler.autoRebuild
+        ? {
+            rebuild: async () => {
+              const report = await rebuildFromDatabase(runtime, logger.child({ component: 'rebuild' }));
+              logger.warn({ rows: report.rows, queued: report.queued, durationMs: report.durationMs }, 'the crawl\'s Redis data was rebuilt from PostgreSQL (TRAWL_AUTO_REBUILD)');
+            },
+          }
+        : {}),
     },
     {
       memberId: options.memberId ?? memberIdFor('scheduler'),

@@ -298,6 +298,11 @@ export const configSchema = z.object({
   scheduler: z.object({
     leaseMs: set(int(500, 600_000).default(10_000), 'TRAWL_SCHEDULER_LEASE_MS', 'A scheduler owns each of its frontier partitions for this long and renews every third of it; when it dies, another scheduler takes its partitions within about this long.'),
     repairEveryMs: set(int(100).default(30_000), 'TRAWL_REPAIR_EVERY_MS', 'How often the scheduler owning partition 0 pushes URLs a crash left recorded but never queued (older than twice `TRAWL_LEASE_MS`).'),
+    autoRebuild: set(
+      bool().default(false),
+      'TRAWL_AUTO_REBUILD',
+      'When Redis has lost the crawl\'s data (a FLUSHALL, a restart without persistence), the schedulers rebuild it from PostgreSQL themselves, at once, as `trawl frontier rebuild` would (several schedulers join one rebuild). Off by default: an operator may prefer to restore a Redis backup first.',
+    ),
   }),
 
   db: z.object({

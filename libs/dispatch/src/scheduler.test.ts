@@ -156,4 +156,34 @@ describe('Scheduler', () => {
     expect([...a.dispatcher.runningSet].sort()).toEqual([0, 1]);
     await a.s.stop();
   });
+
+  it('TRAWL_AUTO_REBUILD: runs the rebuild itself when Redis has lost the crawl, once at a time, again after a failure, then resumes', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    let intact = true;
+    let rebuilds = 0;
+    let running = 0;
+    let overlapped = false;
+    const a = scheduler(ns, 'a', 2, 300, [], {
+      guard: async () => (intact ? { ok: true } : { ok: false, message: 'lost' }),
+      rebuild: async () => {
+        rebuilds += 1;
+        running += 1;
+        if (running > 1) overlapped = true;
+        // Slower than a round: the rounds go on meanwhile, and start no second rebuild.
+        await new Promise((r) => setTimeout(r, 350));
+        running -= 1;
+        if (rebuilds === 1) throw new Error('PostgreSQL went away');
+        intact = true;
+      },
+    });
+    await a.s.start();
+    await until(() => a.s.partitions.length === 2, 3000, 'a to own both partitions');
+    intact = false;
+    await until(() => a.s.partitions.length === 0, 3000, 'dispatch to stop');
+    await until(() => intact, 5000, 'the second rebuild to restore the data');
+    await until(() => a.s.partitions.length === 2, 3000, 'dispatch to resume');
+    expect(rebuilds).toBe(2);
+    expect(overlapped).toBe(false);
+    await a.s.stop();
+  });
 });

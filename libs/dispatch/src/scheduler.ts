@@ -21,6 +21,12 @@ export interface SchedulerDeps {
   guard?: () => Promise<{ ok: true } | { ok: false; message: string }>;
   /** Called once the data is back (after `trawl frontier rebuild`), before dispatching resumes. */
   onRestored?: () => Promise<void>;
+  /**
+   * TRAWL_AUTO_REBUILD: runs the rebuild itself when the guard finds the data lost (in the
+   * background: rounds go on, so this scheduler's memberships and leases stay alive meanwhile).
+   * A failed rebuild is logged and tried again on a later round.
+   */
+  rebuild?: () => Promise<void>;
 }
 
 export interface SchedulerOptions {
@@ -52,6 +58,8 @@ export class Scheduler {
   private lastRepair = 0;
   /** The namespace's Redis data was lost: waiting for a rebuild. */
   private wiped = false;
+  /** The rebuild this scheduler runs (TRAWL_AUTO_REBUILD), while it runs. */
+  private rebuilding: Promise<void> | null = null;
 
   constructor(
     private readonly deps: SchedulerDeps,
@@ -78,6 +86,8 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     await this.rounds.stop();
+    // A rebuild under way is left to finish (it resumes where it stopped if this process dies).
+    await this.rebuilding;
     await this.deps.dispatcher.stop();
     await Promise.all([...this.owned.keys()].map((p) => this.ownership.release(p).catch(() => false)));
     this.owned.clear();
@@ -98,10 +108,18 @@ export class Scheduler {
   private async checkIntact(): Promise<boolean> {
     const state = this.deps.guard ? await this.deps.guard() : ({ ok: true } as const);
     if (!state.ok) {
-      if (!this.wiped) this.deps.logger.error({ code: ErrorCode.NamespaceWiped }, state.message);
+      if (!this.wiped) this.deps.logger.error({ code: ErrorCode.NamespaceWiped }, this.deps.rebuild ? `${state.message} (TRAWL_AUTO_REBUILD: rebuilding now)` : state.message);
       this.wiped = true;
       for (const p of [...this.owned.keys()]) await this.deps.dispatcher.stopPartition(p);
       this.owned.clear();
+      const { rebuild } = this.deps;
+      if (rebuild && this.rebuilding === null) {
+        this.rebuilding = rebuild()
+          .catch((error: unknown) => this.deps.logger.error({ err: error }, 'automatic rebuild failed; trying again on the next round'))
+          .finally(() => {
+            this.rebuilding = null;
+          });
+      }
       return false;
     }
     if (this.wiped) {

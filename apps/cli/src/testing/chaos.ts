@@ -34,6 +34,8 @@ export interface ChaosOptions {
   killEveryMs?: number;
   /** kill-workers / kill-processors: stop killing after this many (default: until the crawl ends). */
   maxKills?: number;
+  /** wipe-redis: the schedulers rebuild the crawl themselves (TRAWL_AUTO_REBUILD) instead of `trawl frontier rebuild`. */
+  autoRebuild?: boolean;
   /** Give up after this long. */
   timeoutMs: number;
   /** disk-full: the content disk's size before and after the fix. */
@@ -116,6 +118,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   mkdirSync(contentDir, { recursive: true });
   const disk = options.fault === 'disk-full' ? SmallDisk.mount(contentDir, (options.diskBytes ?? DEFAULT_DISK).small) : null;
   const env = chaosEnv(namespace, options, contentDir);
+  if (options.autoRebuild) env.TRAWL_AUTO_REBUILD = 'true';
   const seeds = web.rootUrls();
   const expected = web.groundTruth(seeds, 'any');
   const started = Date.now();
@@ -197,6 +200,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         wipedAt = Date.now();
         note(`FLUSHALL at ${wipedAt} (${pagesFetched()} pages fetched)`);
         options.redis.cli('FLUSHALL');
+        if (options.autoRebuild) {
+          note('no command run: the scheduler rebuilds the crawl itself (TRAWL_AUTO_REBUILD)');
+          break;
+        }
         const rebuild = trawl(['frontier', 'rebuild'], env);
         const { code } = await rebuild.exited;
         if (code !== 0) throw new Error(`trawl frontier rebuild exited ${code}: ${rebuild.stderr()}`);
