@@ -62,6 +62,27 @@ describe('Dispatcher.reclaimOrphans', () => {
   });
 });
 
+describe('Dispatcher: a partition taken over', () => {
+  it('gives back the leases its predecessor claimed just before dying, once they are old enough to be orphans', async () => {
+    const { frontier, clock, dispatcher } = setup();
+    await frontier.push([url('d.example'), url('e.example')]);
+    // The predecessor claimed these and died before adding their jobs; the partition is taken
+    // over at once, while they are younger than orphanAgeMs.
+    expect((await frontier.claim(0, 10)).leases).toHaveLength(2);
+    dispatcher.startPartition(0);
+    try {
+      await new Promise((r) => setTimeout(r, 150));
+      expect((await frontier.stats()).queued).toBe(0);
+      clock.advance(2100);
+      const end = Date.now() + 3000;
+      while ((await frontier.stats()).queued !== 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      expect((await frontier.stats()).queued).toBe(2);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+});
+
 describe('Dispatcher.tick: the window', () => {
   const publish = (store: PolicyStore) => store.publish(policyFromConfig(loadConfig({ env: {} }), ['http://h0.example/']));
 

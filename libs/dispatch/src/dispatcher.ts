@@ -4,6 +4,9 @@ import type { FetchJob, FetchQueues } from '@trawl/queue';
 import type { Logger } from '@trawl/telemetry';
 import type { PolicyFollower } from '@trawl/model';
 
+/** How often a partition's dispatcher looks for orphaned leases while it may still find some. */
+const RECLAIM_EVERY_MS = 500;
+
 export interface DispatcherDeps {
   frontier: Pick<Frontier, 'claim' | 'stats' | 'partitions' | 'leasesExpiringBy' | 'requeue' | 'options' | 'processDepth'>;
   queues: Pick<FetchQueues, 'waiting' | 'addLeased' | 'jobsExist'>;
@@ -188,18 +191,27 @@ export class Dispatcher {
 
   private async loop(partition: number, signal: AbortSignal): Promise<void> {
     // A partition taken over (or this process restarted) may hold its predecessor's orphans; a
-    // failed step may have claimed leases whose jobs were never added.
-    let reclaim = true;
+    // failed step may have claimed leases whose jobs were never added. Orphans younger than
+    // orphanAgeMs are not looked at, and a predecessor that died just after claiming leaves
+    // exactly those: so look again until that age has passed since the takeover (or the failure).
+    const { clock } = this.deps;
+    const ageMs = this.options.orphanAgeMs ?? 2000;
+    let reclaimUntil = clock.now() + ageMs + RECLAIM_EVERY_MS;
+    let lastReclaim = -Infinity;
     while (!signal.aborted) {
       let wait = this.options.pollMs;
       try {
-        if (reclaim) await this.reclaimOrphans(partition);
-        reclaim = false;
+        const now = clock.now();
+        if (now <= reclaimUntil && now - lastReclaim >= RECLAIM_EVERY_MS) {
+          lastReclaim = now;
+          await this.reclaimOrphans(partition);
+        }
         wait = await this.tick(partition);
       } catch (error) {
         this.deps.logger.error({ err: error, partition }, 'dispatch step failed');
         wait = Math.max(wait, 1000);
-        reclaim = true;
+        reclaimUntil = clock.now() + ageMs + RECLAIM_EVERY_MS;
+        lastReclaim = -Infinity;
       }
       await sleep(wait, signal);
     }
