@@ -21,6 +21,7 @@ export async function chaosBench(): Promise<void> {
     ['restart-redis', {}],
     ['restart-postgres', {}],
     ['wipe-redis', {}],
+    ['wipe-redis', { autoRebuild: true }],
     ['disk-full', { diskBytes: { small: 1024 * 1024, fixed: 256 * 1024 * 1024 }, at: 0.02 }],
   ];
   try {
@@ -66,7 +67,11 @@ is traced to the process that fetched it first.
 - kill-processors: the stages apart — \`trawl crawl\` and the workers fetch only (\`TRAWL_WORKER_ROLES=fetch\`), two process-only workers record every page; a random one of them is SIGKILLed every 5 s (6 times) and started again, from 10 % of the pages on.
 - restart-redis: \`redis-server\` stopped (SIGTERM: it fsyncs its AOF), down 0.5 s, started again.
 - restart-postgres: fast shutdown, down 1 s, started again.
-- wipe-redis: \`FLUSHALL\`, then \`trawl frontier rebuild\` while the crawl's processes keep running.
+- wipe-redis: \`FLUSHALL\`, then \`trawl frontier rebuild\` while the crawl's processes keep running;
+  in its second row, no command: the scheduler rebuilds the crawl itself (\`TRAWL_AUTO_REBUILD=true\`).
+- "longest silence": the longest stretch with no request to any host; "worst wait past due": over
+  every host, the longest gap from the end of a response to the host's next request, less the delay
+  (both from the web's log).
 - disk-full: the content directory is a 1 MB tmpfs; every process stops with \`ERR_STORE: … ENOSPC\`
   (exit 1); the disk is grown and the same commands run again.
 

@@ -53,6 +53,8 @@ export interface DoubleFetch {
 
 export interface ChaosResult {
   fault: ChaosFault;
+  /** wipe-redis: the scheduler rebuilt the crawl itself (TRAWL_AUTO_REBUILD). */
+  autoRebuild: boolean;
   expected: number;
   /** Distinct expected pages the web served (2xx) at least once. */
   fetched: number;
@@ -247,7 +249,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     note(`trawl crawl finished: ${summary.finished}`);
     await web.idle();
     const wipe = recordedAtWipe ? { at: wipedAt, recorded: recordedAtWipe } : null;
-    return { fault: options.fault, ...(await judge(web, expected, options, namespace, deaths, wipe)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
+    return { fault: options.fault, autoRebuild: options.autoRebuild === true, ...(await judge(web, expected, options, namespace, deaths, wipe)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
   } finally {
     const procs = [crawl.proc, ...workers.map((w) => w.proc), ...processors.map((w) => w.proc)];
     for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
@@ -359,7 +361,7 @@ export function stalls(log: readonly RequestLogEntry[], delayMs: number): { long
 export function chaosRow(r: ChaosResult): (string | number)[] {
   const explained = r.fetchedTwice.filter((d) => d.explained !== null).length;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  return [r.fault, r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs)];
+  return [r.autoRebuild ? `${r.fault} (auto rebuild)` : r.fault, r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs)];
 }
 
 export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time', 'longest silence', 'worst wait past due'];
