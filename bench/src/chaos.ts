@@ -37,16 +37,18 @@ export async function chaosBench(): Promise<void> {
   const explanations = results
     .filter((r) => r.fetchedTwice.length > 0)
     .map((r) => {
-      const byProcess = new Map<string, number>();
+      // Why, grouped: by the process that died (its name leads the explanation), else by the reason.
+      const byReason = new Map<string, number>();
       for (const d of r.fetchedTwice) {
-        const who = d.explained?.split(' ')[0] ?? 'unexplained';
-        byProcess.set(who, (byProcess.get(who) ?? 0) + 1);
+        const why = d.explained === null ? 'unexplained' : d.explained.startsWith('trawl-chaos/') ? `first fetched by ${d.explained.split(' ')[0]}, which then died before recording it` : d.explained;
+        byReason.set(why, (byReason.get(why) ?? 0) + 1);
       }
       const deaths = r.deaths.map((d) => `${d.by} (${d.how}, ${(d.at / 1000).toFixed(1)} s)`).join(', ');
-      return `- **${r.fault}**: ${r.fetchedTwice.length} pages fetched twice, each first fetched by a process that then died before recording it — ${[...byProcess].map(([who, n]) => `${n} by ${who}`).join(', ')}. Deaths: ${deaths}.`;
+      const label = r.autoRebuild ? `${r.fault} (auto rebuild)` : r.fault;
+      return `- **${label}**: ${r.fetchedTwice.length} pages fetched twice — ${[...byReason].map(([why, n]) => `${n} ${why}`).join('; ')}.${deaths ? ` Deaths: ${deaths}.` : ''}`;
     })
     .join('\n');
-  const events = results.map((r) => `- **${r.fault}**: ${r.events.join('; ')}`).join('\n');
+  const events = results.map((r) => `- **${r.autoRebuild ? `${r.fault} (auto rebuild)` : r.fault}**: ${r.events.join('; ')}`).join('\n');
 
   const md = `## Chaos: complete, once, and nothing lost under faults
 
