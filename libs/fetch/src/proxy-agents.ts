@@ -157,6 +157,24 @@ type ConnectionCallback = (error: Error | null, socket: Duplex | null) => void;
 /** What hpagent's createConnection needs beyond node's: the target from the request's options. */
 type TunnelOptions = ClientRequestArgs & { host: string; port: number | string };
 
+/** hpagent's createConnection: opens the CONNECT tunnel to `options.host`. */
+type TunnelCreate = (options: object, callback: ConnectionCallback) => void;
+
+/**
+ * A tunnel to a target the guard has resolved and checked: the proxy is asked for the checked
+ * address, never the name (for HTTPS, TLS keeps the host's name: node's agent set `servername`
+ * from it before this call); a failure is the proxy's, labelled with its exit.
+ */
+function tunnel(create: TunnelCreate, exit: ExitLabel, guard: ProxyGuard, options: TunnelOptions, callback: ConnectionCallback): void {
+  const port = Number(options.port);
+  pinTarget(options.host, port, guard, (error, address) => {
+    if (error) return callback(error, null);
+    create({ ...options, host: authorityHost(address), timeout: guard.connectMs }, (failure, socket) =>
+      failure ? callback(tunnelError(exit, failure, `${options.host}:${port}`), null) : callback(null, socket),
+    );
+  });
+}
+
 class TunnelHttpAgent extends HttpProxyAgent {
   private readonly exit: ExitLabel;
 
@@ -172,15 +190,8 @@ class TunnelHttpAgent extends HttpProxyAgent {
   }
 
   override createConnection(options: TunnelOptions, callback: ConnectionCallback): undefined {
-    const port = Number(options.port);
-    pinTarget(options.host, port, this.guard, (error, address) => {
-      if (error) return callback(error, null);
-      // hpagent's own signature: (options, callback); node's typings know only the one-argument form.
-      const create = super.createConnection.bind(this) as unknown as (o: object, cb: ConnectionCallback) => void;
-      create({ ...options, host: authorityHost(address), timeout: this.guard.connectMs }, (failure, socket) =>
-        failure ? callback(tunnelError(this.exit, failure, `${options.host}:${port}`), null) : callback(null, socket),
-      );
-    });
+    // hpagent's own signature: (options, callback); node's typings know only the one-argument form.
+    tunnel(super.createConnection.bind(this) as unknown as TunnelCreate, this.exit, this.guard, options, callback);
     return undefined;
   }
 }
@@ -199,15 +210,8 @@ class TunnelHttpsAgent extends HttpsProxyAgent {
   }
 
   override createConnection(options: TunnelOptions, callback: ConnectionCallback): undefined {
-    const port = Number(options.port);
-    pinTarget(options.host, port, this.guard, (error, address) => {
-      if (error) return callback(error, null);
-      const create = super.createConnection.bind(this) as unknown as (o: object, cb: ConnectionCallback) => void;
-      // TLS keeps the host's name: node's agent set `servername` from it before this call.
-      create({ ...options, host: authorityHost(address), timeout: this.guard.connectMs }, (failure, socket) =>
-        failure ? callback(tunnelError(this.exit, failure, `${options.host}:${port}`), null) : callback(null, socket),
-      );
-    });
+    // hpagent's own signature: (options, callback); node's typings know only the one-argument form.
+    tunnel(super.createConnection.bind(this) as unknown as TunnelCreate, this.exit, this.guard, options, callback);
     return undefined;
   }
 }
