@@ -37,6 +37,8 @@ export interface CrawlSummary {
   urlsDiscovered: number;
   bloomFalsePositives: number;
   left: { queued: number; inFlight: number };
+  /** Hosts paused as blocked (refusing the crawler with no proxy tier left), with why and the URLs they still hold. */
+  blockedHosts: Array<{ host: string; reason: string; queued: number }>;
   /** How late this process's fetches started after their hosts' due times (seconds), or null when it fetched none. */
   fetchLateness: { count: number; p50S: number; p90S: number; p99S: number } | null;
   counters: CounterValues;
@@ -104,6 +106,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   // Once nothing is queued, the crawl ends with the jobs in flight: look more often, so the
   // crawl is over when its last page is recorded, not up to a tenth of a second later.
   let tail = false;
+  let blockedCheckedAt = 0;
   while (!stop.signal.aborted) {
     await sleep(Math.min(tail ? 20 : 100, everyMs), stop.signal);
     if (stop.signal.aborted) break;
@@ -130,6 +133,17 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       // A crash may have left URLs inserted but never queued; queue them before calling it done.
       const repaired = await repair.repair(0);
       if (repaired === 0) {
+        finished = 'complete';
+        finishedAt = clock.now();
+        break;
+      }
+    }
+    // Nothing in flight and what is queued belongs only to hosts paused as blocked: nothing more
+    // can be fetched without an operator, so a one-off crawl is over (the summary names them).
+    if (stats.queued > 0 && stats.leased === 0 && clock.now() - blockedCheckedAt >= 1000) {
+      blockedCheckedAt = clock.now();
+      const blocked = await frontier.blockedHosts();
+      if (blocked.length > 0 && blocked.reduce((sum, host) => sum + host.queued, 0) >= stats.queued) {
         finished = 'complete';
         finishedAt = clock.now();
         break;
@@ -190,6 +204,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     urlsDiscovered: delta.urlsNew,
     bloomFalsePositives: delta.bloomFalsePositives,
     left: { queued: stats.queued, inFlight: stats.leased },
+    blockedHosts: await frontier.blockedHosts(),
     fetchLateness: latenessOf(runtime),
     counters: delta,
   };

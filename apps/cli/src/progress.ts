@@ -49,6 +49,7 @@ export function summaryText(s: CrawlSummary): string {
   ];
   const late = s.fetchLateness;
   if (late) lines.push(`  lateness   fetch start after the host's due time: p50 ${ms(late.p50S)}, p90 ${ms(late.p90S)}, p99 ${ms(late.p99S)} (${n(late.count)} fetches here)`);
+  for (const blocked of s.blockedHosts) lines.push(`  paused     ${terminalText(blocked.host)} (${n(blocked.queued)} URLs left): ${terminalText(blocked.reason)}; resume it from its host page or with the API`);
   for (const bad of s.seeds.invalid) lines.push(`  invalid seed: ${bad}`);
   return lines.join('\n');
 }

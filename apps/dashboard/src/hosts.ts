@@ -36,14 +36,14 @@ export class HostInspector {
   }
 
   /** The robots.txt the crawl holds for a host (its https origin, else http), and what it says. */
-  async robotsOf(host: string, policy: ResolvedPolicy): Promise<RobotsState> {
+  async robotsOf(host: string, policy: ResolvedPolicy, tierLevel = 0): Promise<RobotsState> {
     const none: RobotsState = { origin: null, state: 'missing', status: null, fetched_at: null, expires_at: null, reason: null, crawl_delay_ms: null, rules: [], disallowed_paths: [], usage: [] };
     if (!policy.policy.robots.obey) return { ...none, state: 'ignored' };
     let found: { origin: string; entry: RobotsEntry } | null = null;
     for (const origin of [`https://${host}`, `http://${host}`]) {
       let entry: RobotsEntry | null = null;
       try {
-        entry = await this.runtime.robots.get(origin);
+        entry = await this.runtime.robots.get(origin, tierLevel);
       } catch {
         entry = null; // not a valid origin for this host name
       }
@@ -73,9 +73,17 @@ export class HostInspector {
 
   /** The delay in force for a host and why, from its state in the frontier and its robots.txt. */
   async delayOf(host: string, policy: ResolvedPolicy, lastFetchMs: number | null) {
-    const [state, robots] = await Promise.all([this.runtime.frontier.hostState(host), this.robotsOf(host, policy)]);
+    const state = await this.runtime.frontier.hostState(host);
+    // A host moved up a proxy tier goes by the robots.txt read through that tier.
+    const robots = await this.robotsOf(host, policy, state.level);
     const explained = explainDelay({ crawlDelayMs: robots.crawl_delay_ms, health: { streak: state.streak, backoffMs: state.backoffMs }, lastResponseMs: lastFetchMs }, policy.politeness);
     return { state, robots, explained };
+  }
+
+  /** The proxy tier a host moved `level` tiers up goes through (null: no proxies). */
+  private proxyTierOf(host: string, level: number): string | null {
+    if (this.runtime.config.fetch.proxyUrls.length === 0) return null;
+    return this.runtime.fetcher.tierOf(host, level).tier;
   }
 
   /** A host's status for operators; null when the crawl has never heard of it. */
@@ -112,6 +120,10 @@ export class HostInspector {
       backoff_ms: state.backoffMs,
       backoff_streak: state.streak,
       backoff_until: state.backoffMs > 0 && explained.reason === 'backoff' ? iso(state.due) : null,
+      proxy_tier: this.proxyTierOf(host, state.level),
+      tier_level: state.level,
+      refusals: state.blocks,
+      blocked_reason: state.blocked,
       robots,
       robots_disallowed_paths: robots.disallowed_paths,
       dead_letters: urls.failed,

@@ -118,7 +118,12 @@ export class CrawlOperator {
     const recorded = new Map(rows.map((r) => [r.host, r]));
     return {
       all: live.all,
-      hosts: live.hosts.map((host) => ({ host, paused_at: iso(recorded.get(host)?.pausedAt) , paused_by: recorded.get(host)?.pausedBy ?? null })),
+      hosts: live.hosts.map((host) => ({
+        host,
+        paused_at: iso(recorded.get(host)?.pausedAt),
+        paused_by: recorded.get(host)?.pausedBy ?? null,
+        reason: recorded.get(host)?.reason ?? null,
+      })),
     };
   }
 

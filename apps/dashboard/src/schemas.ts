@@ -101,6 +101,10 @@ export const domainStatus = z
     backoff_ms: z.number(),
     backoff_streak: z.number().int(),
     backoff_until: nullableTime,
+    proxy_tier: z.string().nullable().describe('The proxy tier the host\'s requests go through (`none`: direct); null without proxies'),
+    tier_level: z.number().int().describe('Tiers the host has been moved up from its planned one after refusing the crawler (never lowered during a crawl)'),
+    refusals: z.number().int().describe('Refusals in a row (403, 429 without Retry-After, challenge pages, resets at once): at TRAWL_BLOCK_THRESHOLD the host is judged blocked'),
+    blocked_reason: z.string().nullable().describe('Why trawl paused the host itself (blocked, no proxy tier left); null otherwise. Resuming the host clears it'),
     robots: robotsSchema,
     robots_disallowed_paths: z.array(z.string()).describe('The Disallow patterns of robots.txt that apply to us, as a flat list (robots.disallowed_paths)'),
     dead_letters: z.number().int().describe('URLs of this host given up on (dead-lettered)'),
@@ -139,7 +143,14 @@ export const refreshAccepted = z.object({ queued: z.literal(true), estimated_cra
 export const pausedState = z
   .object({
     all: z.boolean().describe('The whole crawl is paused'),
-    hosts: z.array(z.object({ host: z.string(), paused_at: nullableTime, paused_by: z.string().nullable().describe('Token id (never the token)') })),
+    hosts: z.array(
+      z.object({
+        host: z.string(),
+        paused_at: nullableTime,
+        paused_by: z.string().nullable().describe('Token id (never the token); `trawl` for a host trawl paused itself'),
+        reason: z.string().nullable().describe('Why trawl paused it itself (it refuses the crawler and no proxy tier is left); null for an operator\'s pause'),
+      }),
+    ),
   })
   .meta({ id: 'Paused' });
 

@@ -214,7 +214,7 @@
         set('host-state', 'unknown to the crawl');
         return;
       }
-      set('host-state', s.paused ? 'paused' : s.in_flight ? 'fetching' : s.queue_depth > 0 ? 'queued' : 'idle');
+      set('host-state', s.paused ? (s.blocked_reason ? 'paused: refuses the crawler' : 'paused') : s.in_flight ? 'fetching' : s.queue_depth > 0 ? 'queued' : 'idle');
       set('delay', ms(s.crawl_delay_ms));
       set('delay-reason', { default: 'the configured delay', 'crawl-delay': 'robots.txt Crawl-delay', backoff: 'back-off', adaptive: 'response time × factor', capped: 'capped at the maximum delay' }[s.delay_reason]);
       const t = s.delay_terms;
@@ -223,6 +223,8 @@
       set('next-fetch', when(s.next_available_at));
       set('backoff', s.backoff_streak > 0 || s.backoff_ms > 0 ? `${ms(s.backoff_ms)} after ${s.backoff_streak} failure(s)${s.backoff_until ? `, until ${when(s.backoff_until)}` : ''}` : 'none');
       set('partition', String(s.partition));
+      set('proxy-tier', `${s.proxy_tier ?? 'direct (no proxies)'}${s.tier_level > 0 ? ` — moved up ${s.tier_level} tier(s) after refusals` : ''}`);
+      set('refusals', s.blocked_reason ?? (s.refusals > 0 ? `${s.refusals} in a row` : 'none'));
       set('queue-depth', num(s.queue_depth));
       set('in-flight', s.in_flight ? 'yes' : 'no');
       set('host-dead', num(s.dead_letters));

@@ -7,7 +7,7 @@ import { fingerprint } from '@trawl/url';
 import { decodeFetchJob, FetchQueues, FetchWorker } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
-import { type Runtime, serveProcessMetrics } from '@trawl/runtime';
+import { pauseBlockedHost, type Runtime, serveProcessMetrics } from '@trawl/runtime';
 import { createRedis } from '@trawl/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DashboardServer, startDashboard } from '../src/index.js';
@@ -336,6 +336,24 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
     for (const name of Object.keys(flat)) expect(properties, name).toHaveProperty(name);
   });
 
+  it('shows a host trawl paused as blocked, with its reason, until an operator resumes it', async () => {
+    await runtime.frontier.push([{ url: 'http://walled.example/1', host: 'walled.example', depth: 0, hops: 0, flags: 0, priority: 0.5 }]);
+    await pauseBlockedHost(runtime, 'walled.example', 'blocked: 3 refusals in a row, the last: a challenge page (HTTP 403, "px-captcha")');
+    const res = await call('GET', '/v1/crawl/domains/walled.example/status');
+    expect(res.body).toMatchObject({
+      paused: true,
+      proxy_tier: null,
+      tier_level: 0,
+      blocked_reason: 'blocked: 3 refusals in a row, the last: a challenge page (HTTP 403, "px-captcha")',
+    });
+    expect((await call('GET', '/v1/crawl/paused')).body.hosts).toContainEqual(
+      expect.objectContaining({ host: 'walled.example', paused_by: 'trawl', reason: expect.stringContaining('challenge page') }),
+    );
+    expect((await call('POST', '/v1/crawl/domains/walled.example/resume')).status).toBeLessThan(300);
+    const after = await call('GET', '/v1/crawl/domains/walled.example/status');
+    expect(after.body).toMatchObject({ paused: false, blocked_reason: null, refusals: 0 });
+  });
+
   it('reports back-off as the reason when it is longer than the base delay', async () => {
     const res = await call('GET', '/v1/crawl/domains/slow.example/status');
     expect(res.status).toBe(200);
@@ -536,6 +554,8 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     // Every series the Grafana dashboard queries exists: the crawl-wide ones here, the per-process
     // ones (the pipeline's events, the fetch-lateness histogram) in a worker's own /metrics.
     const worker = await serveProcessMetrics(runtime, 'worker');
+    // A host the fetch stage judged blocked is counted by the tier that refused it and the action.
+    runtime.tellBlocked({ host: 'walled.example', tier: 'direct', action: 'escalated', reason: 'blocked: 3 refusals in a row', toTier: 'dc' });
     const workerText = await worker.metrics.text();
     await worker.close();
     const fromWorkers = ['trawl_pipeline_events_total', 'trawl_fetch_lateness_seconds_bucket'];
@@ -547,6 +567,7 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(workerText).toMatch(/^# TYPE trawl_pipeline_events_total counter$/m);
     expect(workerText).toMatch(/^# TYPE trawl_fetch_lateness_seconds histogram$/m);
     expect(workerText).toMatch(/^trawl_fetch_lateness_seconds_bucket\{[^}]*le="\+Inf"/m);
+    expect(workerText).toMatch(/^trawl_host_blocked_total\{[^}]*tier="direct",action="escalated"[^}]*\} 1$/m);
   });
 });
 

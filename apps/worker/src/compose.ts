@@ -6,6 +6,7 @@ import { heldFetchJobs } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import {
   Acks,
+  blockOptionsOf,
   canonicalSitemapUrls,
   closePipeline,
   CrawlArchive,
@@ -22,7 +23,7 @@ import {
 import type { Config } from '@trawl/config';
 import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
-import type { Runtime } from '@trawl/runtime';
+import { pauseBlockedHost, type Runtime } from '@trawl/runtime';
 import { ProcessThread } from './process-on-thread.js';
 
 /** The sitemaps a robots.txt names; when it names none, /sitemap.xml if the crawl guesses it. */
@@ -157,6 +158,15 @@ export function createCrawlWorker(
     sitemaps: config.sitemaps.enabled
       ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }
       : undefined,
+    blocking:
+      config.politeness.blockThreshold > 0
+        ? {
+            options: blockOptionsOf(config.politeness),
+            tierOf: (host, level) => runtime.fetcher.tierOf(host, level),
+            pause: (host, reason) => pauseBlockedHost(runtime, host, reason),
+            onBlocked: (event) => runtime.tellBlocked(event),
+          }
+        : undefined,
     // The process stage reads what a fetch stage of this process just stored from memory.
     bodies: processThread ? { put: (key, body) => processThread.put(key, body), take: () => undefined } : (options.bodies ?? (roles.has('fetch') && roles.has('process') ? new RecentBodies() : undefined)),
   };

@@ -100,6 +100,21 @@ export const configSchema = z.object({
       'A failure of one URL while its host answers (a 500, a timeout waiting for its response) backs the host off only when it makes this many failures in a row at the host; throttling, connection and DNS failures, 502 and 504 back it off at once (1: every failure does).',
     ),
     maxRetryAfterMs: set(int(0).default(3_600_000), 'TRAWL_MAX_RETRY_AFTER_MS', 'Longest Retry-After honoured (seconds or HTTP date, on 429 and 503).'),
+    blockThreshold: set(
+      int(0, 100).default(3),
+      'TRAWL_BLOCK_THRESHOLD',
+      'Refusals in a row (a 403, a 429 without Retry-After, a bot-challenge page, a redirect to a challenge URL, a connection reset at once; nothing else from the host between them, robots.txt included) that make a host blocked, as opposed to slow (timeouts, 429/503 with Retry-After: backed off). A blocked host moves up one proxy tier (TRAWL_PROXY_TIERS, in order; never down during a crawl) and the refused URLs are tried again through it; with no tier left it is paused with its reason (shown on its host page; resume it there) — but only when the refusal is unmistakable: it was moved up before, or the refusals are challenge pages. Without proxies a plain 403 stays the page\'s answer and a bare 429 is backed off. While a tier is left above, every refusal is tried again (a retry of the URL). 0: refusals are not looked for.',
+    ),
+    blockMarkers: set(
+      list().optional(),
+      'TRAWL_BLOCK_MARKERS',
+      'Text that marks a bot-challenge page, matched case-insensitively in the first 16 KiB of any response (comma-separated). Unset: the built-in list of the common bot walls\' challenge pages (Cloudflare, Imperva, PerimeterX, DataDome, Akamai, Sucuri, DDoS-Guard, AWS WAF).',
+    ),
+    blockUrlMarkers: set(
+      list().optional(),
+      'TRAWL_BLOCK_URL_MARKERS',
+      'Text that marks a challenge URL in a redirect\'s Location, matched case-insensitively (comma-separated). Unset: the built-in list (`/cdn-cgi/challenge-platform/`, `captcha-delivery.com`, `validate.perfdrive.com`, …).',
+    ),
   }),
 
   robots: z.object({

@@ -24,6 +24,8 @@ export const ErrorCode = {
   FetchNetwork: 'ERR_FETCH_NETWORK',
   HttpServerError: 'ERR_HTTP_5XX',
   HttpThrottled: 'ERR_HTTP_429',
+  /** The host answered like one refusing this crawler (403, 429 without Retry-After, a challenge page, a reset): tried again, through a higher proxy tier once the host is judged blocked. */
+  HttpBlocked: 'ERR_HTTP_BLOCKED',
   TooManyRedirects: 'ERR_TOO_MANY_REDIRECTS',
   ContentType: 'ERR_CONTENT_TYPE',
   RobotsDisallowed: 'ERR_ROBOTS_DISALLOWED',

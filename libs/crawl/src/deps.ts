@@ -3,7 +3,7 @@ import type { Sitemaps } from '@trawl/db';
 import type { Fetcher } from '@trawl/fetch';
 import type { Frontier } from '@trawl/frontier';
 import type { Counters, Discovery, PolicyFollower, Timings } from '@trawl/model';
-import type { RetryPolicy } from '@trawl/politeness';
+import type { BlockOptions, RetryPolicy } from '@trawl/politeness';
 import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
@@ -58,6 +58,19 @@ export interface PipelineDeps {
   urlStates?: Pick<UrlStates, 'state'>;
   /** Bodies just stored, for a process stage in this process to read without the store (absent: none kept). */
   bodies?: Pick<RecentBodies, 'put' | 'take'>;
+  /** Telling a blocked host from a slow one, and what is done about it (absent: refusals are not looked for). */
+  blocking?: BlockingDeps;
+}
+
+/** What happens to a host judged blocked: moved up a proxy tier, or paused when none is left. */
+export interface BlockingDeps {
+  options: BlockOptions;
+  /** The proxy tier of a host moved `level` tiers up (null: no proxies), and whether one above it is left. */
+  tierOf: (host: string, level: number) => { tier: string | null; canEscalate: boolean };
+  /** Pauses a blocked host with no tier left, keeping its reason (in the frontier and for operators). */
+  pause: (host: string, reason: string) => Promise<void>;
+  /** Told of each host judged blocked (metrics, logs). `tier`: the tier that refused it. */
+  onBlocked?: (event: { host: string; tier: string; action: 'escalated' | 'paused'; reason: string; toTier: string | null }) => void;
 }
 
 /** Where a sitemap's fetch lands: the sitemaps table, and the frontier for pages due now. */

@@ -1,4 +1,5 @@
-export type { PipelineDeps, SitemapDeps } from './deps.js';
+export type { BlockingDeps, PipelineDeps, SitemapDeps } from './deps.js';
+export { blockOptionsOf } from './fetch/block-step.js';
 export { processFetchJob } from './fetch/fetch-job.js';
 export { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
 export { type ContentFields, type FetchRecord, recordOf } from './record.js';

@@ -30,7 +30,7 @@ type Event =
   | { kind: 'acquire'; at?: number }
   | { kind: 'release'; dueAt: number; keepHost: boolean; leaseUntil: number | undefined; streak: number | undefined }
   | { kind: 'extend'; until: number }
-  | { kind: 'fetch'; url: string; at: number }
+  | { kind: 'fetch'; url: string; at: number; tierLevel?: number }
   | { kind: 'robots' }
   | { kind: 'store' }
   | { kind: 'discover'; urls: string[]; recheck: boolean }
@@ -126,8 +126,8 @@ function deps(): PipelineDeps {
       },
     },
     fetcher: {
-      fetch: async (url) => {
-        events.push({ kind: 'fetch', url, at: f.clock.now() });
+      fetch: async (url, extra) => {
+        events.push(extra?.tierLevel === undefined ? { kind: 'fetch', url, at: f.clock.now() } : { kind: 'fetch', url, at: f.clock.now(), tierLevel: extra.tierLevel });
         return f.fetch();
       },
       fetchRobots: async () => {
@@ -462,6 +462,142 @@ describe('processFetchJob: every exit path releases once, records before it acks
 });
 
 /** The process stage alone: an entry tried again from the stored body, never fetched again. */
+describe('processFetchJob: a host that refuses the crawler', () => {
+  const tiers = ['direct', 'dc', 'res'];
+  let blocked: Array<{ host: string; tier: string; action: string; toTier: string | null }>;
+  let paused: Array<{ host: string; reason: string }>;
+  let healths: Array<{ blocks?: number; level?: number } | undefined>;
+  let robotsLevels: number[];
+
+  /** The pipeline with a block detector over `tierCount` proxy tiers (0: no proxies). */
+  const blockingDeps = (tierCount: number): PipelineDeps => {
+    const base = deps();
+    const release = base.frontier.release;
+    return {
+      ...base,
+      frontier: {
+        ...base.frontier,
+        release: async (ticket, dueAt, options = {}) => {
+          healths.push(options.health === undefined ? undefined : { blocks: options.health.blocks, level: options.health.level });
+          return release(ticket, dueAt, options);
+        },
+      },
+      robots: {
+        get: async (_origin, level = 0) => {
+          robotsLevels.push(level);
+          return level === 0 ? f.robots : null;
+        },
+        set: async () => undefined,
+      },
+      blocking: {
+        options: { threshold: 3, bodyMarkers: ['px-captcha'], urlMarkers: ['/cdn-cgi/challenge-platform/'] },
+        tierOf: (_host, level) => (tierCount === 0 ? { tier: null, canEscalate: false } : { tier: tiers[Math.min(level, tierCount - 1)] ?? null, canEscalate: level < tierCount - 1 }),
+        pause: async (host, reason) => void paused.push({ host, reason }),
+        onBlocked: (event) => void blocked.push({ host: event.host, tier: event.tier, action: event.action, toTier: event.toTier }),
+      },
+    };
+  };
+  const at = (blocks: number, level = 0): GateDecision => ({ kind: 'ok', dueAt: 0, health: { streak: 0, backoffMs: 0, blocks, level } });
+
+  beforeEach(() => {
+    blocked = [];
+    paused = [];
+    healths = [];
+    robotsLevels = [];
+  });
+
+  it('with a tier above, a 403 is tried again (an attempt), nothing recorded, the run counted', async () => {
+    f.fetch = async () => response(403);
+    f.gate = [at(0)];
+    const result = await processFetchJob(blockingDeps(3), job(1, 4));
+    expect(result).toMatchObject({ outcome: 'retry', reason: `${ErrorCode.HttpBlocked}: refused: HTTP 403` });
+    expect(healths).toEqual([{ blocks: 1, level: 0 }]);
+    expect(of('record')).toHaveLength(0);
+    expect(blocked).toEqual([]);
+  });
+
+  it('the refusal that makes the threshold moves the host up a tier: the job keeps the host and runs again (no attempt spent)', async () => {
+    f.fetch = async () => response(403);
+    f.gate = [at(2)];
+    const result = await processFetchJob(blockingDeps(3), job(1, 4));
+    expect(result).toMatchObject({ outcome: 'defer' });
+    expect(of('release')[0]).toMatchObject({ keepHost: true });
+    expect(healths).toEqual([{ blocks: 0, level: 1 }]);
+    expect(blocked).toEqual([{ host: HOST, tier: 'direct', action: 'escalated', toTier: 'dc' }]);
+    expect(of('record')).toHaveLength(0);
+    expect(of('ack')).toHaveLength(0);
+  });
+
+  it('a host moved up reads robots.txt again through its new tier before any page, then fetches through it', async () => {
+    f.gate = [at(0, 1), at(0, 1)];
+    const first = await processFetchJob(blockingDeps(3), job());
+    expect(first).toMatchObject({ outcome: 'defer' });
+    expect(robotsLevels).toEqual([0, 1]);
+    expect(of('robots')).toHaveLength(1);
+    expect(of('fetch')).toHaveLength(0);
+    f.robots = rulesEntry('User-agent: *\nAllow: /\n');
+    const blockingPipeline = blockingDeps(3);
+    blockingPipeline.robots = { get: async () => f.robots, set: async () => undefined };
+    expect(await processFetchJob(blockingPipeline, job())).toMatchObject({ outcome: 'done' });
+    expect(of('fetch').map((e) => e.tierLevel)).toEqual([1]);
+  });
+
+  it('an answer that is no refusal ends the run', async () => {
+    f.gate = [at(2, 1)];
+    await processFetchJob(blockingDeps(3), job());
+    expect(healths).toEqual([{ blocks: 0, level: 1 }]);
+  });
+
+  it('without proxies a 403 is the page\'s answer (recorded once), and a run of them never pauses the host', async () => {
+    f.fetch = async () => response(403);
+    f.gate = [at(7)];
+    expect(await processFetchJob(blockingDeps(0), job())).toMatchObject({ outcome: 'done', summary: { status: 403 } });
+    expect(of('record')[0]?.record).toMatchObject({ httpStatus: 403 });
+    expect(healths).toEqual([{ blocks: 8, level: 0 }]);
+    expect(paused).toEqual([]);
+  });
+
+  it('challenge pages with no tier left pause the host with its reason; the page is not recorded and no attempt is spent', async () => {
+    f.fetch = async () => response(200, { body: Buffer.from('<html><div id="px-captcha"></div></html>') });
+    f.gate = [at(1)];
+    const pipeline = blockingDeps(0);
+    expect(await processFetchJob(pipeline, job())).toMatchObject({ outcome: 'retry', reason: expect.stringContaining('a challenge page') });
+    f.gate = [at(2)];
+    expect(await processFetchJob(pipeline, job())).toMatchObject({ outcome: 'defer' });
+    expect(paused).toEqual([{ host: HOST, reason: 'blocked: 3 refusals in a row, the last: a challenge page (HTTP 200, "px-captcha")' }]);
+    expect(blocked).toEqual([{ host: HOST, tier: 'none', action: 'paused', toTier: null }]);
+    expect(of('record')).toHaveLength(0);
+  });
+
+  it('the last tier refusing too pauses the host', async () => {
+    f.fetch = async () => response(403);
+    f.gate = [at(2, 2)];
+    const pipeline = blockingDeps(3);
+    pipeline.robots = { get: async () => f.robots, set: async () => undefined };
+    expect(await processFetchJob(pipeline, job())).toMatchObject({ outcome: 'defer' });
+    expect(paused.map((p) => p.reason)).toEqual(['blocked: 3 refusals in a row, the last: HTTP 403']);
+    expect(blocked).toEqual([{ host: HOST, tier: 'res', action: 'paused', toTier: null }]);
+  });
+
+  it('a connection reset at once counts as a refusal; one that makes the threshold moves the host up without spending an attempt', async () => {
+    f.fetch = async () => {
+      throw new TrawlError(ErrorCode.FetchNetwork, 'ECONNRESET', { action: 'retry', details: { errno: 'ECONNRESET' } });
+    };
+    f.gate = [at(2)];
+    expect(await processFetchJob(blockingDeps(2), job(1, 4))).toMatchObject({ outcome: 'defer' });
+    expect(blocked).toEqual([{ host: HOST, tier: 'direct', action: 'escalated', toTier: 'dc' }]);
+    expect(healths).toEqual([{ blocks: 0, level: 1 }]);
+  });
+
+  it('a 429 with Retry-After is throttling, not a refusal', async () => {
+    f.fetch = async () => response(429, { headers: { 'retry-after': '5' } });
+    f.gate = [at(2)];
+    expect(await processFetchJob(blockingDeps(3), job())).toMatchObject({ outcome: 'retry', reason: expect.stringContaining(ErrorCode.HttpThrottled) });
+    expect(healths).toEqual([{ blocks: 0, level: 0 }]);
+    expect(blocked).toEqual([]);
+  });
+});
+
 describe('processEntry: retries from the stored body', () => {
   const handed = async (): Promise<string> => {
     // The fetch stage hands the page off; its own processing fails (PostgreSQL away) and leaves the entry.

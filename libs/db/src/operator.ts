@@ -6,6 +6,8 @@ export interface PausedHostRow {
   host: string;
   pausedAt: number;
   pausedBy: string | null;
+  /** Why trawl paused it itself (a blocked host), or null: an operator's pause. */
+  reason: string | null;
 }
 
 /** One recent fetch of a host, as crawled_pages records it. */
@@ -49,8 +51,10 @@ export class OperatorQueries {
   }
 
   async pausedHosts(): Promise<PausedHostRow[]> {
-    const { rows } = await this.pool.query<{ host: string; paused_at: Date; paused_by: string | null }>(`SELECT host, paused_at, paused_by FROM ${this.t.paused} ORDER BY host`);
-    return rows.map((r) => ({ host: r.host, pausedAt: r.paused_at.getTime(), pausedBy: r.paused_by }));
+    const { rows } = await this.pool.query<{ host: string; paused_at: Date; paused_by: string | null; reason: string | null }>(
+      `SELECT host, paused_at, paused_by, reason FROM ${this.t.paused} ORDER BY host`,
+    );
+    return rows.map((r) => ({ host: r.host, pausedAt: r.paused_at.getTime(), pausedBy: r.paused_by, reason: r.reason }));
   }
 
   /** Records a pause (kept as first paused) or its end. Host '*' is the whole crawl. */
@@ -61,6 +65,11 @@ export class OperatorQueries {
     } else {
       await this.pool.query(`DELETE FROM ${this.t.paused} WHERE host = ANY($1::text[])`, [[...hosts]]);
     }
+  }
+
+  /** Records a host trawl paused itself, with why (kept as first paused). */
+  async setBlocked(host: string, reason: string): Promise<void> {
+    await this.pool.query(`INSERT INTO ${this.t.paused} (host, paused_by, reason) VALUES ($1, 'trawl', $2) ON CONFLICT (host) DO NOTHING`, [host, reason]);
   }
 
   /** When the oldest URL still queued was queued (null: none is). */

@@ -78,6 +78,8 @@ export interface FetchExtra {
    * result has an empty body and `bodySkipped: true`. Called for every status, 3xx included.
    */
   acceptBody?: (contentType: string | null) => boolean;
+  /** Proxy tiers the host has been moved up from its planned one after being blocked (default 0). */
+  tierLevel?: number;
 }
 
 /** One request's plan: the caller's extras and the body cap (robots.txt has its own). */
@@ -184,7 +186,7 @@ export class Fetcher {
    */
   async fetchRobots(robotsUrl: string, options: RobotsFetchOptions = {}): Promise<RobotsFetchResult> {
     return fetchRobotsFile(
-      (url, maxBytes, signal) => this.request(url, { maxBodyBytes: maxBytes, ...(signal === undefined ? {} : { signal }) }),
+      (url, maxBytes, signal) => this.request(url, { maxBodyBytes: maxBytes, tierLevel: options.tierLevel, ...(signal === undefined ? {} : { signal }) }),
       robotsUrl,
       options,
     );
@@ -204,7 +206,7 @@ export class Fetcher {
     const avoid = new Set<string>();
     let lastFailure: TrawlError | null = null;
     for (;;) {
-      const route = router.route(target.hostname, this.clock.now(), avoid);
+      const route = router.route(target.hostname, this.clock.now(), avoid, plan.tierLevel ?? 0);
       if (route.kind === 'unavailable') {
         this.tellProxyRequest({ tier: route.tier, proxy: '', outcome: 'unavailable' });
         throw proxyUnavailable(url, route, lastFailure);
@@ -343,6 +345,16 @@ export class Fetcher {
     } catch {
       // A metrics listener must not fail a fetch.
     }
+  }
+
+  /**
+   * The proxy tier a host's requests go through when moved `level` tiers up (`none`: direct; null
+   * without proxies), and whether a tier above it is left for a blocked host to move to.
+   */
+  tierOf(host: string, level = 0): { tier: string | null; canEscalate: boolean } {
+    const { router } = this;
+    if (router === null) return { tier: null, canEscalate: false };
+    return { tier: router.tierFor(host, level), canEscalate: router.canEscalate(host, level) };
   }
 
   /** Proxies taken out of their tier after failing, and until when (epoch ms); empty without proxies. */

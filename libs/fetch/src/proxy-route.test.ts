@@ -78,6 +78,24 @@ describe('ProxyRouter', () => {
     expect(raised.tierFor('other.example')).toBe('dc');
   });
 
+  it('a blocked host moves up the tiers in their order, to the last, and a host kept off proxies never moves', () => {
+    const router = new ProxyRouter({
+      proxies: proxies('dc1', 'res1'),
+      tiers: [{ name: 'direct', members: [DIRECT] }, { name: 'dc', members: ['dc1'] }, { name: 'res', members: ['res1'] }],
+      rules: [{ domain: 'never.example', tier: 'none' }, { domain: 'pinned.example', tier: 'dc' }],
+    });
+    expect([0, 1, 2, 3].map((level) => router.tierFor('a.example', level))).toEqual(['direct', 'dc', 'res', 'res']);
+    expect([0, 1, 2].map((level) => router.canEscalate('a.example', level))).toEqual([true, true, false]);
+    expect(router.route('a.example', 0, new Set(), 1)).toEqual({ kind: 'exit', exit: 'dc1', tier: 'dc' });
+    expect(router.route('a.example', 0, new Set(), 2)).toEqual({ kind: 'exit', exit: 'res1', tier: 'res' });
+    // A host pinned to a tier moves up from there.
+    expect(router.tierFor('pinned.example', 1)).toBe('res');
+    expect(router.canEscalate('pinned.example', 1)).toBe(false);
+    // `none`: the operator said never proxied.
+    expect(router.tierFor('www.never.example', 2)).toBe('none');
+    expect(router.canEscalate('www.never.example', 0)).toBe(false);
+  });
+
   it('sessions by requests: after n requests a host picks again (some move), counted per host', () => {
     const router = new ProxyRouter({ proxies: proxies('p1', 'p2', 'p3', 'p4'), sessionRequests: 3 });
     let moved = 0;

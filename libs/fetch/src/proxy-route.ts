@@ -28,9 +28,9 @@ export interface ProxyOptions {
   /** Longest time out. Default 10 min. */
   backoffMaxMs?: number;
   /**
-   * The tier a host uses, given the one its rule or the default plans (a rule's pin, `none` or a
-   * tier name). The hook for raising a host's tier later (a ban detector): return another tier's
-   * name. Default: the planned tier.
+   * The tier a host uses before any move up, given the one its rule or the default plans (a
+   * rule's pin, `none` or a tier name): return another tier's name to plan differently. A
+   * blocked host then moves up from there (`route`'s level). Default: the planned tier.
    */
   tierFor?: (host: string, planned: string) => string;
 }
@@ -99,6 +99,8 @@ function score(text: string): number {
  */
 export class ProxyRouter {
   private readonly tiers: Map<string, readonly string[]>;
+  /** Tier names in their order: a blocked host moves along it. */
+  private readonly order: readonly string[];
   private readonly firstTier: string;
   private readonly rules: ReadonlyArray<{ domain: string; tier: string }>;
   private readonly sessionRequests: number;
@@ -114,6 +116,7 @@ export class ProxyRouter {
   constructor(options: ProxyOptions) {
     const tiers = tiersOf(options);
     this.tiers = new Map(tiers.map((tier) => [tier.name, [...tier.members]]));
+    this.order = tiers.map((tier) => tier.name);
     this.firstTier = tiers[0]?.name ?? DIRECT;
     // Longest domain first: the most specific rule wins.
     this.rules = [...(options.rules ?? [])].sort((a, b) => b.domain.length - a.domain.length);
@@ -124,8 +127,26 @@ export class ProxyRouter {
     this.hook = options.tierFor ?? ((_host, planned) => planned);
   }
 
-  /** The tier a host's requests use (`none`: direct): its rule's, else the first, through the `tierFor` hook. */
-  tierFor(host: string): string {
+  /**
+   * The tier a host's requests use (`none`: direct) when it has been moved `level` tiers up from
+   * its planned one (its rule's, else the first; through the `tierFor` hook), in the order of the
+   * tiers. Past the last tier, the last. A host a rule keeps off proxies (`none`) stays direct.
+   */
+  tierFor(host: string, level = 0): string {
+    const planned = this.plannedTier(host);
+    if (level <= 0 || planned === DIRECT) return planned;
+    const index = this.order.indexOf(planned);
+    return this.order[Math.min(this.order.length - 1, index + level)] ?? planned;
+  }
+
+  /** Whether a host moved `level` tiers up has a tier above that one to move to (a blocked host does). */
+  canEscalate(host: string, level = 0): boolean {
+    const planned = this.plannedTier(host);
+    if (planned === DIRECT) return false;
+    return this.order.indexOf(planned) + Math.max(0, level) < this.order.length - 1;
+  }
+
+  private plannedTier(host: string): string {
     const name = host.toLowerCase();
     const rule = this.rules.find((r) => name === r.domain || name.endsWith(`.${r.domain}`));
     const planned = rule?.tier ?? this.firstTier;
@@ -134,11 +155,12 @@ export class ProxyRouter {
   }
 
   /**
-   * The exit for one request to `host`, skipping proxies out of their tier and those in `avoid`
-   * (the ones this request has already failed through). Counts the request into the host's session.
+   * The exit for one request to `host`, moved `level` tiers up from its planned one, skipping
+   * proxies out of their tier and those in `avoid` (the ones this request has already failed
+   * through). Counts the request into the host's session.
    */
-  route(host: string, now: number, avoid: ReadonlySet<string> = new Set()): Route {
-    const tier = this.tierFor(host);
+  route(host: string, now: number, avoid: ReadonlySet<string> = new Set(), level = 0): Route {
+    const tier = this.tierFor(host, level);
     if (tier === DIRECT) return { kind: 'exit', exit: DIRECT, tier };
     const members = this.tiers.get(tier) ?? [];
     const key = `${host.toLowerCase()}#${this.sessionOf(host.toLowerCase(), now, avoid.size === 0)}`;

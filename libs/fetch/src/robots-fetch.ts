@@ -12,6 +12,8 @@ export interface RobotsFetchOptions {
    */
   hopDelayMs?: number;
   signal?: AbortSignal;
+  /** Proxy tiers the host has been moved up after being blocked: robots.txt goes the way its pages go. */
+  tierLevel?: number;
 }
 
 export type RobotsFetchResult =

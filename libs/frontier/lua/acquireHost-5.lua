@@ -10,10 +10,11 @@
   ARGV[11] holder: the worker process's member id ('' = none), recorded with the attempt token in
            <base>holders while this lease holds the host, so that its holds end with its
            heartbeat (see releaseHolder) rather than with the lease
-  Returns { code, atMs, streak, backoffMs }
+  Returns { code, atMs, streak, backoffMs, blocks, level }
     1 OK      fetch now; the token is held until now + fetch hold ms or release. atMs is the
               host's due time (when politeness allowed this fetch); streak and backoffMs are the
               host's health (consecutive failures, current back-off) for the politeness model,
+              and its refusals in a row and proxy tier level for the block detector, all
               written back by releaseHost
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host, or is recording this URL; run again
@@ -107,5 +108,5 @@ if due > now then
 end
 redis.call('HSET', hostKey, 'tok', token, 'tokUntil', now + holdMs)
 redis.call('ZADD', KEYS[2], now + leaseMs, id)
-local health = redis.call('HMGET', hostKey, 'streak', 'backoff')
-return { 1, due, tonumber(health[1] or '0'), tonumber(health[2] or '0') }
+local health = redis.call('HMGET', hostKey, 'streak', 'backoff', 'blk', 'lvl')
+return { 1, due, tonumber(health[1] or '0'), tonumber(health[2] or '0'), tonumber(health[3] or '0'), tonumber(health[4] or '0') }

@@ -18,6 +18,8 @@
            else '': while it keeps renewing that time (renewLease) and until the lease is
            acknowledged, no other attempt of the lease passes the gate (acquireHost), and no
            other lease of the same URL either (the URL mark, see includes/urlMark)
+  ARGV[13] refusals in a row, ARGV[14] proxy tier level: the host's block state ('' = unchanged;
+           the level never goes down)
   Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
   a fetch did happen).
 ]]
@@ -38,6 +40,10 @@ redis.call('HSET', hostKey, 'due', due)
 -- then due no sooner than this long after its holds are freed (releaseHolder).
 if nextDue > now then redis.call('HSET', hostKey, 'gap', nextDue - now) end
 if ARGV[8] ~= '' then redis.call('HSET', hostKey, 'streak', ARGV[8], 'backoff', ARGV[9]) end
+if (ARGV[13] or '') ~= '' then
+  local level = math.max(tonumber(redis.call('HGET', hostKey, 'lvl') or '0'), tonumber(ARGV[14]))
+  redis.call('HSET', hostKey, 'blk', ARGV[13], 'lvl', level)
+end
 -- GT: a release never shortens a lease (the gate or a renewal may already keep it longer).
 if leaseUntil > 0 then redis.call('ZADD', KEYS[2], 'XX', 'GT', leaseUntil, id) end
 if (ARGV[12] or '') ~= '' and redis.call('ZSCORE', KEYS[2], id) then

@@ -1,7 +1,8 @@
 --[[
   resumeHosts (v1): an operator resumes paused hosts (or, with '*', the whole crawl). Each host
   leaves the partition's paused set and, if it has URLs queued and no lease holds it, goes back
-  into the ready heap at its due time (a paused host was taken out of it).
+  into the ready heap at its due time (a paused host was taken out of it). A host paused as
+  blocked loses that mark and its run of refusals (it keeps its proxy tier level).
 
   KEYS[1] ready   ZSET host -> due ms
   KEYS[2] paused  SET hosts an operator paused; the member '*' pauses every host
@@ -15,6 +16,9 @@ local resumed = 0
 for i = 3, #ARGV do
   local host = ARGV[i]
   resumed = resumed + redis.call('SREM', KEYS[2], host)
-  if host ~= '*' then hostReady(base, KEYS[1], host, now) end
+  if host ~= '*' then
+    redis.call('HDEL', base .. 'h:' .. host, 'blocked', 'blk')
+    hostReady(base, KEYS[1], host, now)
+  end
 end
 return resumed

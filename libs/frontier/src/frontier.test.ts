@@ -255,7 +255,42 @@ describe('the host gate', () => {
     clock.advance(10);
     const [l2] = (await f.claim(0, 1)).leases as [Lease];
     // With the host's due time, from which the fetch's lateness is measured.
-    expect(await f.acquire(ticket(l2))).toEqual({ kind: 'ok', dueAt: due, health: { streak: 3, backoffMs: 20_000 } });
+    expect(await f.acquire(ticket(l2))).toEqual({ kind: 'ok', dueAt: due, health: { streak: 3, backoffMs: 20_000, blocks: 0, level: 0 } });
+  });
+
+  it('stores the block state with the health: refusals in a row, and a tier level that never goes down', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3')]);
+    const turn = async (health?: { streak: number; backoffMs: number; blocks?: number; level?: number }) => {
+      const [lease] = (await f.claim(0, 1)).leases as [Lease];
+      const gate = await f.acquire(ticket(lease));
+      await f.release(ticket(lease), clock.now(), health === undefined ? {} : { health });
+      return gate.kind === 'ok' ? gate.health : null;
+    };
+    expect(await turn({ streak: 0, backoffMs: 0, blocks: 2, level: 1 })).toEqual({ streak: 0, backoffMs: 0, blocks: 0, level: 0 });
+    // A stale worker reporting an older level does not move the host back down.
+    expect(await turn({ streak: 0, backoffMs: 0, blocks: 0, level: 0 })).toEqual({ streak: 0, backoffMs: 0, blocks: 2, level: 1 });
+    expect(await f.hostState('a')).toMatchObject({ blocks: 0, level: 1, blocked: null });
+  });
+
+  it('pauses a blocked host with its reason, lists it, and a resume clears the mark and the run but keeps the tier', async () => {
+    const f = makeFrontier();
+    await f.push([item('a', '/1'), item('a', '/2'), item('b', '/1')]);
+    const [lease] = (await f.claim(0, 1)).leases as [Lease];
+    const host = lease.host;
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now(), { health: { streak: 0, backoffMs: 0, blocks: 3, level: 2 } });
+    await f.pauseBlocked(host, 'blocked: 3 refusals in a row, the last: HTTP 403');
+    expect(await f.blockedHosts()).toEqual([{ host, reason: 'blocked: 3 refusals in a row, the last: HTTP 403', queued: 1 }]);
+    expect(await f.isPaused(host)).toBe(true);
+    // Its URL is not handed out; the other host's is.
+    expect((await f.claim(0, 10)).leases.map((l) => l.host)).toEqual([host === 'a' ? 'b' : 'a']);
+    // An operator's pause of another host is not a block.
+    await f.pauseHost('elsewhere');
+    expect((await f.blockedHosts()).map((b) => b.host)).toEqual([host]);
+    await f.resumeHost(host);
+    expect(await f.blockedHosts()).toEqual([]);
+    expect(await f.hostState(host)).toMatchObject({ blocks: 0, level: 2, blocked: null });
   });
 
   it('never moves a due time backwards', async () => {

@@ -20,7 +20,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'restoreUrls-3',
   'renewLease-2',
 ]);
-const SCRIPT_VERSION = 'frontier7';
+const SCRIPT_VERSION = 'frontier8';
 type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'handOff' | 'resumeHosts' | 'requeueLeases' | 'releaseHolder' | 'restoreUrls' | 'renewLease';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
@@ -128,10 +128,15 @@ export interface GateTicket {
   entry: FrontierUrl;
 }
 
-/** A host's health as the politeness model keeps it (consecutive failures, back-off). */
+/**
+ * A host's health as the politeness model keeps it (consecutive failures, back-off), and as the
+ * block detector keeps it (refusals in a row, proxy tier level; absent: unchanged on release).
+ */
 export interface HostHealthState {
   streak: number;
   backoffMs: number;
+  blocks?: number;
+  level?: number;
 }
 
 export type GateDecision =
@@ -317,7 +322,7 @@ export class Frontier {
   async acquire(ticket: GateTicket, options: { at?: number } = {}): Promise<GateDecision> {
     const keys = this.keysOf(ticket.partition);
     const now = Math.max(this.options.clock.now(), Math.ceil(options.at ?? 0));
-    const [code, at, streak, backoff] = (await this.scripts.acquireHost(
+    const [code, at, streak, backoff, blocks, level] = (await this.scripts.acquireHost(
       [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats],
       [
         keys.base,
@@ -332,10 +337,14 @@ export class Frontier {
         this.options.busyRetryMs,
         this.holder,
       ],
-    )) as [number, number, number?, number?];
+    )) as [number, number, number?, number?, number?, number?];
     switch (code) {
       case 1:
-        return { kind: 'ok', dueAt: Number(at), health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
+        return {
+          kind: 'ok',
+          dueAt: Number(at),
+          health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0), blocks: Number(blocks ?? 0), level: Number(level ?? 0) },
+        };
       case 2:
         return { kind: 'not-due', at: Number(at) };
       case 3:
@@ -379,6 +388,8 @@ export class Frontier {
         options.keepHost ? 1 : 0,
         Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0)),
         options.fetchedAliveUntil === undefined ? '' : Math.ceil(options.fetchedAliveUntil),
+        options.health?.blocks === undefined ? '' : options.health.blocks,
+        options.health?.level ?? 0,
       ],
     );
     return Number(held) === 1;
@@ -594,6 +605,30 @@ export class Frontier {
     return this.pauseHosts([host]);
   }
 
+  /**
+   * Pauses a host the block detector judged blocked with no proxy tier left, keeping why on the
+   * host (shown to operators; cleared by resuming it, like any pause).
+   */
+  async pauseBlocked(host: string, reason: string): Promise<void> {
+    const keys = this.keysOf(this.partitionOf(host));
+    await this.redis.multi().hset(hostKey(keys, host), 'blocked', reason).sadd(keys.paused, host).zrem(keys.ready, host).exec();
+  }
+
+  /**
+   * Of the hosts paused one by one, those paused as blocked, each with its reason and the URLs it
+   * has queued: a one-off crawl is over when these are all that is left.
+   */
+  async blockedHosts(): Promise<Array<{ host: string; reason: string; queued: number }>> {
+    const { hosts } = await this.paused();
+    const states = await Promise.all(
+      hosts.map(async (host) => {
+        const [reason, queued] = await this.redis.hmget(hostKey(this.keysOf(this.partitionOf(host)), host), 'blocked', 'n');
+        return { host, reason, queued: Number(queued ?? 0) };
+      }),
+    );
+    return states.filter((state): state is { host: string; reason: string; queued: number } => state.reason !== null);
+  }
+
   async resumeHost(host: string): Promise<boolean> {
     return (await this.resumeHosts([host])) > 0;
   }
@@ -671,7 +706,21 @@ export class Frontier {
   }
 
   /** A host's politeness state (for operators and tests). */
-  async hostState(host: string): Promise<{ due: number; claim: string | null; fetching: boolean; queued: number; total: number; streak: number; backoffMs: number }> {
+  async hostState(host: string): Promise<{
+    due: number;
+    claim: string | null;
+    fetching: boolean;
+    queued: number;
+    total: number;
+    streak: number;
+    backoffMs: number;
+    /** Refusals in a row (the block detector's run). */
+    blocks: number;
+    /** Steps above its planned proxy tier the host has been moved. */
+    level: number;
+    /** Why the block detector paused it, or null. */
+    blocked: string | null;
+  }> {
     const keys = this.keysOf(this.partitionOf(host));
     const state = await this.redis.hgetall(hostKey(keys, host));
     return {
@@ -682,6 +731,9 @@ export class Frontier {
       total: Number(state.total ?? 0),
       streak: Number(state.streak ?? 0),
       backoffMs: Number(state.backoff ?? 0),
+      blocks: Number(state.blk ?? 0),
+      level: Number(state.lvl ?? 0),
+      blocked: state.blocked ?? null,
     };
   }
 }

@@ -33,6 +33,12 @@ export const COUNTERS = [
   'nofollowPages',
   'tooManyRedirects',
   'throttled',
+  /** Responses and failures that looked like the host refusing the crawler (403, 429 without Retry-After, a challenge page, a reset at once). */
+  'blockSignals',
+  /** Hosts judged blocked and moved up a proxy tier. */
+  'hostsEscalated',
+  /** Hosts judged blocked with no proxy tier left: paused. */
+  'hostsBlocked',
   'ssrfBlocked',
   'recrawlsQueued',
   'notModified',

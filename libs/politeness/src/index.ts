@@ -18,3 +18,18 @@ export { type FetchOutcomeKind, HEALTHY, type HostHealth, nextHealth, outcomeOfE
 export { attemptsFor, DEFAULT_RETRY, type RetryDecision, retryDecision, type RetryPolicy, type TransientFailure, urlRetryDelayMs } from './retry.js';
 export { nextDueAt, parseRetryAfter } from './due.js';
 export { type DelayExplanation, type DelayReason, explainDelay } from './explain.js';
+export {
+  BODY_SCAN_BYTES,
+  type BlockOptions,
+  type BlockSignal,
+  type BlockSignalKind,
+  blockSignalOfFailure,
+  blockSignalOfResponse,
+  type BlockState,
+  type BlockVerdict,
+  DEFAULT_BLOCK_BODY_MARKERS,
+  DEFAULT_BLOCK_THRESHOLD,
+  DEFAULT_BLOCK_URL_MARKERS,
+  nextBlockState,
+  RESET_AT_ONCE_MS,
+} from './block.js';

@@ -62,18 +62,22 @@ export class RobotsCache {
     this.local = new BoundedLru(options.localMax ?? 1_000, options.localMaxChars ?? 16 * 1024 * 1024, (v) => bodyChars(v.entry) + 256);
   }
 
-  /** The Redis key of an origin's entry. */
-  key(origin: string): string {
-    return `${this.options.prefix}:robots:${originOf(origin)}`;
+  /**
+   * The Redis key of an origin's entry. `tierLevel`: the copy read through the proxy tier a
+   * blocked host was moved up to (a blocked tier's answer, a 403 or a challenge page, is not the
+   * site's robots.txt, so each tier level keeps its own copy).
+   */
+  key(origin: string, tierLevel = 0): string {
+    return `${this.options.prefix}:robots:${originOf(origin)}${tierLevel > 0 ? `#tier+${tierLevel}` : ''}`;
   }
 
-  async get(origin: string): Promise<RobotsEntry | null> {
-    return (await this.lookup(origin)).entry;
+  async get(origin: string, tierLevel = 0): Promise<RobotsEntry | null> {
+    return (await this.lookup(origin, tierLevel)).entry;
   }
 
   /** Like `get`, and says where the answer came from and why a stored value was unusable. Never throws on bad data. */
-  async lookup(origin: string): Promise<RobotsLookup> {
-    const key = this.key(origin);
+  async lookup(origin: string, tierLevel = 0): Promise<RobotsLookup> {
+    const key = this.key(origin, tierLevel);
     const now = this.clock.now();
     const mine = this.local.get(key);
     if (mine !== undefined && now - mine.storedAt < this.localTtlMs) return { entry: mine.entry, source: 'local', problem: null };
@@ -93,8 +97,8 @@ export class RobotsCache {
     return { entry: read.entry, source: 'redis', problem: null };
   }
 
-  async set(origin: string, entry: RobotsEntry): Promise<void> {
-    const key = this.key(origin);
+  async set(origin: string, entry: RobotsEntry, tierLevel = 0): Promise<void> {
+    const key = this.key(origin, tierLevel);
     const now = this.clock.now();
     const until = entry.kind === 'unavailable' ? entry.retryAt : entry.expiresAt;
     const readable = entry.kind !== 'unavailable' || entry.lastGood !== null;

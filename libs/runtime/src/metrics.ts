@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { ConfigError } from '@trawl/config';
 import { bearerToken, TokenSet } from '@trawl/core';
-import { Metrics, type MetricsServer, pipelineEvents, proxyRequests, startMetricsServer } from '@trawl/telemetry';
+import { hostsBlocked, Metrics, type MetricsServer, pipelineEvents, proxyRequests, startMetricsServer } from '@trawl/telemetry';
 import { TIMINGS } from '@trawl/model';
 import type { Runtime } from './runtime.js';
 
@@ -45,6 +45,8 @@ export async function serveProcessMetrics(runtime: Runtime, role: string): Promi
   // Only with proxies configured: their names and tiers are the operator's, so the labels are bounded.
   const proxied = config.fetch.proxyUrls.length > 0 ? proxyRequests(metrics) : null;
   const unsubscribeProxies = proxied === null ? () => undefined : runtime.observeProxyRequests((event) => proxied.inc(event));
+  const blocked = hostsBlocked(metrics);
+  const unsubscribeBlocked = runtime.observeBlockedHosts((event) => blocked.inc({ tier: event.tier, action: event.action }));
   let server: MetricsServer | null = null;
   if (config.metrics.port > 0) {
     const authorize = metricsAuthorizer(config, config.metrics.host);
@@ -60,6 +62,7 @@ export async function serveProcessMetrics(runtime: Runtime, role: string): Promi
       unsubscribeCounters();
       unsubscribeTimings();
       unsubscribeProxies();
+      unsubscribeBlocked();
       await server?.close();
     },
   };

@@ -9,8 +9,20 @@ import type { Runtime } from './runtime.js';
  */
 export async function restorePauses(runtime: Pick<Runtime, 'db' | 'frontier' | 'config'>): Promise<number> {
   const rows = await new OperatorQueries(runtime.db.pool, runtime.config.namespace).pausedHosts();
-  const hosts = rows.map((r) => r.host).filter((h) => h !== '*');
+  const hosts = rows.filter((r) => r.host !== '*' && r.reason === null).map((r) => r.host);
   if (rows.some((r) => r.host === '*')) await runtime.frontier.pauseAll();
   if (hosts.length > 0) await runtime.frontier.pauseHosts(hosts);
+  // Hosts paused as blocked keep their reason.
+  for (const row of rows) if (row.host !== '*' && row.reason !== null) await runtime.frontier.pauseBlocked(row.host, row.reason);
   return rows.length;
+}
+
+/**
+ * Pauses a host the block detector judged blocked with no proxy tier left: in the frontier (with
+ * its reason, which every process and the dashboard see) and in PostgreSQL, so the pause
+ * outlives Redis like an operator's. Resuming it (dashboard, API) ends both.
+ */
+export async function pauseBlockedHost(runtime: Pick<Runtime, 'db' | 'frontier' | 'config'>, host: string, reason: string): Promise<void> {
+  await runtime.frontier.pauseBlocked(host, reason);
+  await new OperatorQueries(runtime.db.pool, runtime.config.namespace).setBlocked(host, reason);
 }

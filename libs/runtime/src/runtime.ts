@@ -49,6 +49,17 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
  * use, so a scheduler or a dashboard never opens it. Apps compose their loops on a runtime and
  * close it on SIGTERM.
  */
+/** A host the fetch stage judged blocked: the tier that refused it, and what was done. */
+export interface BlockedHostEvent {
+  host: string;
+  /** The proxy tier that refused it (`none`: direct, or no proxies). */
+  tier: string;
+  action: 'escalated' | 'paused';
+  reason: string;
+  /** The tier it moved to (null: paused). */
+  toTier: string | null;
+}
+
 export class Runtime {
   private blocking: Redis | undefined;
   private processConnection: Redis | undefined;
@@ -58,6 +69,7 @@ export class Runtime {
   /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
   readonly timings = new Timings();
   private readonly proxyListeners = new Set<(event: ProxyRequestEvent) => void>();
+  private readonly blockedListeners = new Set<(event: BlockedHostEvent) => void>();
 
   private constructor(
     readonly config: Readonly<Config>,
@@ -189,6 +201,17 @@ export class Runtime {
   observeProxyRequests(listener: (event: ProxyRequestEvent) => void): () => void {
     this.proxyListeners.add(listener);
     return () => this.proxyListeners.delete(listener);
+  }
+
+  /** Says a host was judged blocked (the fetch stage's block detector) to whoever listens (metrics). */
+  tellBlocked(event: BlockedHostEvent): void {
+    for (const listener of this.blockedListeners) listener(event);
+  }
+
+  /** Listens to hosts judged blocked; returns the unsubscribe. */
+  observeBlockedHosts(listener: (event: BlockedHostEvent) => void): () => void {
+    this.blockedListeners.add(listener);
+    return () => this.blockedListeners.delete(listener);
   }
 
   /** The Web Bot Auth key requests are signed with (TRAWL_SIGNATURE_KEY_FILE), read on first use; null: not signing. */

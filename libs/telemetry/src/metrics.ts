@@ -64,6 +64,15 @@ export function proxyRequests(metrics: Metrics): Counter<'tier' | 'proxy' | 'out
   return metrics.counter('trawl_proxy_requests_total', 'Requests through the fetcher\'s proxy tiers, by tier, proxy (none: direct) and outcome (ok, error, proxy-failed, unavailable).', ['tier', 'proxy', 'outcome']);
 }
 
+/**
+ * Hosts judged blocked (refusing the crawler, not slow), by the tier that refused them (`none`:
+ * direct) and what was done: `escalated` (moved up a proxy tier) or `paused` (no tier left).
+ * Tier names come from the configuration: bounded.
+ */
+export function hostsBlocked(metrics: Metrics): Counter<'tier' | 'action'> {
+  return metrics.counter('trawl_host_blocked_total', 'Hosts judged blocked (refusing the crawler), by the proxy tier that refused them (none: direct) and action (escalated: moved up a tier; paused: no tier left).', ['tier', 'action']);
+}
+
 export interface MetricsServerOptions {
   host: string;
   port: number;

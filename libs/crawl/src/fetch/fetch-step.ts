@@ -2,12 +2,24 @@ import { classifyStatus, ErrorCode, isTrawlError, type StatusClass, TrawlError }
 import type { FetchResult } from '@trawl/fetch';
 import { type HostHealthState, UrlFlag } from '@trawl/frontier';
 import type { ResolvedPolicy } from '@trawl/model';
-import { type FetchOutcomeKind, hostDelayMs, nextDueAt, nextHealth, outcomeOfError, outcomeOfStatus, parseRetryAfter, responseTimeMs } from '@trawl/politeness';
+import {
+  blockSignalOfFailure,
+  blockSignalOfResponse,
+  type FetchOutcomeKind,
+  hostDelayMs,
+  nextDueAt,
+  nextHealth,
+  outcomeOfError,
+  outcomeOfStatus,
+  parseRetryAfter,
+  responseTimeMs,
+} from '@trawl/politeness';
 import type { Attempt } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
 import { failOutcome } from '../failure.js';
 import type { HostRelease, JobOutcome } from '../outcome.js';
 import { HTML_TYPES } from '../process/store-body.js';
+import { judgeAnswer, type Judgement, withBlocks } from './block-step.js';
 import { robotsDepsOf, robotsStep } from './robots-step.js';
 import { defer, earlyForQueue } from './when.js';
 
@@ -26,18 +38,22 @@ export interface Fetched {
 export async function fetchUnderGate(deps: PipelineDeps, attempt: Attempt, policy: ResolvedPolicy, health: HostHealthState): Promise<Fetched | JobOutcome> {
   const { clock, counters } = deps;
   const { job } = attempt;
-  const delayAfter = (kind: FetchOutcomeKind, crawlDelayMs: number | null, lastResponseMs: number | null) => {
+  const delayAfter = (kind: FetchOutcomeKind, crawlDelayMs: number | null, lastResponseMs: number | null, judgement?: Judgement) => {
     const next = nextHealth(health, kind, policy.politeness);
-    return { health: next, delayMs: hostDelayMs({ crawlDelayMs, health: next, lastResponseMs }, policy.politeness) };
+    return { health: judgement === undefined ? next : withBlocks(next, judgement), delayMs: hostDelayMs({ crawlDelayMs, health: next, lastResponseMs }, policy.politeness) };
   };
+  // Proxy tiers the host has been moved up after refusing the crawler: every request goes that way.
+  const tierLevel = health.level ?? 0;
 
   // A redirected robots.txt is followed inline; each hop waits the host's current delay.
   const hopDelayMs = hostDelayMs({ crawlDelayMs: null, health, lastResponseMs: null }, policy.politeness);
-  const robots = await robotsStep(robotsDepsOf(deps), policy, job.url, hopDelayMs, attempt.signal);
+  const robots = await robotsStep(robotsDepsOf(deps), policy, job.url, hopDelayMs, attempt.signal, tierLevel);
   switch (robots.kind) {
     case 'fetched': {
-      // Fetching robots.txt was this turn's request to the host.
-      const after = delayAfter(robots.failed ? 'error' : 'success', robots.crawlDelayMs, robots.responseMs);
+      // Fetching robots.txt was this turn's request to the host. A host judged blocked by it
+      // (moved up a tier, or paused) is dealt with on the page's turn, which this job keeps.
+      const judgement = robots.ssrfBlocked || robots.proxyUnavailable ? undefined : await judgeAnswer(deps, job.host, health, robots.refusal);
+      const after = delayAfter(robots.failed ? 'error' : 'success', robots.crawlDelayMs, robots.responseMs, judgement);
       const dueAt = clock.now() + after.delayMs;
       if (robots.ssrfBlocked) {
         // Refused before connecting: the address is off limits, now and for the page too.
@@ -69,10 +85,12 @@ export async function fetchUnderGate(deps: PipelineDeps, attempt: Attempt, polic
   // A re-crawl asks whether the page changed since the stored copy (a 304 stores nothing new).
   const conditional = job.flags & UrlFlag.Recrawl && deps.validators ? await deps.validators.headers(attempt.hash) : undefined;
   let response: FetchResult;
+  const startedAt = clock.now();
   try {
     response = await deps.fetcher.fetch(job.url, {
       headers: conditional,
       signal: attempt.signal,
+      ...(tierLevel > 0 ? { tierLevel } : {}),
       // A sitemap is XML (or gzip); a page's body is read only if it can be kept.
       acceptBody: policy.policy.nonHtml === 'skip' && (job.flags & UrlFlag.Sitemap) === 0 ? (type) => type === null || HTML_TYPES.has(type) : undefined,
     });
@@ -89,19 +107,37 @@ export async function fetchUnderGate(deps: PipelineDeps, attempt: Attempt, polic
     }
     // Whether the failure says something about the host (refused, reset, DNS) or only this URL
     // (its own timeout): only host-wide signals slow the host.
-    const after = delayAfter(outcomeOfError(error), crawlDelayMs, null);
-    return failOutcome(deps, attempt, error, null, { dueAt: clock.now() + after.delayMs, health: after.health });
+    const refusal = deps.blocking && isTrawlError(error) ? blockSignalOfFailure(error.details?.errno, clock.now() - startedAt) : null;
+    const judgement = await judgeAnswer(deps, job.host, health, refusal);
+    const after = delayAfter(outcomeOfError(error), crawlDelayMs, null, judgement);
+    const release = { dueAt: clock.now() + after.delayMs, health: after.health };
+    if (judgement.verdict !== 'fine') return blockedTurn(deps, release);
+    return failOutcome(deps, attempt, error, null, release);
   }
 
   const status = classifyStatus(response.status, response.location !== null);
   // Time to the response headers: a slow body (a tarpit, a huge page) is not the server being slow.
   const responseMs = responseTimeMs(response);
   counters.add(`status${Math.min(5, Math.floor(response.status / 100))}xx` as 'status2xx');
+  const refusal = deps.blocking
+    ? blockSignalOfResponse({ status: response.status, retryAfter: firstOf(response.headers['retry-after']), location: response.location, body: response.body }, deps.blocking.options)
+    : null;
+  const judgement = await judgeAnswer(deps, job.host, health, refusal);
+  if (refusal !== null && (judgement.verdict !== 'fine' || judgement.canEscalate || refusal.kind !== 'status')) {
+    // A refusal is not the page: it is tried again, through the next tier once the host is judged
+    // blocked. Without a tier to move to, a plain 403 is the site's answer and a bare 429 its
+    // throttling (handled below); a challenge page is never the page.
+    const after = delayAfter(outcomeOfStatus(response.status), crawlDelayMs, responseMs, judgement);
+    const release = { dueAt: nextDueAt(response.endedAt, after.delayMs, null), health: after.health };
+    if (judgement.verdict !== 'fine') return blockedTurn(deps, release);
+    const error = new TrawlError(ErrorCode.HttpBlocked, `refused: ${refusal.detail}`, { action: 'retry' });
+    return failOutcome(deps, attempt, error, response, release);
+  }
   if (status === 'retry') {
     const throttled = response.status === 429 || response.status === 503;
     if (throttled) counters.add('throttled');
     const retryAfterAt = throttled ? parseRetryAfter(response.headers['retry-after'], clock.now(), policy.politeness.maxRetryAfterMs) : null;
-    const after = delayAfter(outcomeOfStatus(response.status), crawlDelayMs, responseMs);
+    const after = delayAfter(outcomeOfStatus(response.status), crawlDelayMs, responseMs, judgement);
     const error = new TrawlError(response.status === 429 ? ErrorCode.HttpThrottled : ErrorCode.HttpServerError, `HTTP ${response.status}`, {
       action: 'retry',
       retryAt: retryAfterAt ?? undefined,
@@ -109,11 +145,22 @@ export async function fetchUnderGate(deps: PipelineDeps, attempt: Attempt, polic
     return failOutcome(deps, attempt, error, response, { dueAt: nextDueAt(response.endedAt, after.delayMs, retryAfterAt), health: after.health });
   }
 
-  const after = delayAfter('success', crawlDelayMs, responseMs);
+  const after = delayAfter('success', crawlDelayMs, responseMs, judgement);
   // The delay runs from the moment the response ended (the fetcher's clock, which is this
   // process's), not from whenever this line runs: the server finished no later than that.
   return { response, status, release: { dueAt: response.endedAt + after.delayMs, health: after.health } };
 }
+
+/**
+ * The host was just judged blocked (moved up a tier, or paused): this URL is no failure of its
+ * own, so it costs none of its tries. The job keeps the host and runs again at its due time,
+ * through the new tier (or finds the host paused at the gate, which returns the URL to the frontier).
+ */
+function blockedTurn(deps: Pick<PipelineDeps, 'clock' | 'gateWaitMs'>, release: HostRelease): JobOutcome {
+  return { ...defer(earlyForQueue(deps, release.dueAt)), release: { ...release, keepHost: true } };
+}
+
+const firstOf = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
 const robotsUnavailable = (reason: string, retryAt: number) =>
   new TrawlError(ErrorCode.RobotsUnavailable, `robots.txt unavailable: ${reason}`, { action: 'retry', retryAt });

@@ -1,4 +1,5 @@
 import { ErrorCode } from '@trawl/core';
+import { type BlockOptions, type BlockSignal, blockSignalOfResponse } from '@trawl/politeness';
 import type { Fetcher } from '@trawl/fetch';
 import type { Counters, ResolvedPolicy } from '@trawl/model';
 import {
@@ -34,6 +35,8 @@ export type RobotsStep =
       proxyUnavailable: boolean;
       retryAt: number;
       reason: string;
+      /** The answer looked like the host refusing the crawler (a 403, a challenge page), or null. */
+      refusal: BlockSignal | null;
     }
   /**
    * The URL is disallowed, or its host's Crawl-delay is over the cap with
@@ -58,16 +61,27 @@ export interface RobotsDeps {
   logger?: Pick<Logger, 'warn'>;
   /** Keeps the sitemaps a fetched robots.txt announces (for the freshness work). */
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
+  /** Markers of challenge pages (absent: refusals are not looked for). */
+  block?: Pick<BlockOptions, 'bodyMarkers' | 'urlMarkers'>;
 }
 
-export function robotsDepsOf(deps: Pick<PipelineDeps, 'fetcher' | 'robots' | 'counters' | 'clock' | 'logger' | 'recordSitemaps'>): RobotsDeps {
-  return { fetcher: deps.fetcher, cache: deps.robots, counters: deps.counters, now: () => deps.clock.now(), logger: deps.logger, recordSitemaps: deps.recordSitemaps };
+export function robotsDepsOf(deps: Pick<PipelineDeps, 'fetcher' | 'robots' | 'counters' | 'clock' | 'logger' | 'recordSitemaps' | 'blocking'>): RobotsDeps {
+  return {
+    fetcher: deps.fetcher,
+    cache: deps.robots,
+    counters: deps.counters,
+    now: () => deps.clock.now(),
+    logger: deps.logger,
+    recordSitemaps: deps.recordSitemaps,
+    block: deps.blocking?.options,
+  };
 }
 
 /**
  * The robots.txt check, run while the job holds the host's token (so fetching robots.txt is
  * itself a polite request). RFC 9309: a fresh copy decides; a missing or stale one is fetched
- * first, and the page waits for the host's next turn.
+ * first, and the page waits for the host's next turn. `tierLevel`: the proxy tiers a blocked host
+ * was moved up; robots.txt is read (and cached) through the tier its pages go through.
  */
 export async function robotsStep(
   deps: RobotsDeps,
@@ -75,15 +89,16 @@ export async function robotsStep(
   url: string,
   hopDelayMs: number,
   signal?: AbortSignal,
+  tierLevel = 0,
 ): Promise<RobotsStep> {
   if (!policy.policy.robots.obey) return { kind: 'allow', crawlDelayMs: null };
   const origin = originOf(url);
-  const cached = await deps.cache.get(origin);
+  const cached = await deps.cache.get(origin, tierLevel);
   if (!needsFetch(cached, deps.now())) {
     return fromDecision(decide(cached as RobotsEntry, url, deps.now(), policy.robots));
   }
   const started = deps.now();
-  const result = await deps.fetcher.fetchRobots(robotsUrlFor(url), { signal, hopDelayMs });
+  const result = await deps.fetcher.fetchRobots(robotsUrlFor(url), { signal, hopDelayMs, ...(tierLevel > 0 ? { tierLevel } : {}) });
   const responseMs = deps.now() - started;
   deps.counters.add('robotsFetched');
   const entry = entryFromFetch(
@@ -99,7 +114,7 @@ export async function robotsStep(
   const ssrfBlocked = result.kind === 'error' && result.code === ErrorCode.SsrfBlocked;
   const proxyUnavailable = result.kind === 'error' && result.code === ErrorCode.ProxyUnavailable;
   const notContacted = ssrfBlocked || proxyUnavailable;
-  if (!notContacted) await deps.cache.set(origin, entry);
+  if (!notContacted) await deps.cache.set(origin, entry, tierLevel);
   if (entry.kind === 'rules' && deps.recordSitemaps) {
     // Called with no sitemaps too: the caller may then look for /sitemap.xml.
     const { sitemaps } = parseRobots(robotsUrlFor(url), entry.body, policy.robots.productToken);
@@ -122,5 +137,10 @@ export async function robotsStep(
     proxyUnavailable,
     retryAt: entry.kind === 'unavailable' ? entry.retryAt : deps.now(),
     reason: decision.verdict === 'unavailable' ? decision.reason : result.kind === 'error' ? `${result.code}: ${result.message}` : '',
+    // A 429 is left out: robots.txt's answer carries no Retry-After here, and a throttled robots.txt is an outage (retried), not a refusal.
+    refusal:
+      result.kind === 'response' && deps.block !== undefined && result.status !== 429
+        ? blockSignalOfResponse({ status: result.status, retryAfter: undefined, location: null, body: result.body }, deps.block)
+        : null,
   };
 }

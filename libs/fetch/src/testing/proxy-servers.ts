@@ -97,8 +97,12 @@ function track(child: ChildProcess, url: string, port: number, log: () => string
 const credentials = (auth?: { user: string; password: string }): string =>
   auth === undefined ? '' : `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.password)}@`;
 
-/** squid on loopback: CONNECT to any port, no cache, access log in a temp dir; with `auth`, Basic auth (407 without it). */
-export async function startSquid(options: { auth?: { user: string; password: string } } = {}): Promise<ProxyServer> {
+/**
+ * squid on loopback: CONNECT to any port, no cache, access log in a temp dir; with `auth`, Basic
+ * auth (407 without it); with `outgoingAddress` (a loopback address), it connects to targets from
+ * that address, so a server can tell its requests from direct ones.
+ */
+export async function startSquid(options: { auth?: { user: string; password: string }; outgoingAddress?: string } = {}): Promise<ProxyServer> {
   const squid = requireBinary('squid', 'squid');
   const dir = mkdtempSync(join(tmpdir(), 'trawl-squid-'));
   // squid drops root for its own user, which must write the logs.
@@ -130,6 +134,7 @@ export async function startSquid(options: { auth?: { user: string; password: str
     'netdb_filename none',
     'pinger_enable off',
     'dns_nameservers 127.0.0.1',
+    ...(options.outgoingAddress === undefined ? [] : [`tcp_outgoing_address ${options.outgoingAddress}`]),
     ...auth,
     'acl loopback src 127.0.0.0/8',
     'http_access allow loopback',
