@@ -92,6 +92,8 @@ describe('hosts that refuse the crawler', () => {
     const all = analyzeLog(web.log, { minIntervalMs: DELAY });
     expect(all.concurrency.violations).toEqual([]);
     expect(all.intervals.violations).toEqual([]);
+    const moved = analyzeLog(web.log.filter((e) => e.hostIndex === DIRECT_ONLY_BLOCKED), { minIntervalMs: DELAY });
+    console.log(`blocked host, direct then through squid: ${moved.requests} requests, smallest gap ${moved.intervals.minIntervalMs?.toFixed(1)} ms (delay ${DELAY}), at most ${moved.concurrency.maxPerHost} in flight`);
 
     // The blocked host: a few refused direct requests (robots.txt, the root and its retry), then
     // everything through the proxy; the other hosts never went through it.

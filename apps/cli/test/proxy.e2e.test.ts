@@ -69,6 +69,13 @@ describe('a crawl through proxies', () => {
     expect([...viaSquid].filter((host) => viaSocks.has(host))).toEqual([]);
     expect(viaSquid.size).toBeGreaterThan(0);
     expect(viaSocks.size).toBeGreaterThan(0);
+    // Politeness through each proxy, from the server's log of the hosts it carried.
+    for (const [name, carried] of [['squid', viaSquid], ['microsocks', viaSocks]] as const) {
+      const through = analyzeLog(web.log.filter((e) => carried.has(e.host)), { minIntervalMs: DELAY });
+      expect(through.intervals.minIntervalMs).toBeGreaterThanOrEqual(DELAY);
+      expect(through.concurrency.maxPerHost).toBe(1);
+      console.log(`through ${name}: ${carried.size} hosts, ${through.requests} requests, smallest gap per host ${through.intervals.minIntervalMs?.toFixed(1)} ms (delay ${DELAY}), at most ${through.concurrency.maxPerHost} in flight per host`);
+    }
     // The credentials never reach a log line.
     expect(crawl.stderr() + crawl.stdout()).not.toContain('e2e-s3cret');
   }, 180_000);
