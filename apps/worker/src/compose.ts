@@ -198,6 +198,9 @@ export function createCrawlWorker(
   return new WorkerStages(deps, fetch, process, runtime.logger, processThread);
 }
 
+/** How long a worker waits for its aborted fetches to end before saying, on a later heartbeat, that it is quiet. */
+const QUIESCE_WAIT_MS = 2000;
+
 /** Member names of workers, and consumer names of process stages: `<prefix><host>:<pid>:<random>`. */
 const WORKER_MEMBER = 'worker@';
 const PROCESS_CONSUMER = 'process@';
@@ -244,6 +247,10 @@ export async function startWorkerService(
         runtime.logger.child({ component: 'membership' }),
         (partitions) => worker.consume(partitions),
         freeLapsed,
+        {
+          intact: async () => (await runtime.intact()).ok,
+          quiesce: () => worker.fetch?.abortInFlight('Redis lost the crawl: aborted until it is rebuilt', QUIESCE_WAIT_MS) ?? Promise.resolve(true),
+        },
       )
     : null;
   await membership?.start();

@@ -50,6 +50,8 @@ export class CrawlWorker {
   private readonly consumers = new Map<number, { worker: FetchWorker; running: Promise<void> }>();
   /** Consumers being closed (a partition handed to another worker): stop() waits for them too. */
   private readonly closing = new Set<Promise<void>>();
+  /** The jobs running now, each with the controller that aborts its fetch (`abortInFlight`). */
+  private readonly inFlight = new Map<FetchJobContext, { controller: AbortController; done: Promise<unknown> }>();
 
   constructor(
     readonly deps: CrawlWorkerDeps,
@@ -103,6 +105,36 @@ export class CrawlWorker {
   fatal: TrawlError | null = null;
 
   private async process(job: FetchJobContext): Promise<JobResult> {
+    const controller = new AbortController();
+    const signal = job.signal === undefined ? controller.signal : AbortSignal.any([job.signal, controller.signal]);
+    const running = this.run({ ...job, signal });
+    this.inFlight.set(job, { controller, done: running.catch(() => undefined) });
+    try {
+      return await running;
+    } finally {
+      this.inFlight.delete(job);
+    }
+  }
+
+  /** Jobs running in this process now. */
+  get running(): number {
+    return this.inFlight.size;
+  }
+
+  /**
+   * Aborts every fetch in flight (Redis lost the crawl: each host's gate is gone, so a request
+   * still going would collide with the rebuilt crawl's) and waits, at most `timeoutMs`, for
+   * their jobs to end. Returns whether none is left.
+   */
+  async abortInFlight(reason: string, timeoutMs: number): Promise<boolean> {
+    const jobs = [...this.inFlight.values()];
+    for (const { controller } of jobs) controller.abort(new Error(reason));
+    const ended = Promise.all(jobs.map((j) => j.done)).then(() => true);
+    const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+    return Promise.race([ended, timeout]);
+  }
+
+  private async run(job: FetchJobContext): Promise<JobResult> {
     try {
       return await processFetchJob(this.deps, job);
     } catch (error) {

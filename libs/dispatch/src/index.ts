@@ -6,5 +6,5 @@ export { Scheduler, type SchedulerDeps, type SchedulerOptions, schedulerStatus }
 export { addSeeds, prepareSeeds, type SeedsDeps, type SeedsReport, widenScope } from './seeds.js';
 export { RECRAWL_PRIORITY_FLOOR, recrawlSweep, type RecrawlSweepDeps } from './recrawl.js';
 export { sitemapSweep } from './sitemaps.js';
-export { WorkerMembership, type WorkerMembershipOptions, workersKey, workerStatus } from './workers.js';
+export { quietKey, waitForQuietWorkers, type WipeWatch, WorkerMembership, type WorkerMembershipOptions, workersKey, workerStatus } from './workers.js';
 export { rebuildFrontier, type RebuildDeps, rebuildKey, type RebuildOptions, type RebuildProgress, type RebuildReport, restoreItemOf } from './rebuild.js';

@@ -3,7 +3,7 @@ import { testRedis } from '@trawl/redis/testing';
 import { silentLogger } from '@trawl/telemetry';
 import { afterAll, describe, expect, it } from 'vitest';
 import { workerAssignments } from './membership.js';
-import { WorkerMembership, workerStatus } from './workers.js';
+import { quietKey, waitForQuietWorkers, WorkerMembership, workerStatus } from './workers.js';
 
 const all = (n: number) => Array.from({ length: n }, (_, i) => i);
 
@@ -80,5 +80,73 @@ describe('WorkerMembership', () => {
     expect(await workerStatus(t.redis, namespace, systemClock)).toEqual([]);
     // A worker that leaves (SIGTERM, after draining) is not lapsed: nothing of its is freed.
     expect(freed).toEqual(['b by a']);
+  });
+});
+
+describe('quieting down when Redis loses the crawl', () => {
+  const t = testRedis('quiet');
+  afterAll(() => t.cleanup());
+
+  it('a worker that sees the loss on a heartbeat aborts its fetches, then says it is quiet on every heartbeat until the crawl is back', async () => {
+    const namespace = `${t.prefix}:a`;
+    let intact = true;
+    let quiesced = 0;
+    let inFlight = true;
+    const membership = new WorkerMembership(
+      t.redis,
+      { namespace, partitions: 1, memberId: 'w1', heartbeatTtlMs: 600 },
+      systemClock,
+      silentLogger,
+      () => undefined,
+      undefined,
+      {
+        intact: async () => intact,
+        quiesce: async () => {
+          quiesced += 1;
+          // The first try gives up waiting: its fetches have not ended yet.
+          const quiet = !inFlight;
+          inFlight = false;
+          return quiet;
+        },
+      },
+    );
+    await membership.tick();
+    expect(quiesced).toBe(0);
+    intact = false;
+    await membership.tick();
+    expect(quiesced).toBe(1);
+    expect(await t.redis.hkeys(quietKey(namespace))).toEqual([]);
+    await membership.tick();
+    expect(quiesced).toBe(2);
+    expect(await t.redis.hkeys(quietKey(namespace))).toEqual(['w1']);
+    intact = true;
+    await membership.tick();
+    expect(quiesced).toBe(2);
+  });
+
+  it('the rebuild waits for every live worker to say it is quiet, and no longer than the longest fetch', async () => {
+    const namespace = `${t.prefix}:b`;
+    const live = async (...ids: string[]) => {
+      for (const id of ids) await t.redis.zadd(`${namespace}:members:worker`, Date.now() + 60_000, id);
+    };
+    await live('w1', 'w2');
+    await t.redis.hset(quietKey(namespace), 'w1', '1');
+    const waiting = waitForQuietWorkers(t.redis, namespace, { heartbeatTtlMs: 50, maxWaitMs: 5000, clock: systemClock, pollMs: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await t.redis.hset(quietKey(namespace), 'w2', '1');
+    const answer = await waiting;
+    expect(answer).toMatchObject({ quiet: true, workers: 2 });
+    expect(answer.waitedMs).toBeGreaterThanOrEqual(250);
+    expect(answer.waitedMs).toBeLessThan(2000);
+
+    // One that never says so: the wait runs out.
+    await live('w3');
+    const given = await waitForQuietWorkers(t.redis, namespace, { heartbeatTtlMs: 50, maxWaitMs: 400, clock: systemClock, pollMs: 20 });
+    expect(given).toMatchObject({ quiet: false, workers: 3 });
+    expect(given.waitedMs).toBeGreaterThanOrEqual(400);
+
+    // No live worker at all: quiet after one heartbeat TTL.
+    const empty = await waitForQuietWorkers(t.redis, `${namespace}:none`, { heartbeatTtlMs: 50, maxWaitMs: 5000, clock: systemClock });
+    expect(empty).toMatchObject({ quiet: true, workers: 0 });
   });
 });

@@ -1,4 +1,4 @@
-import type { Clock } from '@trawl/core';
+import { type Clock, sleep } from '@trawl/core';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
 import { Membership, Rounds, workerAssignments } from './membership.js';
@@ -18,6 +18,22 @@ export interface WorkerMembershipOptions {
 export type ReleaseHolder = (member: string) => Promise<number>;
 
 /**
+ * How a worker notices that Redis lost the crawl and quiets down for the rebuild: every gate's
+ * state went with the data, so a fetch still in flight would collide with the rebuilt crawl's
+ * first request to its host. The rebuild waits for every live worker to say it is quiet
+ * (`waitForQuietWorkers`) instead of for the longest fetch there could be.
+ */
+export interface WipeWatch {
+  /** Whether the crawl's Redis data is there (its namespace settings). */
+  intact: () => Promise<boolean>;
+  /** Aborts the fetches in flight; resolves true once none is left (false: gave up waiting, try again). */
+  quiesce: () => Promise<boolean>;
+}
+
+/** HASH worker member → when it said it had nothing in flight, after Redis lost the crawl. */
+export const quietKey = (namespace: string): string => `${namespace}:wiped:quiet`;
+
+/**
  * A fetch worker's place in the crawl: it heartbeats into `<namespace>:members:worker`, and every
  * round (a third of the TTL) works out from the live members which partitions it consumes
  * (`workerAssignments`), calling `onAssign` when that changes. A dead worker's partitions are
@@ -28,6 +44,8 @@ export class WorkerMembership {
   private readonly membership: Membership;
   private readonly rounds: Rounds;
   private current: number[] = [];
+  /** Redis lost the crawl (seen on a heartbeat), and the rebuild has not restored it yet. */
+  private wiped = false;
 
   constructor(
     private readonly redis: Redis,
@@ -36,6 +54,7 @@ export class WorkerMembership {
     private readonly logger: Logger,
     private readonly onAssign: (partitions: number[]) => void,
     private readonly releaseHolder?: ReleaseHolder,
+    private readonly wipe?: WipeWatch,
   ) {
     this.membership = new Membership(redis, options.namespace, 'worker', options.memberId, options.heartbeatTtlMs, clock);
     this.rounds = new Rounds(options.heartbeatTtlMs, () => this.tick(), (error) => logger.error({ err: error }, 'worker membership step failed'));
@@ -66,6 +85,27 @@ export class WorkerMembership {
       this.current = mine;
       this.onAssign(mine);
     }
+    await this.watchForWipe();
+  }
+
+  /**
+   * Every heartbeat: has Redis lost the crawl? Then abort the fetches in flight and, once none is
+   * left, say so in `quietKey` (every heartbeat until the rebuild, which waits for it).
+   */
+  private async watchForWipe(): Promise<void> {
+    if (!this.wipe) return;
+    if (await this.wipe.intact()) {
+      if (this.wiped) this.logger.info({ member: this.options.memberId }, 'the crawl is back in Redis: fetching again');
+      this.wiped = false;
+      return;
+    }
+    if (!this.wiped) {
+      this.wiped = true;
+      this.logger.error({ member: this.options.memberId }, 'Redis lost the crawl: aborting the fetches in flight until it is rebuilt');
+    }
+    if (!(await this.wipe.quiesce())) return;
+    const key = quietKey(this.options.namespace);
+    await this.redis.multi().hset(key, this.options.memberId, String(this.clock.now())).pexpire(key, QUIET_TTL_MS).exec();
   }
 
   /** A worker's heartbeat lapsed (this process noticed first): its holds end now, not with its leases. */
@@ -77,6 +117,35 @@ export class WorkerMembership {
 }
 
 export const workersKey = (namespace: string): string => `${namespace}:workers`;
+
+/** How long a worker's word that it is quiet is kept (a rebuild deletes it when done). */
+const QUIET_TTL_MS = 600_000;
+
+/**
+ * After Redis lost the crawl: waits until every live worker has said it has no fetch in flight
+ * (`WipeWatch`), at most `maxWaitMs` (the longest fetch there could be). It first waits one
+ * heartbeat TTL: by then every live worker has beaten since the loss, so it has re-joined the
+ * membership (which went with the data) and seen the loss. `quiet` false: some worker never
+ * said so (an older release, a hung process) and the wait ran out.
+ */
+export async function waitForQuietWorkers(
+  redis: Redis,
+  namespace: string,
+  options: { heartbeatTtlMs: number; maxWaitMs: number; clock: Clock; pollMs?: number },
+): Promise<{ quiet: boolean; waitedMs: number; workers: number }> {
+  const { clock } = options;
+  const started = clock.now();
+  const waited = () => clock.now() - started;
+  await sleep(Math.min(options.heartbeatTtlMs, options.maxWaitMs));
+  const membership = new Membership(redis, namespace, 'worker', '', 1, clock);
+  for (;;) {
+    const [live, quiet] = await Promise.all([membership.live(), redis.hkeys(quietKey(namespace))]);
+    const said = new Set(quiet);
+    if (live.every((member) => said.has(member))) return { quiet: true, waitedMs: waited(), workers: live.length };
+    if (waited() >= options.maxWaitMs) return { quiet: false, waitedMs: waited(), workers: live.length };
+    await sleep(Math.min(options.pollMs ?? 100, Math.max(1, options.maxWaitMs - waited())));
+  }
+}
 
 /** The live workers of a crawl and the partitions each consumes (for `trawl status` and the dashboard). */
 export async function workerStatus(redis: Redis, namespace: string, clock: Clock): Promise<{ member: string; partitions: number[] }[]> {

@@ -36,6 +36,8 @@ export interface ChaosOptions {
   maxKills?: number;
   /** wipe-redis: the schedulers rebuild the crawl themselves (TRAWL_AUTO_REBUILD) instead of `trawl frontier rebuild`. */
   autoRebuild?: boolean;
+  /** Keep the default fetch timeouts, leases and job locks (a 60 s fetch deadline) instead of the chaos settings' short ones. */
+  defaultTimeouts?: boolean;
   /** Give up after this long. */
   timeoutMs: number;
   /** disk-full: the content disk's size before and after the fix. */
@@ -70,6 +72,10 @@ export interface ChaosResult {
   robotsFetches: number;
   /** The longest stretch in which no host got a request, between the crawl's first and last request. */
   longestSilenceMs: number;
+  /** When that stretch began (epoch ms: the request before it). */
+  longestSilenceFrom: number;
+  /** wipe-redis: the stretch with no request around the wipe (the last request before it to the first after); else null. */
+  wipeSilenceMs: number | null;
   /**
    * The worst wait of a host past its due time: over every host, the longest gap between the end
    * of one of its responses and its next request, less the politeness delay.
@@ -121,6 +127,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const disk = options.fault === 'disk-full' ? SmallDisk.mount(contentDir, (options.diskBytes ?? DEFAULT_DISK).small) : null;
   const env = chaosEnv(namespace, options, contentDir);
   if (options.autoRebuild) env.TRAWL_AUTO_REBUILD = 'true';
+  if (options.defaultTimeouts) for (const key of ['TRAWL_FETCH_DEADLINE_MS', 'TRAWL_FIRST_BYTE_TIMEOUT_MS', 'TRAWL_IDLE_TIMEOUT_MS', 'TRAWL_STALLED_MS', 'TRAWL_LEASE_MS']) delete env[key];
   const seeds = web.rootUrls();
   const expected = web.groundTruth(seeds, 'any');
   const started = Date.now();
@@ -249,7 +256,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     note(`trawl crawl finished: ${summary.finished}`);
     await web.idle();
     const wipe = recordedAtWipe ? { at: wipedAt, recorded: recordedAtWipe } : null;
-    return { fault: options.fault, autoRebuild: options.autoRebuild === true, ...(await judge(web, expected, options, namespace, deaths, wipe)), wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
+    const judged = await judge(web, expected, options, namespace, deaths, wipe);
+    const wipeSilenceMs = wipedAt ? silenceAround(web.log, wipedAt) : null;
+    note(`longest silence ${judged.longestSilenceMs} ms from +${((judged.longestSilenceFrom - started) / 1000).toFixed(1)} s${wipedAt ? `; around the wipe (+${((wipedAt - started) / 1000).toFixed(1)} s): ${wipeSilenceMs} ms` : ''}`);
+    return { fault: options.fault, autoRebuild: options.autoRebuild === true, ...judged, wipeSilenceMs, wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
   } finally {
     const procs = [crawl.proc, ...workers.map((w) => w.proc), ...processors.map((w) => w.proc)];
     for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
@@ -339,10 +349,17 @@ async function judge(
 }
 
 /** How long the crawl stood still, from the web's log: see `ChaosResult.longestSilenceMs` and `worstPastDueMs`. */
-export function stalls(log: readonly RequestLogEntry[], delayMs: number): { longestSilenceMs: number; worstPastDueMs: number } {
+export function stalls(log: readonly RequestLogEntry[], delayMs: number): { longestSilenceMs: number; longestSilenceFrom: number; worstPastDueMs: number } {
   const starts = log.map((e) => e.start).sort((a, b) => a - b);
   let longestSilenceMs = 0;
-  for (let i = 1; i < starts.length; i += 1) longestSilenceMs = Math.max(longestSilenceMs, (starts[i] as number) - (starts[i - 1] as number));
+  let longestSilenceFrom = starts[0] ?? 0;
+  for (let i = 1; i < starts.length; i += 1) {
+    const gap = (starts[i] as number) - (starts[i - 1] as number);
+    if (gap > longestSilenceMs) {
+      longestSilenceMs = gap;
+      longestSilenceFrom = starts[i - 1] as number;
+    }
+  }
   const byHost = new Map<string, RequestLogEntry[]>();
   for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
   let worstPastDueMs = 0;
@@ -354,7 +371,18 @@ export function stalls(log: readonly RequestLogEntry[], delayMs: number): { long
       worstPastDueMs = Math.max(worstPastDueMs, (entries[i] as RequestLogEntry).start - previous.end - delayMs);
     }
   }
-  return { longestSilenceMs, worstPastDueMs };
+  return { longestSilenceMs, longestSilenceFrom, worstPastDueMs };
+}
+
+/** The stretch with no request that contains `at`: from the last request started before it to the first after. */
+export function silenceAround(log: readonly RequestLogEntry[], at: number): number {
+  let before = Number.NEGATIVE_INFINITY;
+  let after = Number.POSITIVE_INFINITY;
+  for (const e of log) {
+    if (e.start <= at) before = Math.max(before, e.start);
+    else after = Math.min(after, e.start);
+  }
+  return Number.isFinite(before) && Number.isFinite(after) ? after - before : 0;
 }
 
 /** One Markdown table row per case: pages expected, fetched, fetched twice (explained), lost, wall time. */
