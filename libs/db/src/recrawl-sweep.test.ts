@@ -40,3 +40,30 @@ describe('takeDuePages honours the maximum interval (isDue)', () => {
     expect(shorter.map((p) => p.url).sort()).toEqual([pages.notYet.url, pages.unscheduledRecent.url].sort());
   });
 });
+
+describe('takeDuePages: the per-host refresh subset', () => {
+  it('with more pages due than slots, takes the homepage and section pages first, yet never starves a long-overdue deep page', async () => {
+    const now = Date.now();
+    const HOUR = 3_600_000;
+    const page = (path: string, depth: number, dueAgoMs: number) =>
+      record(`https://big.example${path}`, { depth, fetchedAt: now - 2 * DAY_MS, nextCrawlAt: now - dueAgoMs });
+    const pages = {
+      home: page('/', 0, 60_000),
+      section: page('/news/', 1, 10 * 60_000),
+      deep: page('/news/2026/12/01/story', 4, 3 * HOUR),
+      deeper: page('/archive/2019/05/story', 5, 2 * HOUR),
+      // Overdue for longer than any lead: it goes first whatever its depth.
+      forgotten: page('/archive/2001/story', 6, 2 * DAY_MS),
+    };
+    const all = Object.values(pages);
+    await db.insertDiscovered(all.map((p) => discovered(p.url, p.depth)));
+    await db.recordPages(all);
+
+    const first = await takeDuePages(db.pool, db.options.schema, { limit: 100, perHost: 3, maxIntervalS: MAX_S });
+    expect(first.map((p) => p.url).sort()).toEqual([pages.forgotten.url, pages.home.url, pages.section.url].sort());
+    // The taken pages still hold the host's slots; released (fetched again), the deep ones follow in due order.
+    await db.recordPages(first.map((p) => record(p.url, { depth: p.depth, fetchedAt: now, nextCrawlAt: now + DAY_MS })));
+    const next = await takeDuePages(db.pool, db.options.schema, { limit: 100, perHost: 1, maxIntervalS: MAX_S });
+    expect(next.map((p) => p.url)).toEqual([pages.deep.url]);
+  });
+});

@@ -24,7 +24,18 @@ interface DueRow {
 }
 
 /**
- * Takes up to `limit` due pages, at most `perHost` of any one host (oldest due first), and moves
+ * How far ahead of its due time a page is taken when its host has more pages due than slots (the
+ * per-host refresh subset): a host's homepage a day, its section pages (one link down) six hours,
+ * pages two links down an hour. A large site thus has its entry points — where new and changed
+ * pages are linked from — refreshed first, and the new links found there come with them; deeper
+ * pages follow in due order. No page starves: the lead is bounded, so one overdue longer than it
+ * goes first whatever its depth.
+ */
+const REFRESH_LEAD_S = `CASE WHEN c.depth = 0 OR c.url ~ '^https?://[^/]+/?$' THEN 86400 WHEN c.depth = 1 THEN 21600 WHEN c.depth = 2 THEN 3600 ELSE 0 END`;
+
+/**
+ * Takes up to `limit` due pages, at most `perHost` of any one host (the most urgent first: by due
+ * time, less the refresh lead of homepages and section pages, see REFRESH_LEAD_S), and moves
  * their URLs from a settled state (done, failed, skipped) back to `new` in the same statement —
  * the mark that keeps a page from being taken twice. A page is due when its `next_crawl_at` has
  * passed, or when it has not been visited (`fetched_at`, any outcome) for `maxIntervalS` whatever
@@ -39,23 +50,24 @@ export async function takeDuePages(pool: pg.Pool, schema: string, options: { lim
   const t = (name: string) => `"${schema}".${name}`;
   // Each page's due time under the cap; both branches of the OR are index scans.
   const dueAt = `LEAST(COALESCE(c.next_crawl_at, 'infinity'), c.fetched_at + make_interval(secs => $3))`;
+  const urgency = `${dueAt} - make_interval(secs => ${REFRESH_LEAD_S})`;
   const { rows } = await pool.query<DueRow>(
     `WITH due AS (
-       SELECT p.url_hash, p.due_at
+       SELECT p.url_hash, p.urgency
        FROM (
          SELECT host FROM ${t('crawled_pages')} WHERE next_crawl_at <= now()
          UNION SELECT host FROM ${t('crawled_pages')} WHERE fetched_at <= now() - make_interval(secs => $3)
        ) h
        CROSS JOIN LATERAL (
-         SELECT c.url_hash, ${dueAt} AS due_at FROM ${t('crawled_pages')} c
+         SELECT c.url_hash, ${urgency} AS urgency FROM ${t('crawled_pages')} c
          WHERE c.host = h.host AND (c.next_crawl_at <= now() OR c.fetched_at <= now() - make_interval(secs => $3))
-         ORDER BY due_at LIMIT $2
+         ORDER BY urgency LIMIT $2
        ) p
      ),
      taken AS (
        SELECT u.url_hash FROM ${t('urls')} u JOIN due d ON d.url_hash = u.url_hash
        WHERE u.state IN ('done', 'failed', 'skipped')
-       ORDER BY d.due_at
+       ORDER BY d.urgency
        LIMIT $1
        FOR UPDATE OF u SKIP LOCKED
      ),
