@@ -3,8 +3,10 @@
   (robots.txt included). An address group (one server address, or one registrable domain) lets at
   most `max` requests be in flight at once, and starts them no closer than the group's next start
   time (set by each start: + min interval; by each release: the politeness delay that release
-  asks). Callers refused are handed reserved start times in turn, spaced at least `step` apart,
-  so the jobs of many hosts waiting for one address never all come back at the same instant.
+  asks). Callers refused are handed reserved start times in turn, spaced at least `step` apart
+  (the caller passes about one request's turn: the delay for a strict group), so the jobs of many
+  hosts waiting for one address never all come back at the same instant, and the group is asked
+  about once a step however many wait.
 
   KEYS[1] slots  ZSET holder -> until when its slot is held (a dead holder's slot lapses then)
   KEYS[2] book   ZSET holder -> the start time reserved for it
@@ -73,10 +75,9 @@ local at
 if mine and not busy then
   -- Its time came but the start before it was late: right after that one, keeping its place.
   at = nextAt
-elseif mine then
-  -- Every slot is taken and when one ends is unknown: look again a step later.
-  at = now + step
 else
+  -- At the back of the line. One whose time came while every slot was still taken goes there
+  -- too (when a slot ends is unknown): however many wait, the group is asked about once a step.
   at = math.max(now + (busy and step or 0), nextAt, tail and tail + step or 0)
 end
 redis.call('ZADD', KEYS[2], at, holder)

@@ -87,10 +87,17 @@ describe('acquireAddress', () => {
     // A newcomer now queues after the last reservation, it does not jump the line.
     const late = await gate.acquire(GROUP, 'newcomer', limits);
     expect(late).toEqual({ kind: 'wait', at: (times[19] as number) + 200 });
-    // l2's time comes while l1 is still in flight: it looks again a step later, not at once.
-    await gate.release(GROUP, 'l1');
+    // Early, l2 is told its time again.
     clock.set((times[1] as number) - 1);
     expect(await gate.acquire(GROUP, 'l2', limits)).toEqual({ kind: 'wait', at: times[1] });
+    // Its time comes while l1 is still in flight: back of the line, so the group is asked about
+    // once a step however many wait.
+    clock.set(times[1] as number);
+    expect(await gate.acquire(GROUP, 'l2', limits)).toEqual({ kind: 'wait', at: (times[19] as number) + 400 });
+    // l3 comes at its time, l1 has ended: served.
+    await gate.release(GROUP, 'l1');
+    clock.set(times[2] as number);
+    expect(await gate.acquire(GROUP, 'l3', limits)).toEqual({ kind: 'ok' });
   });
 
   it('a reservation its holder never claims holds the line only for the grace', async () => {

@@ -28,6 +28,8 @@ export function addressGroupKeys(prefix: string, group: string): AddressGroupKey
 export interface AddressLimits {
   maxInFlight: number;
   minIntervalMs: number;
+  /** The least spacing of the start times reserved for waiting jobs (default: the gate's `stepMs`). */
+  stepMs?: number;
 }
 
 export type AddressDecision = { kind: 'ok' } | { kind: 'wait'; at: number };
@@ -75,7 +77,7 @@ export class AddressGate {
         this.options.holdMs,
         limits.maxInFlight,
         limits.minIntervalMs,
-        this.options.stepMs ?? 25,
+        limits.stepMs ?? this.options.stepMs ?? 25,
         this.options.graceMs ?? 2000,
         options.force ? 1 : 0,
       ],
