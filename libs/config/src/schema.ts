@@ -100,6 +100,21 @@ export const configSchema = z.object({
       'A failure of one URL while its host answers (a 500, a timeout waiting for its response) backs the host off only when it makes this many failures in a row at the host; throttling, connection and DNS failures, 502 and 504 back it off at once (1: every failure does).',
     ),
     maxRetryAfterMs: set(int(0).default(3_600_000), 'TRAWL_MAX_RETRY_AFTER_MS', 'Longest Retry-After honoured (seconds or HTTP date, on 429 and 503).'),
+    key: set(
+      oneOf(['host', 'ip', 'domain']).default('host'),
+      'TRAWL_POLITENESS_KEY',
+      'What one politeness group is: `host` (one request in flight and the delay per host name), `ip` (per server address: every host name on one address shares them; for shared hosting) or `domain` (per registrable domain: a.example.com and b.example.com share them). `ip` and `domain` cost two Redis calls per fetch; see docs/operations.md.',
+    ),
+    ipMaxInFlight: set(
+      int(1, 10_000).default(6),
+      'TRAWL_IP_MAX_IN_FLIGHT',
+      'In `host` mode, requests in flight at once to one server address, across every worker (many sites on one shared-hosting address would otherwise each get their own request). 6 is what a browser opens to one server; it binds only on addresses this process has seen serve more than one host name, so a crawl of distinct sites is never slowed nor costs a Redis call for it.',
+    ),
+    ipMinIntervalMs: set(
+      int(0, 60_000).default(100),
+      'TRAWL_IP_MIN_INTERVAL_MS',
+      'Least time between request starts to one server address (in `host` mode on addresses shared by several host names, and in `ip` mode besides the delay): 100 ms, at most 10 requests a second to one shared-hosting server however many of its sites are due.',
+    ),
   }),
 
   robots: z.object({

@@ -8,6 +8,7 @@ import type { PipelineDeps } from '../deps.js';
 import { failOutcome, processingFailed } from '../failure.js';
 import { applyOutcome, HostHold, type JobOutcome, renewEveryMs } from '../outcome.js';
 import { handleSitemap, sitemapFailure } from '../process/sitemap-step.js';
+import { passAddressGate } from './address-step.js';
 import { fetchUnderGate, isFetched } from './fetch-step.js';
 import { handOffPage } from './hand-off.js';
 import { passGate } from './gate.js';
@@ -140,8 +141,21 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
     if (recorded) return recorded;
   }
 
+  // The address group's turn (after the host's: a host waiting for its address keeps its own
+  // turn, and no worker slot waits; robots.txt below is a request to the address too).
+  const turn = await passAddressGate(deps, attempt, hold.ticket.leaseId, { ...policy.policy.politeness, minDelayMs: policy.politeness.minDelayMs });
+  if (turn.kind === 'wait') {
+    counters.add('addressDeferred');
+    return { ...defer(earlyForQueue(deps, turn.at)), release: { dueAt: turn.at, keepHost: true } };
+  }
   const sitemap = (job.flags & UrlFlag.Sitemap) !== 0;
-  const fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
+  let fetched: Awaited<ReturnType<typeof fetchUnderGate>> | undefined;
+  try {
+    fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
+  } finally {
+    // The request has ended (or failed): the group may go on, after the delay the host asks.
+    turn.leave(fetched === undefined ? deps.clock.now() : isFetched(fetched) ? fetched.release.dueAt : (fetched.release?.dueAt ?? deps.clock.now()));
+  }
   if (!isFetched(fetched)) return sitemap ? sitemapFailure(deps, attempt, fetched) : fetched;
   // The host is free for its next URL before this one is stored and parsed; the lease runs a full
   // TRAWL_LEASE_MS from here (and is renewed while the job works).
