@@ -146,7 +146,8 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
   const turn = await passAddressGate(deps, attempt, hold.ticket.leaseId, { ...policy.policy.politeness, minDelayMs: policy.politeness.minDelayMs });
   if (turn.kind === 'wait') {
     counters.add('addressDeferred');
-    return { ...defer(earlyForQueue(deps, turn.at)), release: { dueAt: turn.at, keepHost: true } };
+    // The lease outlives the wait, however long the address's line is.
+    return { ...defer(earlyForQueue(deps, turn.at)), release: { dueAt: turn.at, keepHost: true }, leaseUntil: turn.at + deps.leaseMs };
   }
   const sitemap = (job.flags & UrlFlag.Sitemap) !== 0;
   let fetched: Awaited<ReturnType<typeof fetchUnderGate>> | undefined;
