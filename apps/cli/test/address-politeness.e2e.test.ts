@@ -16,6 +16,8 @@ const ADDRESS = '127.77.0.1';
 const DELAY = 150;
 
 let webs: TestWeb[] = [];
+/** One owner's three subdomains, each on its own address (`domain` mode's case). */
+let owner: TestWeb;
 let dir: string;
 let hostsFile: string;
 const namespaces: string[] = [];
@@ -24,13 +26,14 @@ beforeAll(async () => {
   for (let i = 0; i < SITES; i++) {
     webs.push(await TestWeb.start({ hosts: 1, pagesPerHost: PAGES, linksPerPage: 2, crossHostLinks: 0, latencyMs: { min: 20, max: 40 }, seed: 40 + i, baseAddress: ADDRESS, hostnames: `s${i}.test`, noisyLinks: false }));
   }
+  owner = await TestWeb.start({ hosts: 3, pagesPerHost: PAGES, linksPerPage: 2, crossHostLinks: 0, latencyMs: { min: 20, max: 40 }, seed: 50, baseAddress: '127.78.0.1', hostnames: 'owner.test', noisyLinks: false });
   dir = mkdtempSync(join(tmpdir(), 'trawl-ipgate-'));
   hostsFile = join(dir, 'hosts');
-  writeFileSync(hostsFile, `${ADDRESS}\t${webs.map((_, i) => `h0.s${i}.test`).join(' ')}\n`);
+  writeFileSync(hostsFile, `${ADDRESS}\t${webs.map((_, i) => `h0.s${i}.test`).join(' ')}\n${owner.hostsFile()}`);
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all(webs.map((web) => web.stop()));
+  await Promise.all([...webs, owner].map((web) => web?.stop()));
   webs = [];
   rmSync(dir, { recursive: true, force: true });
   for (const namespace of namespaces) await dropNamespace(namespace);
@@ -49,9 +52,9 @@ function envFor(label: string, extra: Record<string, string>): Record<string, st
   };
 }
 
-/** Every request the one server address saw, in start order (high-resolution times). */
-function serverLog(): RequestLogEntry[] {
-  return webs.flatMap((web) => web.log).sort((a, b) => (a.startHr ?? a.start) - (b.startHr ?? b.start));
+/** Every request the sites saw, merged in start order (high-resolution times). */
+function mergedLog(sites: readonly TestWeb[] = webs): RequestLogEntry[] {
+  return sites.flatMap((web) => web.log).sort((a, b) => (a.startHr ?? a.start) - (b.startHr ?? b.start));
 }
 
 /** The most requests in flight at once, and the shortest gap from one response's end to the next start. */
@@ -77,11 +80,10 @@ function politeness(log: readonly RequestLogEntry[]): { maxInFlight: number; min
 }
 
 /** Every page of every site fetched, none twice. */
-function expectCompleteOnce(): void {
-  for (const web of webs) {
-    const seeds = web.rootUrls();
-    const pages = web.log.filter((entry) => entry.resource === 'page').map((entry) => `${web.origins[0]}${entry.pageKey}`);
-    expect(new Set(pages)).toEqual(web.groundTruth(seeds, 'host'));
+function expectCompleteOnce(sites: readonly TestWeb[] = webs): void {
+  for (const web of sites) {
+    const pages = web.log.filter((entry) => entry.resource === 'page').map((entry) => `${web.origins[entry.hostIndex]}${entry.pageKey}`);
+    expect(new Set(pages)).toEqual(web.groundTruth(web.rootUrls(), 'host'));
     expect(pages.length, 'duplicate fetches').toBe(new Set(pages).size);
   }
 }
@@ -95,7 +97,7 @@ describe('politeness per server address', () => {
     const { summary } = await runCrawlProcesses(seeds(), envFor('ip', { TRAWL_POLITENESS_KEY: 'ip', TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_CONCURRENCY: '8' }), 2);
     expect(summary.finished).toBe('complete');
     await Promise.all(webs.map((web) => web.idle()));
-    const log = serverLog();
+    const log = mergedLog();
     const { maxInFlight, minGapMs } = politeness(log);
     console.log(`ip mode: ${log.length} requests to ${ADDRESS} from ${SITES} host names, max in flight ${maxInFlight}, min gap end→start ${minGapMs.toFixed(1)} ms (delay ${DELAY} ms)`);
     expect(maxInFlight).toBe(1);
@@ -112,10 +114,23 @@ describe('politeness per server address', () => {
     );
     expect(summary.finished).toBe('complete');
     await Promise.all(webs.map((web) => web.idle()));
-    const log = serverLog();
+    const log = mergedLog();
     const { maxInFlight } = politeness(log);
     console.log(`host mode, cap 2: ${log.length} requests to ${ADDRESS} from ${SITES} host names, max in flight ${maxInFlight}`);
     expect(maxInFlight).toBe(2);
     expectCompleteOnce();
+  }, 180_000);
+
+  it('domain mode: one owner\'s subdomains on three addresses share one request in flight and the delay', async () => {
+    owner.clearLog();
+    const { summary } = await runCrawlProcesses(owner.rootUrls(), envFor('domain', { TRAWL_POLITENESS_KEY: 'domain', TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_CONCURRENCY: '8' }));
+    expect(summary.finished).toBe('complete');
+    await owner.idle();
+    const log = mergedLog([owner]);
+    const { maxInFlight, minGapMs } = politeness(log);
+    console.log(`domain mode: ${log.length} requests to 3 hosts of owner.test, max in flight ${maxInFlight}, min gap end→start ${minGapMs.toFixed(1)} ms (delay ${DELAY} ms)`);
+    expect(maxInFlight).toBe(1);
+    expect(minGapMs).toBeGreaterThanOrEqual(DELAY - 1);
+    expectCompleteOnce([owner]);
   }, 180_000);
 });

@@ -103,12 +103,12 @@ export const configSchema = z.object({
     key: set(
       oneOf(['host', 'ip', 'domain']).default('host'),
       'TRAWL_POLITENESS_KEY',
-      'What one politeness group is: `host` (one request in flight and the delay per host name), `ip` (per server address: every host name on one address shares them; for shared hosting) or `domain` (per registrable domain: a.example.com and b.example.com share them). `ip` and `domain` cost two Redis calls per fetch; see docs/operations.md.',
+      'What one politeness group is: `host` (one request in flight and the delay per host name), `ip` (per server address: every host name on one address shares them; for shared hosting) or `domain` (per registrable domain: a.example.com and b.example.com share them). `ip` and `domain` cost two Redis calls per fetch (`domain` two more where its server has other names too, for TRAWL_IP_MAX_IN_FLIGHT); see docs/operations.md.',
     ),
     ipMaxInFlight: set(
       int(1, 10_000).default(6),
       'TRAWL_IP_MAX_IN_FLIGHT',
-      'In `host` mode, requests in flight at once to one server address, across every worker (many sites on one shared-hosting address would otherwise each get their own request). 6 is what a browser opens to one server; it binds only on addresses this process has seen serve more than one host name, so a crawl of distinct sites is never slowed nor costs a Redis call for it.',
+      'In `host` and `domain` mode, requests in flight at once to one server address, across every worker (many sites on one shared-hosting address would otherwise each get their own request). 6 is what a browser opens to one server; it binds only on addresses this process has seen serve more than one host name, so a crawl of distinct sites is never slowed nor costs a Redis call for it.',
     ),
     ipMinIntervalMs: set(
       int(0, 60_000).default(100),

@@ -11,7 +11,7 @@ import { AddressGroups, type AddressSettings, type AddressTurn } from './address
 const t: TestRedis = testRedis('address-step');
 afterAll(() => t.cleanup());
 
-const ADDRESSES: Record<string, string> = { 'a.shared.test': '203.0.113.7', 'b.shared.test': '203.0.113.7', 'c.shared.test': '203.0.113.7', 'alone.test': '198.51.100.1' };
+const ADDRESSES: Record<string, string> = { 'a.shared.test': '203.0.113.7', 'b.shared.test': '203.0.113.7', 'c.shared.test': '203.0.113.7', 'x.other.test': '203.0.113.7', 'y.third.test': '203.0.113.7', 'alone.test': '198.51.100.1' };
 let clock: ManualClock;
 let calls: string[];
 let groups: AddressGroups;
@@ -82,6 +82,18 @@ describe('AddressGroups', () => {
     expect((await groups.enter(host('shop.example.com', 'l2'), settings('domain'))).kind).toBe('wait');
     go(await groups.enter(host('example.org', 'l3'), settings('domain')));
     expect(calls.every((call) => call.includes('domain:'))).toBe(true);
+  });
+
+  it('domain mode: the per-address cap still holds across domains on one server, and a refusal gives the domain\'s turn back', async () => {
+    const ADDRESS = 'ip:203.0.113.7';
+    go(await groups.enter(host('a.shared.test', 'l1'), settings('domain')));
+    go(await groups.enter(host('x.other.test', 'l2'), settings('domain')));
+    expect(calls).toEqual(['acquire domain:shared.test l1', 'acquire domain:other.test l2', `acquire ${ADDRESS} l1 (forced)`, `acquire ${ADDRESS} l2`]);
+    calls = [];
+    // A third domain on the same server: its domain is free, the address (cap 2) is not.
+    expect((await groups.enter(host('y.third.test', 'l3'), settings('domain'))).kind).toBe('wait');
+    await settle();
+    expect(calls).toEqual(['acquire domain:third.test l3', `acquire ${ADDRESS} l3`, 'release domain:third.test l3']);
   });
 
   it('a host that does not resolve goes on ungated (its request meets the DNS failure), never throws', async () => {

@@ -63,7 +63,7 @@ export async function passAddressGate(
  * The address gate as the fetch stage takes it, per politeness key:
  * - `ip`: one request in flight per server address, the next starting no sooner than the delay
  *   the last one's release asked (and TRAWL_IP_MIN_INTERVAL_MS after the last start);
- * - `domain`: the same per registrable domain (no address needed);
+ * - `domain`: the same per registrable domain (no address needed), and the per-address cap below;
  * - `host`: the host gate is the politeness group; the address gate only caps what one server
  *   address gets (TRAWL_IP_MAX_IN_FLIGHT, TRAWL_IP_MIN_INTERVAL_MS), and only on addresses this
  *   process has seen serve more than one host name: an address with one name is already held to
@@ -83,16 +83,41 @@ export class AddressGroups implements AddressTurns {
   }
 
   async enter(request: { host: string; hostname: string; holder: string }, settings: AddressSettings): Promise<AddressTurn> {
-    const { host, hostname, holder } = request;
+    const { hostname, holder } = request;
     // A strict group serves one request per delay: its waiting jobs are spaced about that far apart.
     const strict = { maxInFlight: 1, stepMs: Math.max(settings.minDelayMs, settings.ipMinIntervalMs) };
-    if (settings.key === 'domain') return this.gated(`domain:${registrableDomain(hostname)}`, holder, { ...strict, minIntervalMs: 0 }, true);
+    if (settings.key === 'domain') {
+      const domain = await this.gated(`domain:${registrableDomain(hostname)}`, holder, { ...strict, minIntervalMs: 0 }, true);
+      if (domain.kind === 'wait') return domain;
+      // The per-address cap holds in every mode: one owner's subdomains may share a server with others.
+      const cap = await this.capTurn(request, settings);
+      if (cap.kind === 'wait') {
+        domain.leave(0);
+        return cap;
+      }
+      return {
+        kind: 'go',
+        leave: (nextAt) => {
+          cap.leave(nextAt);
+          domain.leave(nextAt);
+        },
+      };
+    }
+    if (settings.key === 'ip') {
+      const address = await this.deps.serverAddress(hostname);
+      // A name that does not resolve: the request meets its (cached) DNS failure as it always did.
+      if (address === null) return UNGATED;
+      return this.gated(`ip:${address}`, holder, { ...strict, minIntervalMs: settings.ipMinIntervalMs }, true);
+    }
+    return this.capTurn(request, settings);
+  }
+
+  /** The per-address cap (TRAWL_IP_MAX_IN_FLIGHT, TRAWL_IP_MIN_INTERVAL_MS), asked only of addresses seen with several host names. */
+  private async capTurn(request: { host: string; hostname: string; holder: string }, settings: AddressSettings): Promise<AddressTurn> {
+    const { host, hostname, holder } = request;
     const address = await this.deps.serverAddress(hostname);
-    // A name that does not resolve: the request meets its (cached) DNS failure as it always did.
     if (address === null) return UNGATED;
     const group = `ip:${address}`;
-    if (settings.key === 'ip') return this.gated(group, holder, { ...strict, minIntervalMs: settings.ipMinIntervalMs }, true);
-
     const limits = { maxInFlight: settings.ipMaxInFlight, minIntervalMs: settings.ipMinIntervalMs };
     if (!this.sharedAddress(address, host)) return this.ungatedTurn(address, group, holder);
     const running = this.ungated.get(address);
