@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startMicrosocks, stopProxies } from '@trawl/fetch/testing';
 import { type RequestLogEntry, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '../src/testing/index.js';
@@ -34,6 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...webs, owner].map((web) => web?.stop()));
+  await stopProxies();
   webs = [];
   rmSync(dir, { recursive: true, force: true });
   for (const namespace of namespaces) await dropNamespace(namespace);
@@ -132,5 +134,22 @@ describe('politeness per server address', () => {
     expect(maxInFlight).toBe(1);
     expect(minGapMs).toBeGreaterThanOrEqual(DELAY - 1);
     expectCompleteOnce([owner]);
+  }, 180_000);
+
+  it('ip mode through a proxy: the group is still the target server, whatever carries the requests', async () => {
+    clearLogs();
+    const socks = await startMicrosocks();
+    const { summary } = await runCrawlProcesses(seeds(), envFor('ipproxy', { TRAWL_POLITENESS_KEY: 'ip', TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_CONCURRENCY: '8', TRAWL_PROXY_URLS: `s5=${socks.url}` }));
+    expect(summary.finished).toBe('complete');
+    await Promise.all(webs.map((web) => web.idle()));
+    const log = mergedLog();
+    const { maxInFlight, minGapMs } = politeness(log);
+    console.log(`ip mode through SOCKS5: ${log.length} requests, max in flight ${maxInFlight}, min gap end→start ${minGapMs.toFixed(1)} ms`);
+    // The requests went through the proxy…
+    expect(socks.log()).toContain(`connected to ${ADDRESS}`);
+    // …and the one server still saw one request at a time, the delay apart.
+    expect(maxInFlight).toBe(1);
+    expect(minGapMs).toBeGreaterThanOrEqual(DELAY - 1);
+    expectCompleteOnce();
   }, 180_000);
 });
