@@ -89,7 +89,7 @@ export class AddressGroups implements AddressTurns {
     if (settings.key === 'domain') {
       const domain = await this.gated(`domain:${registrableDomain(hostname)}`, holder, { ...strict, minIntervalMs: 0 }, true);
       if (domain.kind === 'wait') return domain;
-      // The per-address cap holds in every mode: one owner's subdomains may share a server with others.
+      // The per-address cap holds here too: one owner's subdomains may share a server with others' sites.
       const cap = await this.capTurn(request, settings);
       if (cap.kind === 'wait') {
         domain.leave(0);
