@@ -4,13 +4,15 @@
   most `max` requests be in flight at once, and starts them no closer than the group's next start
   time (set by each start: + min interval; by each release: the politeness delay that release
   asks). Callers refused are handed reserved start times in turn, spaced at least `step` apart
-  (the caller passes about one request's turn: the delay for a strict group), so the jobs of many
-  hosts waiting for one address never all come back at the same instant, and the group is asked
-  about once a step however many wait.
+  (the caller passes about one request's turn: the delay for a strict group; the group's last
+  observed cycle, start to next allowed start, when longer, up to 4 steps), so the jobs of many
+  hosts waiting for one address never all come back at the same instant, come back about when
+  the group can take them, and the group is asked about once a step however many wait.
 
   KEYS[1] slots  ZSET holder -> until when its slot is held (a dead holder's slot lapses then)
   KEYS[2] book   ZSET holder -> the start time reserved for it
-  KEYS[3] next   STRING: the group's earliest next start (ms)
+  KEYS[3] state  HASH: next (the group's earliest next start, ms), cycle (the last request's start
+                 to the next start its release allowed, ms; see releaseAddress)
   ARGV[1] holder (the lease id)  ARGV[2] now (ms)  ARGV[3] hold ms (how long a slot is held at most)
   ARGV[4] max in flight  ARGV[5] min interval between starts (ms)  ARGV[6] step (ms): the least
   spacing of reserved start times  ARGV[7] grace (ms): how long past its time a reservation waits
@@ -24,7 +26,7 @@ local now = tonumber(ARGV[2])
 local holdMs = tonumber(ARGV[3])
 local maxInFlight = tonumber(ARGV[4])
 local interval = tonumber(ARGV[5])
-local step = math.max(tonumber(ARGV[6]), interval, 1)
+local baseStep = tonumber(ARGV[6])
 local grace = tonumber(ARGV[7])
 local force = ARGV[8] == '1'
 
@@ -33,7 +35,9 @@ local force = ARGV[8] == '1'
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. (now - grace))
 
-local nextAt = tonumber(redis.call('GET', KEYS[3]) or '0')
+local state = redis.call('HMGET', KEYS[3], 'next', 'cycle')
+local nextAt = tonumber(state[1] or '0')
+local step = math.max(baseStep, interval, math.min(tonumber(state[2] or '0'), 4 * baseStep), 1)
 local tail = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]
 tail = tail and tonumber(tail)
 
@@ -47,7 +51,7 @@ local function grant()
   redis.call('ZREM', KEYS[2], holder)
   redis.call('ZADD', KEYS[1], now + holdMs, holder)
   nextAt = math.max(nextAt, now + interval)
-  redis.call('SET', KEYS[3], nextAt)
+  redis.call('HSET', KEYS[3], 'next', nextAt)
   keep(math.max(nextAt, tail or 0))
   return { 1, now }
 end

@@ -100,6 +100,24 @@ describe('acquireAddress', () => {
     expect(await gate.acquire(GROUP, 'l3', limits)).toEqual({ kind: 'ok' });
   });
 
+  it('spaces waiting jobs by the group\'s last cycle (start to next allowed start) when longer than the step, up to 4 steps', async () => {
+    const limits = { maxInFlight: 1, minIntervalMs: 0, stepMs: 150 };
+    const t0 = clock.now();
+    expect(await gate.acquire(GROUP, 'l0', limits)).toEqual({ kind: 'ok' });
+    // The response took 200 ms and asks a 150 ms delay: the group's cycle is 350 ms.
+    clock.advance(200);
+    await gate.release(GROUP, 'l0', clock.now() + 150);
+    expect(await gate.acquire(GROUP, 'l1', limits)).toEqual({ kind: 'wait', at: t0 + 350 });
+    expect(await gate.acquire(GROUP, 'l2', limits)).toEqual({ kind: 'wait', at: t0 + 700 });
+    // A long back-off holds the whole group, but the jobs after it are spaced 4 steps apart at most.
+    clock.set(t0 + 350);
+    expect(await gate.acquire(GROUP, 'l1', limits)).toEqual({ kind: 'ok' });
+    clock.advance(10);
+    await gate.release(GROUP, 'l1', clock.now() + 60_000);
+    expect(await gate.acquire(GROUP, 'l3', limits)).toEqual({ kind: 'wait', at: clock.now() + 60_000 });
+    expect(await gate.acquire(GROUP, 'l4', limits)).toEqual({ kind: 'wait', at: clock.now() + 60_000 + 600 });
+  });
+
   it('a reservation its holder never claims holds the line only for the grace', async () => {
     const limits = { maxInFlight: 1, minIntervalMs: 0 };
     expect(await gate.acquire(GROUP, 'l0', limits)).toEqual({ kind: 'ok' });
@@ -130,7 +148,7 @@ describe('acquireAddress', () => {
     const limits = { maxInFlight: 1, minIntervalMs: 50 };
     await gate.acquire(GROUP, 'l1', limits);
     const keys = addressGroupKeys(`${t.prefix}:${run}`, GROUP);
-    for (const key of [keys.slots, keys.next]) {
+    for (const key of [keys.slots, keys.state]) {
       const ttl = await t.redis.pttl(key);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(HOLD + 2000 + 50);

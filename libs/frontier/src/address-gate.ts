@@ -15,13 +15,13 @@ export interface AddressGroupKeys {
   slots: string;
   /** ZSET holder -> the start time reserved for it. */
   book: string;
-  /** STRING: the group's earliest next start, epoch ms. */
-  next: string;
+  /** HASH: `next`, the group's earliest next start (epoch ms); `cycle`, its last request's start to the next start it allowed (ms). */
+  state: string;
 }
 
 export function addressGroupKeys(prefix: string, group: string): AddressGroupKeys {
   const base = `${prefix}:{a:${group}}:`;
-  return { slots: `${base}slots`, book: `${base}book`, next: `${base}next` };
+  return { slots: `${base}slots`, book: `${base}book`, state: `${base}state` };
 }
 
 /** How many requests of a group may be in flight at once, and how far apart their starts are. */
@@ -70,7 +70,7 @@ export class AddressGate {
   async acquire(group: string, holder: string, limits: AddressLimits, options: { force?: boolean } = {}): Promise<AddressDecision> {
     const keys = addressGroupKeys(this.options.prefix, group);
     const [code, at] = (await this.scripts.acquireAddress(
-      [keys.slots, keys.book, keys.next],
+      [keys.slots, keys.book, keys.state],
       [
         holder,
         this.options.clock.now(),
@@ -90,7 +90,7 @@ export class AddressGate {
   /** The request has ended: frees the slot; the group's next start is no earlier than `nextAt` (0: no delay). */
   async release(group: string, holder: string, nextAt = 0): Promise<boolean> {
     const keys = addressGroupKeys(this.options.prefix, group);
-    const held = await this.scripts.releaseAddress([keys.slots, keys.next], [holder, this.options.clock.now(), Math.ceil(nextAt), this.options.holdMs]);
+    const held = await this.scripts.releaseAddress([keys.slots, keys.state], [holder, this.options.clock.now(), Math.ceil(nextAt), this.options.holdMs]);
     return held === 1;
   }
 }
