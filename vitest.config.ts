@@ -11,6 +11,7 @@ const CLUSTER_ONLY = ['libs/*/src/**/*.cluster.test.ts', 'libs/*/test/**/*.clust
 const ALSO_ON_CLUSTER = [
   'libs/frontier/src/frontier.test.ts',
   'libs/frontier/src/handoff.test.ts',
+  'libs/frontier/src/address-gate.test.ts',
   'libs/seen/src/bloom.test.ts',
   'libs/seen/src/seen-set.test.ts',
   'libs/queue/src/queues.test.ts',

@@ -6,6 +6,7 @@ import { heldFetchJobs } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import {
   Acks,
+  AddressGroups,
   blockOptionsOf,
   canonicalSitemapUrls,
   closePipeline,
@@ -154,6 +155,13 @@ export function createCrawlWorker(
     // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
     renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
     gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
+    addresses: roles.has('fetch')
+      ? new AddressGroups({
+          gate: runtime.addressGate,
+          serverAddress: (host) => runtime.fetcher.serverAddress(host),
+          onError: (error) => runtime.logger.warn({ err: error }, 'could not release an address slot: it lapses with its hold'),
+        })
+      : undefined,
     recordSitemaps: (origin, urls) => recordSitemaps(sitemaps, config, origin, urls),
     sitemaps: config.sitemaps.enabled
       ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }

@@ -115,6 +115,21 @@ export const configSchema = z.object({
       'TRAWL_BLOCK_URL_MARKERS',
       'Text that marks a challenge URL in a redirect\'s Location, matched case-insensitively (comma-separated). Unset: the built-in list (`/cdn-cgi/challenge-platform/`, `captcha-delivery.com`, `validate.perfdrive.com`, …).',
     ),
+    key: set(
+      oneOf(['host', 'ip', 'domain']).default('host'),
+      'TRAWL_POLITENESS_KEY',
+      'What one politeness group is: `host` (one request in flight and the delay per host name), `ip` (per server address: every host name on one address shares them; for shared hosting) or `domain` (per registrable domain: a.example.com and b.example.com share them). `ip` and `domain` cost two Redis calls per fetch (`domain` two more where its server has other names too, for TRAWL_IP_MAX_IN_FLIGHT); see docs/operations.md.',
+    ),
+    ipMaxInFlight: set(
+      int(1, 10_000).default(6),
+      'TRAWL_IP_MAX_IN_FLIGHT',
+      'In `host` and `domain` mode, requests in flight at once to one server address, across every worker (many sites on one shared-hosting address would otherwise each get their own request). 6 is what a browser opens to one server; it binds only on addresses this process has seen serve more than one host name, so a crawl of distinct sites is never slowed nor costs a Redis call for it.',
+    ),
+    ipMinIntervalMs: set(
+      int(0, 60_000).default(100),
+      'TRAWL_IP_MIN_INTERVAL_MS',
+      'Least time between request starts to one server address (in `host` mode on addresses shared by several host names, and in `ip` mode besides the delay): 100 ms, at most 10 requests a second to one shared-hosting server however many of its sites are due.',
+    ),
   }),
 
   robots: z.object({

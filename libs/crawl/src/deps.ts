@@ -8,6 +8,7 @@ import type { RobotsCache } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
 import type { RecentBodies } from './bodies.js';
+import type { AddressTurns } from './fetch/address-step.js';
 import type { PageAnalyzer } from './process/analyzer.js';
 import type { CrawlArchive } from './process/archive.js';
 import type { Duplicates } from './process/duplicates.js';
@@ -40,6 +41,12 @@ export interface PipelineDeps {
   renewEveryMs?: number;
   /** A job whose host is due within this long waits in the worker instead of the delayed set. */
   gateWaitMs: number;
+  /**
+   * The address gate, taken after the host gate and before the request (robots.txt included):
+   * the politeness group per server address or registrable domain, and the per-address cap
+   * (absent: none).
+   */
+  addresses?: AddressTurns;
   recordSitemaps?: (origin: string, urls: string[]) => Promise<void>;
   /** The stored validators of a re-crawled page, for its conditional GET. */
   validators?: Pick<Validators, 'headers'>;

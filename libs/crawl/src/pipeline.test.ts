@@ -451,6 +451,52 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('release')).toHaveLength(1);
   });
 
+  it('its server address is not free: keeps the host (due at the reserved time), keeps the lease past it, fetches nothing, defers', async () => {
+    const turns: Array<{ kind: 'wait'; at: number }> = [{ kind: 'wait', at: T0 + 60_000 }];
+    const pipeline = { ...deps(), addresses: { enter: async () => turns.shift() ?? { kind: 'go' as const, leave: () => undefined } } };
+    expect(await processFetchJob(pipeline, job())).toEqual({ outcome: 'defer', until: T0 + 60_000 - 50 });
+    expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 60_000, keepHost: true, leaseUntil: T0 + 60_000 + 300_000, streak: undefined }]);
+    expect(of('fetch')).toHaveLength(0);
+    expect(of('robots')).toHaveLength(0);
+  });
+
+  it('a reserved time within the gate\'s short wait is waited for in the worker, then the page is fetched', async () => {
+    const asked: number[] = [];
+    const turns: Array<{ kind: 'wait'; at: number }> = [{ kind: 'wait', at: T0 + 40 }];
+    const pipeline = {
+      ...deps(),
+      addresses: {
+        enter: async () => {
+          asked.push(f.clock.now());
+          return turns.shift() ?? { kind: 'go' as const, leave: () => undefined };
+        },
+      },
+    };
+    const started = performance.now();
+    expect(await processFetchJob(pipeline, job())).toMatchObject({ outcome: 'done' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(39);
+    expect(asked).toHaveLength(2);
+    expect(of('fetch')).toHaveLength(1);
+  });
+
+  it('leaves its address once the request has ended, with the host\'s next due time; also when robots.txt was the request, or it threw', async () => {
+    const left: number[] = [];
+    const pipeline = { ...deps(), addresses: { enter: async () => ({ kind: 'go' as const, leave: (nextAt: number) => void left.push(nextAt) }) } };
+    await processFetchJob(pipeline, job());
+    expect(left).toEqual([T0 + 20 + DELAY]);
+    expect(f.events.findIndex((e) => e.kind === 'fetch')).toBeLessThan(f.events.findIndex((e) => e.kind === 'release'));
+
+    f.robots = null;
+    await processFetchJob(pipeline, job());
+    expect(left[1]).toBeGreaterThanOrEqual(T0 + DELAY);
+
+    f.fetch = async () => {
+      throw new Error('boom');
+    };
+    await processFetchJob(pipeline, job()).catch(() => undefined);
+    expect(left).toHaveLength(3);
+  });
+
   it('an exception before the fetch completes still frees the host exactly once', async () => {
     f.fetch = async () => {
       throw new TypeError('bug');

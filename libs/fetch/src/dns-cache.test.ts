@@ -291,3 +291,29 @@ describe('static hosts', () => {
     expect(resolver.resolve4).not.toHaveBeenCalled();
   });
 });
+
+describe('Fetcher.serverAddress', () => {
+  it('answers from the DNS cache the requests use: one lookup for the address and the request', async () => {
+    const clock = new ManualClock();
+    const resolver = new FakeResolver({
+      'site.test': { a: [{ address: '93.184.216.34', ttl: 300 }] },
+      'private.test': { a: [{ address: '10.0.0.5', ttl: 300 }, { address: '93.184.216.35', ttl: 300 }] },
+    });
+    const fetcher = makeFetcher({ dns: new DnsCache({ clock, resolver }), clock });
+    expect(await fetcher.serverAddress('site.test')).toBe('93.184.216.34');
+    expect(await fetcher.serverAddress('site.test')).toBe('93.184.216.34');
+    expect(resolver.lookups('site.test')).toBe(1);
+    // The address the SSRF guard lets a request connect to, not a refused one.
+    expect(await fetcher.serverAddress('private.test')).toBe('93.184.216.35');
+    expect(await fetcher.serverAddress('[2001:db8::1]')).toBe('2001:db8::1');
+    expect(await fetcher.serverAddress('203.0.113.9')).toBe('203.0.113.9');
+  });
+
+  it('a name that does not resolve is null (the request meets the cached failure), never a throw', async () => {
+    const resolver = new FakeResolver({});
+    const dns = new DnsCache({ resolver });
+    const fetcher = makeFetcher({ dns });
+    expect(await fetcher.serverAddress('nowhere.test')).toBeNull();
+    expect(dns.stats().failuresCached).toBe(1);
+  });
+});

@@ -1,4 +1,5 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import { isIP, type LookupFunction } from 'node:net';
 import { type Clock, ErrorCode, isTrawlError, systemClock, TrawlError } from '@trawl/core';
 import got, { type Got, type NormalizedOptions } from 'got';
 import { parseContentType } from './content-type.js';
@@ -105,6 +106,7 @@ export class Fetcher {
   private readonly router: ProxyRouter | null = null;
   private readonly exits = new Map<string, ExitAgents>();
   private readonly onProxyRequest: ((event: ProxyRequestEvent) => void) | undefined;
+  private readonly guardedLookup: LookupFunction;
   private closed = false;
 
   constructor(options: FetcherOptions) {
@@ -127,6 +129,7 @@ export class Fetcher {
       https: new GuardedHttpsAgent(agentOptions, this.policy),
     };
     const guardedLookup = guardLookup(lookup, this.policy);
+    this.guardedLookup = guardedLookup;
     this.onProxyRequest = options.onProxyRequest;
     if (options.proxies !== undefined && options.proxies.proxies.length > 0) {
       this.router = new ProxyRouter(options.proxies);
@@ -173,6 +176,21 @@ export class Fetcher {
         // Signed where got has built the request's final headers, just before it is sent.
         beforeRequest: signRequest === undefined ? [] : [(request) => signHeaders(signRequest, request)],
       },
+    });
+  }
+
+  /**
+   * The server address a request to `hostname` connects to directly (the first address the SSRF
+   * guard allows), answered by the same DNS cache the requests use: asking before a request costs
+   * no second lookup, and a failure is cached for the request to meet. Null when the name does not
+   * resolve (or resolves to nothing allowed): the request then fails as it would have. Through a
+   * proxy the name is resolved here all the same: the server is the same whatever the route.
+   */
+  serverAddress(hostname: string): Promise<string | null> {
+    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    if (isIP(host) !== 0) return Promise.resolve(host);
+    return new Promise((resolve) => {
+      this.guardedLookup(host, {}, (error, address) => resolve(error || typeof address !== 'string' || address === '' ? null : address));
     });
   }
 

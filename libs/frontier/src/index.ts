@@ -1,3 +1,4 @@
+export { AddressGate, type AddressDecision, type AddressGateOptions, type AddressGroupKeys, addressGroupKeys, type AddressLimits } from './address-gate.js';
 export { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
 export {
   type ClaimResult,

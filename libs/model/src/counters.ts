@@ -12,6 +12,8 @@ export const COUNTERS = [
   'retries',
   'dead',
   'deferred',
+  /** Jobs sent back to wait for their server address's (or domain's) turn (TRAWL_POLITENESS_KEY, TRAWL_IP_*). */
+  'addressDeferred',
   'stale',
   'linksFound',
   'urlsNew',

@@ -80,6 +80,10 @@ export const crawlPolicySchema = z.object({
     backoffMaxMs: z.number().int().min(0),
     hostFailureThreshold: z.number().int().min(1).default(DEFAULT_POLITENESS.hostFailureThreshold),
     maxRetryAfterMs: z.number().int().min(0),
+    // Absent from a policy published before these settings existed: their defaults.
+    key: z.enum(['host', 'ip', 'domain']).default('host'),
+    ipMaxInFlight: z.number().int().min(1).default(6),
+    ipMinIntervalMs: z.number().int().min(0).default(100),
   }),
   /** When pages are visited again (see @trawl/recrawl). Absent in policies stored by older releases. */
   recrawl: z

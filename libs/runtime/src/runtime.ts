@@ -5,7 +5,7 @@ import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore,
 import { type Clock, ErrorCode, isTrawlError, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type ProxyRequestEvent, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
-import { Frontier, type FrontierOptions } from '@trawl/frontier';
+import { AddressGate, Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
@@ -64,6 +64,7 @@ export class Runtime {
   private blocking: Redis | undefined;
   private processConnection: Redis | undefined;
   private fetcherInstance: Fetcher | undefined;
+  private addressGateInstance: AddressGate | undefined;
   private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
   /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
@@ -195,6 +196,16 @@ export class Runtime {
       for (const listener of this.proxyListeners) listener(event);
     });
     return this.fetcherInstance;
+  }
+
+  /**
+   * The address gate (fetch workers only): the politeness groups that span partitions (server
+   * addresses, registrable domains), in keys of their own. A slot is held at most as long as a
+   * host's fetch token.
+   */
+  get addressGate(): AddressGate {
+    this.addressGateInstance ??= new AddressGate(this.redis, { prefix: this.config.namespace, clock: this.clock, holdMs: frontierOptions(this.config, this.config.namespace, this.clock).fetchHoldMs });
+    return this.addressGateInstance;
   }
 
   /** Listens to the requests the fetcher routes through proxies (for metrics); returns the unsubscribe. */

@@ -8,7 +8,8 @@ import type { PipelineDeps } from '../deps.js';
 import { failOutcome, processingFailed } from '../failure.js';
 import { applyOutcome, HostHold, type JobOutcome, renewEveryMs } from '../outcome.js';
 import { handleSitemap, sitemapFailure } from '../process/sitemap-step.js';
-import { fetchUnderGate, isFetched } from './fetch-step.js';
+import { passAddressGate } from './address-step.js';
+import { type Fetched, fetchUnderGate, isFetched } from './fetch-step.js';
 import { handOffPage } from './hand-off.js';
 import { passGate } from './gate.js';
 import { defer, earlyForQueue } from './when.js';
@@ -140,8 +141,22 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
     if (recorded) return recorded;
   }
 
+  // The address group's turn (after the host's: a host waiting for its address keeps its own
+  // turn, and no worker slot waits; robots.txt below is a request to the address too).
+  const turn = await passAddressGate(deps, attempt, hold.ticket.leaseId, { ...policy.policy.politeness, minDelayMs: policy.politeness.minDelayMs });
+  if (turn.kind === 'wait') {
+    counters.add('addressDeferred');
+    // The lease outlives the wait, however long the address's line is.
+    return { ...defer(earlyForQueue(deps, turn.at)), release: { dueAt: turn.at, keepHost: true }, leaseUntil: turn.at + deps.leaseMs };
+  }
   const sitemap = (job.flags & UrlFlag.Sitemap) !== 0;
-  const fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
+  let fetched: Fetched | JobOutcome | undefined;
+  try {
+    fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
+  } finally {
+    // The request has ended (or failed): the group may go on, after the delay the host asks.
+    turn.leave(hostDueAfter(fetched, deps.clock.now()));
+  }
   if (!isFetched(fetched)) return sitemap ? sitemapFailure(deps, attempt, fetched) : fetched;
   // The host is free for its next URL before this one is stored and parsed; the lease runs a full
   // TRAWL_LEASE_MS from here (and is renewed while the job works).
@@ -155,3 +170,7 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
     return processingFailed(deps, attempt, error);
   }
 }
+
+/** The host's next due time a turn's outcome asks for (now when it asked for none, or threw). */
+const hostDueAfter = (fetched: Fetched | JobOutcome | undefined, now: number): number =>
+  fetched === undefined ? now : isFetched(fetched) ? fetched.release.dueAt : (fetched.release?.dueAt ?? now);
