@@ -1,4 +1,4 @@
-import { CHAOS_HEADERS, type ChaosFault, type ChaosResult, chaosRow, PrivatePostgres, PrivateRedis, runChaos } from '@trawl/cli/testing';
+import { CHAOS_HEADERS, type ChaosFault, chaosLabel, type ChaosResult, chaosRow, PrivatePostgres, PrivateRedis, runChaos } from '@trawl/cli/testing';
 import { machine, table, writeSection } from './report.js';
 
 /**
@@ -22,6 +22,7 @@ export async function chaosBench(): Promise<void> {
     ['restart-postgres', {}],
     ['wipe-redis', {}],
     ['wipe-redis', { autoRebuild: true }],
+    ['wipe-redis', { autoRebuild: true, defaultTimeouts: true }],
     ['disk-full', { diskBytes: { small: 1024 * 1024, fixed: 256 * 1024 * 1024 }, at: 0.02 }],
   ];
   try {
@@ -44,11 +45,11 @@ export async function chaosBench(): Promise<void> {
         byReason.set(why, (byReason.get(why) ?? 0) + 1);
       }
       const deaths = r.deaths.map((d) => `${d.by} (${d.how}, ${(d.at / 1000).toFixed(1)} s)`).join(', ');
-      const label = r.autoRebuild ? `${r.fault} (auto rebuild)` : r.fault;
+      const label = chaosLabel(r);
       return `- **${label}**: ${r.fetchedTwice.length} pages fetched twice — ${[...byReason].map(([why, n]) => `${n} ${why}`).join('; ')}.${deaths ? ` Deaths: ${deaths}.` : ''}`;
     })
     .join('\n');
-  const events = results.map((r) => `- **${r.autoRebuild ? `${r.fault} (auto rebuild)` : r.fault}**: ${r.events.join('; ')}`).join('\n');
+  const events = results.map((r) => `- **${chaosLabel(r)}**: ${r.events.join('; ')}`).join('\n');
 
   const md = `## Chaos: complete, once, and nothing lost under faults — tiny pages (2 KB, 1–10 ms): a robustness table, not a speed figure
 
@@ -70,7 +71,9 @@ is traced to the process that fetched it first.
 - restart-redis: \`redis-server\` stopped (SIGTERM: it fsyncs its AOF), down 0.5 s, started again.
 - restart-postgres: fast shutdown, down 1 s, started again.
 - wipe-redis: \`FLUSHALL\`, then \`trawl frontier rebuild\` while the crawl's processes keep running;
-  in its second row, no command: the scheduler rebuilds the crawl itself (\`TRAWL_AUTO_REBUILD=true\`).
+  in its second row, no command: the scheduler rebuilds the crawl itself (\`TRAWL_AUTO_REBUILD=true\`);
+  in its third, the same with the default fetch timeouts, leases and job locks (a 60 s fetch deadline):
+  the workers abort their fetches on seeing the loss, so the rebuild does not wait for the deadline.
 - "longest silence": the longest stretch with no request to any host; "worst wait past due": over
   every host, the longest gap from the end of a response to the host's next request, less the delay
   (both from the web's log).

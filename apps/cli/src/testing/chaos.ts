@@ -57,6 +57,8 @@ export interface ChaosResult {
   fault: ChaosFault;
   /** wipe-redis: the scheduler rebuilt the crawl itself (TRAWL_AUTO_REBUILD). */
   autoRebuild: boolean;
+  /** The default fetch timeouts, leases and job locks were kept (not the chaos settings' short ones). */
+  defaultTimeouts: boolean;
   expected: number;
   /** Distinct expected pages the web served (2xx) at least once. */
   fetched: number;
@@ -259,7 +261,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const judged = await judge(web, expected, options, namespace, deaths, wipe);
     const wipeSilenceMs = wipedAt ? silenceAround(web.log, wipedAt) : null;
     note(`longest silence ${judged.longestSilenceMs} ms from +${((judged.longestSilenceFrom - started) / 1000).toFixed(1)} s${wipedAt ? `; around the wipe (+${((wipedAt - started) / 1000).toFixed(1)} s): ${wipeSilenceMs} ms` : ''}`);
-    return { fault: options.fault, autoRebuild: options.autoRebuild === true, ...judged, wipeSilenceMs, wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
+    return { fault: options.fault, autoRebuild: options.autoRebuild === true, defaultTimeouts: options.defaultTimeouts === true, ...judged, wipeSilenceMs, wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
   } finally {
     const procs = [crawl.proc, ...workers.map((w) => w.proc), ...processors.map((w) => w.proc)];
     for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
@@ -385,11 +387,17 @@ export function silenceAround(log: readonly RequestLogEntry[], at: number): numb
   return Number.isFinite(before) && Number.isFinite(after) ? after - before : 0;
 }
 
+/** A case's name in the chaos table: the fault, and how it was run when not the plain way. */
+export function chaosLabel(r: Pick<ChaosResult, 'fault' | 'autoRebuild' | 'defaultTimeouts'>): string {
+  const how = [r.autoRebuild ? 'auto rebuild' : null, r.defaultTimeouts ? 'default timeouts' : null].filter(Boolean);
+  return how.length > 0 ? `${r.fault} (${how.join(', ')})` : r.fault;
+}
+
 /** One Markdown table row per case: pages expected, fetched, fetched twice (explained), lost, wall time. */
 export function chaosRow(r: ChaosResult): (string | number)[] {
   const explained = r.fetchedTwice.filter((d) => d.explained !== null).length;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  return [r.autoRebuild ? `${r.fault} (auto rebuild)` : r.fault, r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs)];
+  return [chaosLabel(r), r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs)];
 }
 
 export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time', 'longest silence', 'worst wait past due'];
