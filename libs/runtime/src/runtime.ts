@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, userAgentOf } from '@trawl/config';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, frontierMaxQueued, userAgentOf } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
 import { type Clock, ErrorCode, isTrawlError, OffsetClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type ProxyRequestEvent, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
-import { Frontier, type FrontierOptions } from '@trawl/frontier';
+import { Admission, Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
@@ -55,6 +55,7 @@ export class Runtime {
   private fetcherInstance: Fetcher | undefined;
   private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
+  private admissionInstance: Admission | undefined;
   /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
   readonly timings = new Timings();
   private readonly proxyListeners = new Set<(event: ProxyRequestEvent) => void>();
@@ -201,6 +202,12 @@ export class Runtime {
   }
 
   /** The content store (fetch workers only), built on first use. */
+  /** Seed admission against the frontier's queued count (TRAWL_FRONTIER_MAX_QUEUED), shared by the crawl's processes. */
+  get admission(): Admission {
+    this.admissionInstance ??= new Admission(this.redis, this.frontier, { prefix: this.config.namespace, maxQueued: frontierMaxQueued(this.config), clock: this.clock });
+    return this.admissionInstance;
+  }
+
   get store(): ContentStore {
     this.storeInstance ??= createContentStore(this.config);
     return this.storeInstance;
