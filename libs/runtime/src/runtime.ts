@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, frontierMaxQueued, userAgentOf } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
-import { type Clock, ErrorCode, isTrawlError, OffsetClock } from '@trawl/core';
+import { type Clock, ErrorCode, isTrawlError, OffsetClock, systemClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type ProxyRequestEvent, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
 import { Admission, Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
-import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
+import { createRedis, deleteByPrefix, type Redis, type RedisClient, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { type ContentStore, createContentStore } from '@trawl/store';
@@ -40,6 +40,14 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
     requireLiveMark: true,
     clock,
   };
+}
+
+/**
+ * Seed admission on a bare Redis connection, for a command that opens no runtime (`trawl seed`):
+ * the same state and threshold as a runtime's `admission`.
+ */
+export function openAdmission(config: Config, redis: RedisClient, clock: Clock = systemClock): Admission {
+  return new Admission(redis, new Frontier(redis, frontierOptions(config, config.namespace, clock)), { prefix: config.namespace, maxQueued: frontierMaxQueued(config), clock });
 }
 
 /**
