@@ -92,11 +92,11 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
       return { enqueued: report.enqueued, already_seen: report.already_seen };
     },
     (error) => logger.error({ err: error }, 'seeds queue error'),
-    { admit: async () => (await runtime.admission.check()).state === 'admitting' },
+    { admit: async () => (await runtime.admission.check({ setsThreshold: true })).state === 'admitting' },
   );
   // Seed admission: the seeds queue is consumed only while the frontier holds less than the
   // crawl can fetch (TRAWL_FRONTIER_MAX_QUEUED); above it seeds wait, and this resumes them.
-  const admission = new SeedsAdmission({ check: () => runtime.admission.check(), seeds, logger: logger.child({ component: 'admission' }) }, { everyMs: ADMISSION_CHECK_MS });
+  const admission = new SeedsAdmission({ check: () => runtime.admission.check({ setsThreshold: true }), seeds, logger: logger.child({ component: 'admission' }) }, { everyMs: ADMISSION_CHECK_MS });
   const sweeps = new SweepsWorker(runtime.blockingRedis(), config.namespace, (name) => runSweep(runtime, name), (error) => logger.error({ err: error }, 'sweeps queue error'));
   // Dispatch first: the sweeps' schedules are a few round trips nobody's first fetch should wait for.
   await scheduler.start();

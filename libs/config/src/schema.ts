@@ -273,7 +273,7 @@ export const configSchema = z.object({
     maxQueued: set(
       int(0).optional(),
       'TRAWL_FRONTIER_MAX_QUEUED',
-      'Seed admission: at this many URLs queued in the frontier, seeds stop entering it — the schedulers leave the `seeds` queue\'s jobs waiting, `POST /v1/crawl/seeds` answers 429 with Retry-After, `trawl seed` says it waits — until the frontier drains below 90 % of it. Discovered links still enter (and are recorded in PostgreSQL whatever the frontier holds). 0: no limit. Unset: one day of one worker\'s polite capacity, TRAWL_CONCURRENCY fetches every TRAWL_MIN_DELAY_MS (32 × 86,400 = 2,764,800 by default, about 240 MB of Redis): more queued than that cannot be fetched within a day by the smallest crawl, so it only costs memory. Every scheduler and dashboard of a crawl should agree.',
+      'Seed admission: at this many URLs queued in the frontier, seeds stop entering it — the schedulers leave the `seeds` queue\'s jobs waiting, `POST /v1/crawl/seeds` answers 429 with Retry-After, `trawl seed` says it waits — until the frontier drains below 90 % of it. Discovered links still enter (and are recorded in PostgreSQL whatever the frontier holds). 0: no limit. Unset: one day of one worker\'s polite capacity, TRAWL_CONCURRENCY fetches every TRAWL_MIN_DELAY_MS (32 × 86,400 = 2,764,800 by default, about 240 MB of Redis): more queued than that cannot be fetched within a day by the smallest crawl, so it only costs memory. Set it on the schedulers (all alike): dashboards and `trawl seed` follow the threshold the schedulers record.',
     ),
   }),
 

@@ -42,9 +42,9 @@ async function setup(maxQueued: number) {
       return { enqueued: data.urls.length, already_seen: 0 };
     },
     undefined,
-    { admit: async () => (await admission.check()).state === 'admitting' },
+    { admit: async () => (await admission.check({ setsThreshold: true })).state === 'admitting' },
   );
-  const watcher = new SeedsAdmission({ check: () => admission.check(), seeds: worker, logger: silentLogger }, { everyMs: 1000 });
+  const watcher = new SeedsAdmission({ check: () => admission.check({ setsThreshold: true }), seeds: worker, logger: silentLogger }, { everyMs: 1000 });
   void worker.run();
   await worker.ready();
   /** Claims URLs (as a dispatcher would) until `left` are queued. */

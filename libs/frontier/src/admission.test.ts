@@ -83,6 +83,20 @@ describe('Admission', () => {
     expect((await dashboard.check()).state).toBe('paused');
   });
 
+  it('a process that does not set the threshold follows the one the schedulers recorded', async () => {
+    const prefix = `${t.prefix}:${run}`;
+    const frontier = frontierAt(prefix);
+    // A dashboard before any scheduler has checked: its own threshold.
+    const cli = new Admission(t.redis, frontier, { prefix, maxQueued: 1000, clock });
+    expect(await cli.check()).toMatchObject({ state: 'admitting', maxQueued: 1000, resumeBelow: 900 });
+    const scheduler = new Admission(t.redis, frontier, { prefix, maxQueued: 10, clock });
+    await frontier.push(items(12));
+    expect(await scheduler.check({ setsThreshold: true })).toMatchObject({ state: 'paused', maxQueued: 10, resumeBelow: 9 });
+    // `trawl seed` run without TRAWL_FRONTIER_MAX_QUEUED (the default is far higher) cannot resume it.
+    expect(await cli.check()).toMatchObject({ state: 'paused', queued: 12, maxQueued: 10, resumeBelow: 9 });
+    expect(await scheduler.check({ setsThreshold: true })).toMatchObject({ state: 'paused' });
+  });
+
   it('always admits with a threshold of 0', async () => {
     const prefix = `${t.prefix}:${run}`;
     const frontier = frontierAt(prefix);

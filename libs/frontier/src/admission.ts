@@ -50,11 +50,16 @@ export function admissionState(previous: AdmissionState, queued: number, limits:
  * crawl (schedulers consuming the `seeds` queue, dashboards answering `POST /v1/crawl/seeds`,
  * `trawl seed`) shares one hysteresis; each `check` reads the frontier's queued counters (one
  * HGET a partition, never a scan) and records the decision.
+ *
+ * The schedulers, which consume the seeds, set the threshold (`setsThreshold`); a dashboard or
+ * `trawl seed` follows the one they recorded, and uses its own only before any scheduler has
+ * checked — so a `trawl seed` run without the crawl's environment cannot flip the state.
  */
 export class Admission {
   private readonly scripts: Record<'setAdmission', ScriptCaller>;
   private readonly key: string;
   private readonly clock: Clock;
+  /** This process's own threshold (TRAWL_FRONTIER_MAX_QUEUED as it was configured here). */
   readonly limits: AdmissionLimits;
 
   constructor(
@@ -68,13 +73,14 @@ export class Admission {
     this.limits = admissionLimits(options.maxQueued);
   }
 
-  async check(): Promise<AdmissionStatus> {
-    const [queued, stored] = await Promise.all([this.frontier.queuedCount(), this.redis.hget(this.key, 'state')]);
+  async check(options: { setsThreshold?: boolean } = {}): Promise<AdmissionStatus> {
+    const [queued, [stored, storedMax, storedResume]] = await Promise.all([this.frontier.queuedCount(), this.redis.hmget(this.key, 'state', 'max', 'resume')]);
     const previous: AdmissionState = stored === 'paused' ? 'paused' : 'admitting';
-    const next = admissionState(previous, queued, this.limits);
+    const limits = options.setsThreshold || storedMax === null || storedResume === null ? this.limits : { maxQueued: Number(storedMax), resumeBelow: Number(storedResume) };
+    const next = admissionState(previous, queued, limits);
     const now = this.clock.now();
     // Another process may have decided between the read and this write: its decision stands.
-    const [state, since] = (await this.scripts.setAdmission([this.key], [previous, next, queued, this.limits.maxQueued, this.limits.resumeBelow, now])) as [string, number];
-    return { state: state === 'paused' ? 'paused' : 'admitting', queued, since: Number(since), ...this.limits };
+    const [state, since] = (await this.scripts.setAdmission([this.key], [previous, next, queued, limits.maxQueued, limits.resumeBelow, now])) as [string, number];
+    return { state: state === 'paused' ? 'paused' : 'admitting', queued, since: Number(since), ...limits };
   }
 }
