@@ -29,7 +29,8 @@ const env = (): Record<string, string> => ({
   TRAWL_FRONTIER_MAX_QUEUED: String(MAX_QUEUED),
   TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
   TRAWL_SCOPE: 'any',
-  TRAWL_MIN_DELAY_MS: '100',
+  // Slower than seeds arrive (20 hosts, one fetch each every 500 ms): the frontier hovers at the threshold.
+  TRAWL_MIN_DELAY_MS: '500',
   TRAWL_ADAPTIVE_DELAY_FACTOR: '0',
   TRAWL_CONCURRENCY: '8',
   TRAWL_RECRAWL: 'false',
@@ -86,7 +87,9 @@ describe('a seed flood under TRAWL_FRONTIER_MAX_QUEUED', () => {
 
   it('`trawl seed` says why its job waits and exits 4 when it is still waiting at --timeout', async () => {
     const extra = web.rootUrls()[0] as string;
-    const seed = trawl(['seed', extra, '--timeout', '2'], env());
+    // Without TRAWL_FRONTIER_MAX_QUEUED: `trawl seed` follows the threshold the scheduler recorded.
+    const { TRAWL_FRONTIER_MAX_QUEUED: _own, ...shell } = env();
+    const seed = trawl(['seed', extra, '--timeout', '2'], shell);
     const { code } = await seed.exited;
     expect(code, seed.stderr()).toBe(4);
     expect(seed.stderr()).toMatch(/seed admission is paused: the frontier holds \d+ queued URLs, at or above TRAWL_FRONTIER_MAX_QUEUED \(40\); seeds job \S+ waits in the seeds queue until the crawl drains it below 36/);
