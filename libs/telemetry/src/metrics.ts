@@ -58,7 +58,7 @@ export interface AdmissionReading {
  * Seed admission: `trawl_seed_admission_paused` (1 while seeds wait because the frontier holds
  * TRAWL_FRONTIER_MAX_QUEUED URLs or more), `trawl_frontier_max_queued` (the threshold, 0 for
  * none) and `trawl_frontier_resume_below` (the resume mark). `read` gives the latest decision, or
- * undefined before the first (no series then).
+ * undefined before the first (the series read 0 then: a gauge without labels always has a value).
  */
 export function admissionMetrics(metrics: Metrics, read: () => AdmissionReading | undefined | Promise<AdmissionReading | undefined>): void {
   const series: [string, string, (r: AdmissionReading) => number][] = [
