@@ -145,4 +145,9 @@ describe('a seed flood under TRAWL_FRONTIER_MAX_QUEUED', () => {
     // Each seed was admitted once, by its own job or (a page a fetched page links to) found first.
     expect(results.reduce((n, r) => n + r.enqueued + r.already_seen, 0)).toBe(seeds.length + 1);
   }, 200_000);
+
+  it('the scheduler, whose seeds consumer paused and resumed, and the worker exit 0 on SIGTERM', async () => {
+    for (const p of procs) p.child.kill('SIGTERM');
+    for (const p of procs) expect((await p.exited).code, p.stderr()).toBe(0);
+  }, 60_000);
 });
