@@ -12,6 +12,7 @@ const ALSO_ON_CLUSTER = [
   'libs/frontier/src/frontier.test.ts',
   'libs/frontier/src/handoff.test.ts',
   'libs/frontier/src/address-gate.test.ts',
+  'libs/frontier/src/admission.test.ts',
   'libs/seen/src/bloom.test.ts',
   'libs/seen/src/seen-set.test.ts',
   'libs/queue/src/queues.test.ts',
@@ -20,6 +21,7 @@ const ALSO_ON_CLUSTER = [
   'libs/model/src/discovery.test.ts',
   'libs/dispatch/src/seeds.test.ts',
   'libs/dispatch/src/scheduler.test.ts',
+  'libs/dispatch/src/admission.test.ts',
 ];
 
 export default defineConfig({

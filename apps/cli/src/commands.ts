@@ -4,7 +4,7 @@ import { schedulerStatus, workerStatus } from '@trawl/dispatch';
 import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { findServers, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
+import { type AdmissionStatus, findServers, openAdmission, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
 import { runDashboardProcess } from '@trawl/dashboard';
 import { rebuildFromDatabase, runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
@@ -142,9 +142,19 @@ export async function dashboardCommand(ctx: CliContext, flags: { host?: string; 
   ctx.stdout.write(`${JSON.stringify(report)}\n`);
 }
 
+/** `trawl seed`'s exit status when its job is still waiting because seed admission is paused. */
+export const EXIT_SEEDS_WAITING_FOR_ADMISSION = 4;
+
+/** Why a seeds job waits while seed admission is paused, in an operator's words. */
+export function admissionPausedMessage(jobId: string, status: AdmissionStatus): string {
+  return `seed admission is paused: the frontier holds ${status.queued} queued URLs, at or above TRAWL_FRONTIER_MAX_QUEUED (${status.maxQueued}); seeds job ${jobId} waits in the seeds queue until the crawl drains it below ${status.resumeBelow} (nothing is lost; no need to send it again)`;
+}
+
 /**
  * `trawl seed`: add a job to the crawl's `seeds` queue and wait for a scheduler to take it
- * (`--no-wait`: print the job id and return).
+ * (`--no-wait`: print the job id and return). While seed admission is paused the job is queued
+ * all the same — the queue is where seeds wait — and the command says so; if it is still
+ * waiting at `--timeout`, it exits with `EXIT_SEEDS_WAITING_FOR_ADMISSION`.
  */
 export async function seedCommand(ctx: CliContext, urls: string[], flags: Record<string, unknown>): Promise<void> {
   const seeds = [...urls, ...(typeof flags.seedsFile === 'string' ? readSeedsFile(flags.seedsFile) : [])];
@@ -158,18 +168,27 @@ export async function seedCommand(ctx: CliContext, urls: string[], flags: Record
   const servers = await findServers(cfg);
   const redis = createRedis(servers.redisUrl, { name: `trawl:${cfg.namespace}:seed:${process.pid}`, cluster: cfg.redisCluster });
   const queue = new SeedsQueue(redis, cfg.namespace);
+  const admission = openAdmission(cfg, redis);
   try {
     const jobId = await queue.add(data).catch((error: Error) => {
       throw new ConfigError([error.message]);
     });
+    const before = await admission.check();
+    if (before.state === 'paused') ctx.stderr.write(`trawl: ${admissionPausedMessage(jobId, before)}\n`);
     if (flags.wait === false) {
-      ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'queued' })}\n`);
+      ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'queued', admission: before.state })}\n`);
       return;
     }
     const timeoutMs = typeof flags.timeout === 'string' ? Number(flags.timeout) * 1000 : 30_000;
     const outcome = await queue.wait(jobId, timeoutMs);
     if (outcome === null) {
-      ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'waiting' })}\n`);
+      const after = await admission.check();
+      ctx.stdout.write(`${JSON.stringify({ job: jobId, state: 'waiting', admission: after.state })}\n`);
+      if (after.state === 'paused') {
+        ctx.stderr.write(`trawl: still waiting after ${timeoutMs / 1000} s: ${admissionPausedMessage(jobId, after)}\n`);
+        process.exitCode = EXIT_SEEDS_WAITING_FOR_ADMISSION;
+        return;
+      }
       ctx.stderr.write(`trawl: seeds job ${jobId} is queued, but no scheduler took it within ${timeoutMs / 1000} s: is \`trawl scheduler\` (or \`trawl crawl\`) running for namespace "${cfg.namespace}"?\n`);
       process.exitCode = 3;
       return;
@@ -189,7 +208,7 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
   const { runtime, services } = await open(cfg, log, 'status', false);
   try {
     const seedsQueue = new SeedsQueue(runtime.queueRedis, cfg.namespace);
-    const [frontier, queues, seeds, counters, db, policy, schedulers, workers] = await Promise.all([
+    const [frontier, queues, seeds, counters, db, policy, schedulers, workers, admission] = await Promise.all([
       runtime.frontier.stats(),
       runtime.queues.counts(),
       seedsQueue.counts(),
@@ -198,13 +217,14 @@ export async function statusCommand(ctx: CliContext, flags: Record<string, unkno
       runtime.policyStore.load(),
       schedulerStatus(runtime.redis, cfg.namespace, cfg.partitions, runtime.clock),
       workerStatus(runtime.redis, cfg.namespace, runtime.clock),
+      runtime.admission.check(),
     ]);
     await seedsQueue.close();
     const bloom = await runtime.seen.bloom.info();
     // Operator pauses (the dashboard's): the whole crawl, and single hosts.
     const paused = await runtime.frontier.paused();
     const { partitions: _p, ...frontierTotals } = frontier;
-    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, paused, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify({ namespace: cfg.namespace, frontier: frontierTotals, admission, paused, queues, seeds, schedulers, workers, counters, db, seen: bloom, policy }, null, 2)}\n`);
   } finally {
     await runtime.close();
     await services.stop();

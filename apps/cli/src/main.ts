@@ -213,7 +213,8 @@ program
   .action((flags) => configCommand(ctx, flags));
 
 program.parseAsync(process.argv).then(
-  () => process.exit(0),
+  // Without an argument: a command that set process.exitCode (`trawl seed` still waiting) keeps it.
+  () => process.exit(),
   (error: unknown) => {
     if (error instanceof ConfigError) {
       process.stderr.write(`trawl: ${error.message}\n`);

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestWeb } from '@trawl/testweb';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropNamespace, type Proc, REPO, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { type Browser, dashboardUrl, launchBrowser } from './browser.js';
 
 // The operator's surface in a real browser (Debian's chromium, driven by playwright-core):
 // sign in, add seeds through bull-board's form, watch a synthetic-web crawl on the overview
 // until it is done, retry a dead-lettered job from bull-board and see it fetched — judged from
 // the synthetic web's request log. Scheduler, worker and dashboard are `trawl` child processes.
-const CHROMIUM = '/usr/bin/chromium';
 // What the callbacks run in the page see (this file is compiled without the DOM library).
 declare const document: { getElementById(id: string): { textContent: string | null; children: { length: number } } | null };
 const SHOTS = join(REPO, '.artifacts', 'screenshots');
@@ -26,7 +25,7 @@ let dashboard: Proc;
 let base = '';
 let context: BrowserContext;
 let page: Page;
-let profile: string;
+let browser: Browser | undefined;
 
 const env = () => ({
   TRAWL_NAMESPACE: namespace,
@@ -68,16 +67,9 @@ beforeAll(async () => {
   });
   dashboard = trawl(['dashboard', '--port', '0'], env());
   procs.push(trawl(['scheduler'], env()), trawl(['worker'], env()), dashboard);
-  await waitFor(() => /trawl dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.test(dashboard.stderr()), 60_000, 'the dashboard to listen');
-  base = (/trawl dashboard: (http:\/\/127\.0\.0\.1:\d+)\//.exec(dashboard.stderr()) as RegExpExecArray)[1] as string;
-  profile = mkdtempSync(join(tmpdir(), 'trawl-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-  page = context.pages()[0] ?? (await context.newPage());
+  base = await dashboardUrl(dashboard);
+  browser = await launchBrowser();
+  ({ context, page } = browser);
   // The pages load nothing from another site.
   page.on('request', (request) => {
     if (!request.url().startsWith(base) && !request.url().startsWith('data:')) throw new Error(`request to another site: ${request.url()}`);
@@ -85,8 +77,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close().catch(() => undefined);
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM');
   await Promise.all(procs.map((p) => p.exited));
   await web?.stop();

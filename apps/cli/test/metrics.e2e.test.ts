@@ -29,6 +29,15 @@ describe('the metrics listener of workers and schedulers', () => {
       const text = await res.text();
       expect(text).toContain('# TYPE trawl_pipeline_events_total counter');
       expect(text).toMatch(new RegExp(`^process_cpu_seconds_total\\{namespace="${namespace}",role="${role}"\\} `, 'm'));
+      if (role === 'scheduler') {
+        // Seed admission once the scheduler has started: the default threshold is one worker's
+        // polite day (32 fetch slots × 86,400 s at TRAWL_MIN_DELAY_MS=1000), and seeds flow.
+        const scrape = async () => (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+        await waitFor(async () => /^trawl_frontier_max_queued\{[^}]*\} 2764800$/m.test(await scrape()), 30_000, 'the seed admission series');
+        const admission = await scrape();
+        expect(admission).toMatch(/^trawl_frontier_resume_below\{[^}]*\} 2488320$/m);
+        expect(admission).toMatch(/^trawl_seed_admission_paused\{[^}]*\} 0$/m);
+      }
     } finally {
       proc.child.kill('SIGTERM');
     }

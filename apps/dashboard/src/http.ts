@@ -26,6 +26,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details?: string[],
+    /** Response headers the error's answer carries (Retry-After on a 429). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';

@@ -1,4 +1,4 @@
-import { Metrics } from '@trawl/telemetry';
+import { admissionMetrics, Metrics } from '@trawl/telemetry';
 import type { CrawlOperator, CrawlSnapshot } from './operator.js';
 
 /**
@@ -33,6 +33,7 @@ export function dashboardMetrics(operator: CrawlOperator): Metrics {
     set(s.frontier.hostsBackingOff, { state: 'backing_off' });
     set(s.paused.hosts, { state: 'paused' });
   });
+  admissionMetrics(metrics, async () => (await operator.snapshot()).admission);
   gauge('trawl_crawl_paused', '1 while the whole crawl is paused.', [], (s, set) => set(s.paused.all ? 1 : 0));
   gauge('trawl_polite_capacity_fetches_per_second', 'Σ over hosts with work of 1 / the delay in force (estimated from a sample): the most politeness allows.', [], (s, set) => set(s.rate.politeCapacityPerSecond));
   gauge('trawl_fetch_rate_per_second', 'Requests (pages and robots.txt) per second over the last 30 s, crawl-wide.', [], (s, set) => set(s.rate.fetchesPerSecond));

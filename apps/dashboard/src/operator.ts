@@ -1,7 +1,7 @@
 import { type CrawlPolicy, type Discovery, policyFromConfig, type ResolvedPolicy, resolvePolicy } from '@trawl/model';
 import { Freshness, type FreshnessQuery, OperatorQueries } from '@trawl/db';
 import { addSeeds } from '@trawl/dispatch';
-import { UrlFlag } from '@trawl/frontier';
+import { type AdmissionStatus, UrlFlag } from '@trawl/frontier';
 import { discoverQueues, openQueue, type QueueSpec, type SeedsJobData } from '@trawl/queue';
 import { restorePauses, type Runtime } from '@trawl/runtime';
 import { HostInspector, iso } from './hosts.js';
@@ -53,6 +53,11 @@ export class CrawlOperator {
     await this.runtime.counters.flush();
     await this.runtime.policy.refresh();
     return { enqueued: report.enqueued, already_seen: report.already_seen };
+  }
+
+  /** Whether seeds may enter the frontier now (seed admission, shared with the schedulers). */
+  admission(): Promise<AdmissionStatus> {
+    return this.runtime.admission.check();
   }
 
   /** Every queue of the namespace, opened once (re-discovered now and then: new queues appear). */

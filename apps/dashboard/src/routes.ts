@@ -1,3 +1,4 @@
+import type { AdmissionStatus } from '@trawl/frontier';
 import { SeedsRejected } from '@trawl/queue';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
@@ -66,6 +67,21 @@ const route = <P extends z.ZodObject | undefined, Q extends z.ZodObject | undefi
 
 const notFound = (what: string) => new ApiError(404, 'ERR_NOT_FOUND', what);
 
+/**
+ * When a client refused by seed admission should try again. A scheduler looks every second, but
+ * a frontier drains at the crawl's fetch rate: a minute keeps refused clients from hammering.
+ */
+export const ADMISSION_RETRY_AFTER_S = 60;
+
+const frontierFull = (status: AdmissionStatus): ApiError =>
+  new ApiError(
+    429,
+    'ERR_FRONTIER_FULL',
+    `seed admission is paused: the frontier holds ${status.queued} queued URLs, at or above TRAWL_FRONTIER_MAX_QUEUED (${status.maxQueued}); seeds are accepted again once it drains below ${status.resumeBelow}. Nothing was applied: retry after ${ADMISSION_RETRY_AFTER_S} s`,
+    [`queued: ${status.queued}`, `max_queued: ${status.maxQueued}`, `resume_below: ${status.resumeBelow}`],
+    { 'retry-after': String(ADMISSION_RETRY_AFTER_S) },
+  );
+
 /** The REST API v1 on one operator. */
 export function apiRoutes(operator: CrawlOperator, idempotency: IdempotencyStore): ApiRoute[] {
   const paused = async () => ({ status: 200, body: await operator.paused() });
@@ -86,12 +102,17 @@ export function apiRoutes(operator: CrawlOperator, idempotency: IdempotencyStore
         413: { description: 'More URLs than TRAWL_API_MAX_SEEDS allows in one request (nothing applied)' },
         409: { description: 'A request with this Idempotency-Key is still running' },
         422: { description: 'The Idempotency-Key was used with a different body' },
+        429: { description: 'Seed admission is paused: the frontier holds TRAWL_FRONTIER_MAX_QUEUED URLs or more (`ERR_FRONTIER_FULL`, nothing applied; `Retry-After` says when to try again), or the token sent too many requests (`ERR_RATE_LIMITED`)' },
       },
       handler: async ({ body, caller, request }) => {
         const most = operator.runtime.config.dashboard.maxSeedsPerRequest;
         if (body.urls.length > most) throw new ApiError(413, 'ERR_TOO_MANY_SEEDS', `${body.urls.length} URLs in one request; at most ${most} (TRAWL_API_MAX_SEEDS): send them in several requests`);
         const rawKey = request.headers['idempotency-key'];
         const run = async (): Promise<RouteResult> => {
+          // Thrown, not answered: with an Idempotency-Key the key is released, so the same
+          // request can be sent again once the frontier has drained.
+          const admission = await operator.admission();
+          if (admission.state === 'paused') throw frontierFull(admission);
           try {
             const result = await operator.addSeeds(body);
             return { status: 202, body: { ...result, request_id: String(request.id) } };

@@ -163,6 +163,15 @@ export const statsSchema = z
     at: isoTime,
     namespace: z.string(),
     paused: z.object({ all: z.boolean(), hosts: z.number().int() }),
+    admission: z
+      .object({
+        state: z.enum(['admitting', 'paused']).describe('paused: the frontier holds maxQueued URLs or more, seeds wait in the seeds queue and POST /v1/crawl/seeds answers 429'),
+        queued: z.number().describe('URLs queued in the frontier when the state was decided'),
+        maxQueued: z.number().describe('TRAWL_FRONTIER_MAX_QUEUED (0: no limit)'),
+        resumeBelow: z.number().describe('Seeds are admitted again once fewer URLs than this are queued'),
+        since: nullableTime,
+      })
+      .describe('Seed admission'),
     frontier: z.object({
       queued: z.number(),
       leased: z.number(),

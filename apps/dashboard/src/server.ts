@@ -104,7 +104,7 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
     return503OnClosing: true,
   });
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) return sendProblem(request, reply, error.status, error.code, error.message, error.details);
+    if (error instanceof ApiError) return sendProblem(request, reply.headers(error.headers), error.status, error.code, error.message, error.details);
     const status = error.statusCode ?? 500;
     if (status === 413) return sendProblem(request, reply, 413, 'ERR_BODY_TOO_LARGE', `request body larger than ${config.dashboard.bodyLimitBytes} bytes`);
     if (status === 415) return sendProblem(request, reply, 415, 'ERR_UNSUPPORTED_MEDIA_TYPE', 'send application/json');

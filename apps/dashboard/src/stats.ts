@@ -87,7 +87,7 @@ export class CrawlStats {
     const { config } = runtime;
     const policy = await this.deps.policy();
     const queues = await this.deps.queues();
-    const [frontier, counters, [db, errorCodes, freshness], schedulers, workerProcesses, oldestQueuedAt, paused, sample] = await Promise.all([
+    const [frontier, counters, [db, errorCodes, freshness], schedulers, workerProcesses, oldestQueuedAt, paused, sample, admission] = await Promise.all([
       runtime.frontier.stats(),
       runtime.counters.read(),
       this.slow.get(),
@@ -96,6 +96,7 @@ export class CrawlStats {
       this.deps.queries.oldestQueuedAt(),
       runtime.frontier.paused(),
       runtime.frontier.sampleHosts(Math.ceil(HOST_SAMPLE / config.partitions)),
+      runtime.admission.check(),
     ]);
     const queueCounts = await Promise.all(
       queues.map(async ({ spec, queue }) => {
@@ -134,6 +135,7 @@ export class CrawlStats {
       at: new Date(at).toISOString(),
       namespace: config.namespace,
       paused: { all: paused.all, hosts: paused.hosts.length },
+      admission: { state: admission.state, queued: admission.queued, maxQueued: admission.maxQueued, resumeBelow: admission.resumeBelow, since: iso(admission.since) },
       frontier: {
         ...frontierTotals,
         hostsInFlight: frontier.leased,

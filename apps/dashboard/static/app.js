@@ -174,6 +174,9 @@
       set('oldest-age', f.oldestQueuedAgeS === null ? 'none queued' : secs(f.oldestQueuedAgeS));
       set('process-backlog', num(f.processBacklog));
       set('process-oldest-age', f.processOldestAgeS === null ? 'none waiting' : secs(f.processOldestAgeS));
+      const a = s.admission;
+      set('admission-state', a.state === 'paused' ? `paused since ${when(a.since)}: seeds wait in the seeds queue until fewer than ${num(a.resumeBelow)} are queued` : 'admitting');
+      set('admission-threshold', a.maxQueued === 0 ? 'no limit' : `${num(a.queued)} of ${num(a.maxQueued)} queued (resume below ${num(a.resumeBelow)})`);
       depth.push([f.queued, f.oldestQueuedAgeS]);
       set('hosts-ready', num(f.hostsReady));
       set('hosts-waiting', num(f.hostsWaiting));

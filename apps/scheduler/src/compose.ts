@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { ErrorCode } from '@trawl/core';
 import { policyFromConfig } from '@trawl/model';
 import { Freshness } from '@trawl/db';
-import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, sitemapSweep } from '@trawl/dispatch';
+import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, SeedsAdmission, sitemapSweep } from '@trawl/dispatch';
 import { type SweepName, SeedsWorker, SweepsQueue, SweepsWorker } from '@trawl/queue';
 import { restorePauses, type Runtime } from '@trawl/runtime';
 import { rebuildFromDatabase } from './rebuild.js';
@@ -11,8 +11,13 @@ import { rebuildFromDatabase } from './rebuild.js';
 export interface SchedulerService {
   scheduler: Scheduler;
   dispatcher: Dispatcher;
+  /** Pauses and resumes this scheduler's seeds consumer with seed admission. */
+  admission: SeedsAdmission;
   stop(): Promise<void>;
 }
+
+/** How often a scheduler looks at the frontier's queued count to pause or resume the seeds queue. */
+const ADMISSION_CHECK_MS = 1000;
 
 /** A member id that tells an operator which process it is. */
 export const memberIdFor = (role: string): string => `${role}@${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`;
@@ -87,7 +92,11 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
       return { enqueued: report.enqueued, already_seen: report.already_seen };
     },
     (error) => logger.error({ err: error }, 'seeds queue error'),
+    { admit: async () => (await runtime.admission.check({ setsThreshold: true })).state === 'admitting' },
   );
+  // Seed admission: the seeds queue is consumed only while the frontier holds less than the
+  // crawl can fetch (TRAWL_FRONTIER_MAX_QUEUED); above it seeds wait, and this resumes them.
+  const admission = new SeedsAdmission({ check: () => runtime.admission.check({ setsThreshold: true }), seeds, logger: logger.child({ component: 'admission' }) }, { everyMs: ADMISSION_CHECK_MS });
   const sweeps = new SweepsWorker(runtime.blockingRedis(), config.namespace, (name) => runSweep(runtime, name), (error) => logger.error({ err: error }, 'sweeps queue error'));
   // Dispatch first: the sweeps' schedules are a few round trips nobody's first fetch should wait for.
   await scheduler.start();
@@ -95,11 +104,14 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
   const seedsRunning = seeds.run();
   const sweepsRunning = sweeps.run();
   await seeds.ready();
+  admission.start();
   logger.info({ member: scheduler.memberId, partitions: scheduler.partitions }, 'scheduler started');
   return {
     scheduler,
     dispatcher,
+    admission,
     async stop() {
+      await admission.stop();
       await Promise.all([seeds.close(), sweeps.close()]);
       await Promise.allSettled([seedsRunning, sweepsRunning]);
       await sweepsQueue.close();

@@ -1,6 +1,6 @@
 import type { Config } from '@trawl/config';
 import { Runtime, serveProcessMetrics } from '@trawl/runtime';
-import type { Logger } from '@trawl/telemetry';
+import { admissionMetrics, type Logger } from '@trawl/telemetry';
 import { startSchedulerService } from './compose.js';
 
 /**
@@ -19,6 +19,7 @@ export async function runSchedulerProcess(
   });
   try {
     const service = await startSchedulerService(runtime);
+    admissionMetrics(metrics.metrics, () => service.admission.status);
     await options.stopped;
     options.logger.info('stopping: handing partitions over');
     await service.stop();

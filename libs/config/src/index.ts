@@ -6,6 +6,7 @@ export {
   type ConfigInput,
   configSchema,
   CRAWLER_VERSION,
+  frontierMaxQueued,
   userAgentOf,
   FETCH_HOLD_MARGIN_MS,
   type CrawlPolicyConfig,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCidr } from './fields.js';
 import { ConfigError, listSettings, loadConfig, redactSecrets } from './load.js';
-import { userAgentOf } from './schema.js';
+import { frontierMaxQueued, userAgentOf } from './schema.js';
 
 describe('loadConfig', () => {
   it('works with no input at all: defaults for one machine', () => {
@@ -257,5 +257,22 @@ describe('the crawler\'s identity', () => {
   it('refuses a contact that is no http(s) URL, and a Signature-Agent without a signing key', () => {
     expect(() => loadConfig({ env: { TRAWL_CONTACT_URL: 'mailto:ops@acme.example' } })).toThrow(/TRAWL_CONTACT_URL/);
     expect(() => loadConfig({ env: { TRAWL_SIGNATURE_AGENT_URL: 'https://acme.example' } })).toThrow(/TRAWL_SIGNATURE_KEY_FILE/);
+  });
+});
+
+describe('frontierMaxQueued', () => {
+  it.each<[Record<string, string>, number]>([
+    // One worker's polite day: 32 fetch slots, one fetch each every second, for 86,400 s.
+    [{}, 2_764_800],
+    [{ TRAWL_CONCURRENCY: '8', TRAWL_MIN_DELAY_MS: '500' }, 8 * 172_800],
+    [{ TRAWL_MIN_DELAY_MS: '7000' }, 32 * Math.ceil(86_400_000 / 7000)],
+    [{ TRAWL_FRONTIER_MAX_QUEUED: '5000' }, 5000],
+    [{ TRAWL_FRONTIER_MAX_QUEUED: '0' }, 0],
+  ])('%o → %i', (env, expected) => {
+    expect(frontierMaxQueued(loadConfig({ env }))).toBe(expected);
+  });
+
+  it('refuses a negative threshold, naming it', () => {
+    expect(() => loadConfig({ env: { TRAWL_FRONTIER_MAX_QUEUED: '-1' } })).toThrow(/TRAWL_FRONTIER_MAX_QUEUED/);
   });
 });

@@ -300,6 +300,11 @@ export const configSchema = z.object({
       'TRAWL_IDLE_HOST_TTL_MS',
       'A host with nothing queued and no URL out has its Redis state (due time, back-off, URL and query-variant counts) expire after this long, so the hosts of a broad crawl do not stay in Redis forever; its budgets then count afresh. 0: never. At least the longest wait a URL can be in (TRAWL_BACKOFF_MAX_MS, TRAWL_MAX_RETRY_AFTER_MS, TRAWL_RETRY_MAX_MS, TRAWL_MAX_DELAY_MS) plus TRAWL_LEASE_MS.',
     ),
+    maxQueued: set(
+      int(0).optional(),
+      'TRAWL_FRONTIER_MAX_QUEUED',
+      'Seed admission: at this many URLs queued in the frontier, seeds stop entering it — the schedulers leave the `seeds` queue\'s jobs waiting, `POST /v1/crawl/seeds` answers 429 with Retry-After, `trawl seed` says it waits — until the frontier drains below 90 % of it. Discovered links still enter (and are recorded in PostgreSQL whatever the frontier holds). 0: no limit. Unset: one day of one worker\'s polite capacity, TRAWL_CONCURRENCY fetches every TRAWL_MIN_DELAY_MS (32 × 86,400 = 2,764,800 by default, about 240 MB of Redis): more queued than that cannot be fetched within a day by the smallest crawl, so it only costs memory. Set it on the schedulers (all alike): dashboards and `trawl seed` follow the threshold the schedulers record.',
+    ),
   }),
 
   recrawl: z.object({
@@ -466,6 +471,18 @@ export type DashboardConfig = Config['dashboard'];
 export type MetricsConfig = Config['metrics'];
 
 /** The version the User-Agent names. */
+const DAY_MS = 86_400_000;
+
+/**
+ * The frontier's seed admission threshold: TRAWL_FRONTIER_MAX_QUEUED, else one day of one
+ * worker's polite capacity — each of its TRAWL_CONCURRENCY fetch slots busy with a host it may
+ * ask once every TRAWL_MIN_DELAY_MS. The number of hosts, and so the crawl's real capacity, is
+ * not known up front: this is the smallest crawl's day, which an operator raises with workers.
+ */
+export function frontierMaxQueued(config: Pick<Config, 'dispatch' | 'worker' | 'policy'>): number {
+  return config.dispatch.maxQueued ?? config.worker.concurrency * Math.ceil(DAY_MS / Math.max(1, config.policy.minDelayMs));
+}
+
 export const CRAWLER_VERSION = '0.1';
 
 /**

@@ -3,6 +3,7 @@ export { Membership, preferredOwners, Rounds, workerAssignments } from './member
 export { PartitionOwnership } from './ownership.js';
 export { policyDifferences, publishConfigPolicy } from './publish.js';
 export { Scheduler, type SchedulerDeps, type SchedulerOptions, schedulerStatus } from './scheduler.js';
+export { type PausableConsumer, SeedsAdmission, type SeedsAdmissionDeps } from './admission.js';
 export { addSeeds, prepareSeeds, type SeedsDeps, type SeedsReport, widenScope } from './seeds.js';
 export { RECRAWL_PRIORITY_FLOOR, recrawlSweep, type RecrawlSweepDeps } from './recrawl.js';
 export { sitemapSweep } from './sitemaps.js';

@@ -526,6 +526,15 @@ export class Frontier {
     return total;
   }
 
+  /**
+   * URLs waiting in back queues over all partitions: one counter per partition (kept by the
+   * scripts that push and claim), so it costs one HGET a partition however deep the frontier.
+   */
+  async queuedCount(): Promise<number> {
+    const counts = await Promise.all(this.keys.map((keys) => this.redis.hget(keys.stats, 'queued')));
+    return counts.reduce((sum, n) => sum + Number(n ?? 0), 0);
+  }
+
   async stats(): Promise<FrontierStats> {
     const now = this.options.clock.now();
     // One pipeline per partition: a partition's keys share a slot, and on a Redis Cluster a

@@ -17,6 +17,7 @@ export {
   type PartitionStats,
   type PushItem,
 } from './frontier.js';
-export { type FrontierKeys, frontierKeys } from './keys.js';
+export { ADMISSION_RESUME_FRACTION, Admission, type AdmissionLimits, admissionLimits, admissionState, type AdmissionState, type AdmissionStatus } from './admission.js';
+export { admissionKey, type FrontierKeys, frontierKeys } from './keys.js';
 export { entryTime, PROCESS_GROUP, type ProcessEntry, ProcessStream } from './process-stream.js';
 export { HashRing, murmur3 } from './ring.js';

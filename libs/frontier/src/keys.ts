@@ -56,3 +56,9 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
 }
 
 export const hostKey = (keys: FrontierKeys, host: string): string => `${keys.base}h:${host}`;
+
+/**
+ * HASH: the crawl's seed admission state (see `Admission`). Not a partition's: its own hash tag,
+ * so on a Redis Cluster it lives in a slot of its own.
+ */
+export const admissionKey = (prefix: string): string => `${prefix}:{admission}`;

@@ -1,4 +1,4 @@
-import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, Queue, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import type { RedisClient } from '@trawl/redis';
 import { z } from 'zod';
 
@@ -100,22 +100,44 @@ export class SeedsRejected extends Error {
  * Consumer side: validates each job's data (a job added by hand, e.g. from bull-board, may be
  * anything) and runs `process`. Invalid data and rejected URLs fail the job at once with a reason
  * naming the field or URL; other errors are retried.
+ *
+ * With `admit` (seed admission), a job is taken only while it answers true: a job that finds it
+ * false goes back to the waiting list untouched and the worker pauses, and after each job the
+ * worker pauses when the answer has turned false, so it does not take the next one. Whoever
+ * watches admission calls `resume()` when seeds may flow again.
  */
 export class SeedsWorker {
   readonly worker: Worker;
 
-  constructor(connection: RedisClient, namespace: string, process: (data: SeedsJobData, jobId: string) => Promise<SeedsJobResult>, onError?: (error: Error) => void) {
+  constructor(
+    connection: RedisClient,
+    namespace: string,
+    process: (data: SeedsJobData, jobId: string) => Promise<SeedsJobResult>,
+    onError?: (error: Error) => void,
+    options: { admit?: () => Promise<boolean> } = {},
+  ) {
+    const admit = options.admit;
     this.worker = new Worker(
       SEEDS_QUEUE,
-      async (job: Job) => {
+      async (job: Job, token?: string) => {
+        if (admit && !(await admit())) {
+          // Paused before it is moved, so the worker's next fetch does not take it straight back.
+          await this.pause();
+          await job.moveToWait(token);
+          throw new WaitingError();
+        }
         const parsed = seedsJobSchema.safeParse(job.data);
         if (!parsed.success) throw new UnrecoverableError(`ERR_JOB_DATA_INVALID: ${describeIssues(parsed.error)}`);
+        let result: SeedsJobResult;
         try {
-          return await process(parsed.data, String(job.id));
+          result = await process(parsed.data, String(job.id));
         } catch (error) {
           if (error instanceof SeedsRejected) throw new UnrecoverableError(`ERR_SEEDS_INVALID: ${error.message}`);
           throw error;
         }
+        // Paused before the job completes: completing it would otherwise fetch the next one.
+        if (admit && !(await admit())) await this.pause();
+        return result;
       },
       { connection, prefix: seedsQueuePrefix(namespace), concurrency: 1, autorun: false },
     );
@@ -128,6 +150,21 @@ export class SeedsWorker {
 
   async ready(): Promise<void> {
     await this.worker.waitUntilReady();
+  }
+
+  /** Takes no more jobs (the one in hand, if any, finishes); they wait in the queue. */
+  pause(): Promise<void> {
+    // Without waiting for the active job: the processor itself pauses the worker.
+    return this.worker.pause(true);
+  }
+
+  /** Takes jobs again after `pause`. */
+  resume(): Promise<void> {
+    return this.worker.resume();
+  }
+
+  get paused(): boolean {
+    return this.worker.isPaused();
   }
 
   close(): Promise<void> {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, userAgentOf } from '@trawl/config';
+import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, frontierMaxQueued, userAgentOf } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
-import { type Clock, ErrorCode, isTrawlError, OffsetClock } from '@trawl/core';
+import { type Clock, ErrorCode, isTrawlError, OffsetClock, systemClock } from '@trawl/core';
 import { Database } from '@trawl/db';
 import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type ProxyRequestEvent, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
-import { AddressGate, Frontier, type FrontierOptions } from '@trawl/frontier';
+import { AddressGate, Admission, Frontier, type FrontierOptions } from '@trawl/frontier';
 import { FetchQueues } from '@trawl/queue';
-import { createRedis, deleteByPrefix, type Redis, redisTimeMs } from '@trawl/redis';
+import { createRedis, deleteByPrefix, type Redis, type RedisClient, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet } from '@trawl/seen';
 import { type ContentStore, createContentStore } from '@trawl/store';
@@ -43,6 +43,14 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
 }
 
 /**
+ * Seed admission on a bare Redis connection, for a command that opens no runtime (`trawl seed`):
+ * the same state and threshold as a runtime's `admission`.
+ */
+export function openAdmission(config: Config, redis: RedisClient, clock: Clock = systemClock): Admission {
+  return new Admission(redis, new Frontier(redis, frontierOptions(config, config.namespace, clock)), { prefix: config.namespace, maxQueued: frontierMaxQueued(config), clock });
+}
+
+/**
  * The adapters one trawl process works with, opened once from the configuration: Redis and
  * PostgreSQL connections, the frontier, the seen-set, the fetch queues, the crawl policy and the
  * counters. What only a fetch worker needs (the HTTP client, the content store) is built on first
@@ -67,6 +75,7 @@ export class Runtime {
   private addressGateInstance: AddressGate | undefined;
   private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
+  private admissionInstance: Admission | undefined;
   /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
   readonly timings = new Timings();
   private readonly proxyListeners = new Set<(event: ProxyRequestEvent) => void>();
@@ -235,6 +244,12 @@ export class Runtime {
   }
 
   /** The content store (fetch workers only), built on first use. */
+  /** Seed admission against the frontier's queued count (TRAWL_FRONTIER_MAX_QUEUED), shared by the crawl's processes. */
+  get admission(): Admission {
+    this.admissionInstance ??= new Admission(this.redis, this.frontier, { prefix: this.config.namespace, maxQueued: frontierMaxQueued(this.config), clock: this.clock });
+    return this.admissionInstance;
+  }
+
   get store(): ContentStore {
     this.storeInstance ??= createContentStore(this.config);
     return this.storeInstance;

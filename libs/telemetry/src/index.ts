@@ -28,4 +28,4 @@ export function createLogger(options: LoggerOptions): Logger {
 /** A logger that drops everything (tests, library defaults). */
 export const silentLogger: Logger = pino({ level: 'silent' });
 
-export { type Counter, type Gauge, Metrics, type MetricsServer, type MetricsServerOptions, hostsBlocked, pipelineEvents, proxyRequests, startMetricsServer } from './metrics.js';
+export { type AdmissionReading, admissionMetrics, type Counter, type Gauge, hostsBlocked, Metrics, type MetricsServer, type MetricsServerOptions, pipelineEvents, proxyRequests, startMetricsServer } from './metrics.js';

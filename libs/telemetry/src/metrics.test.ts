@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Metrics, pipelineEvents, startMetricsServer } from './metrics.js';
+import { type AdmissionReading, admissionMetrics, Metrics, pipelineEvents, startMetricsServer } from './metrics.js';
 import { silentLogger } from './index.js';
 
 describe('Metrics and the metrics listener', () => {
@@ -30,5 +30,22 @@ describe('Metrics and the metrics listener', () => {
     expect(health.status).toBe(200);
     expect((await fetch(`${base}/other`)).status).toBe(404);
     expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
+  });
+});
+
+describe('admissionMetrics', () => {
+  it('shows the threshold, the resume mark and whether seeds are paused, and 0 before the first decision', async () => {
+    const metrics = new Metrics({ role: 'scheduler', namespace: 't_admission' });
+    let reading: AdmissionReading | undefined;
+    admissionMetrics(metrics, () => reading);
+    expect(await metrics.text()).toContain('trawl_seed_admission_paused{namespace="t_admission",role="scheduler"} 0');
+    reading = { state: 'paused', queued: 1200, maxQueued: 1000, resumeBelow: 900 };
+    let text = await metrics.text();
+    expect(text).toContain('trawl_seed_admission_paused{namespace="t_admission",role="scheduler"} 1');
+    expect(text).toContain('trawl_frontier_max_queued{namespace="t_admission",role="scheduler"} 1000');
+    expect(text).toContain('trawl_frontier_resume_below{namespace="t_admission",role="scheduler"} 900');
+    reading = { ...reading, state: 'admitting', queued: 10 };
+    text = await metrics.text();
+    expect(text).toContain('trawl_seed_admission_paused{namespace="t_admission",role="scheduler"} 0');
   });
 });

@@ -46,6 +46,35 @@ export class Metrics {
   }
 }
 
+/** What the seed admission series show (the frontier's `AdmissionStatus`, structurally). */
+export interface AdmissionReading {
+  state: 'admitting' | 'paused';
+  queued: number;
+  maxQueued: number;
+  resumeBelow: number;
+}
+
+/**
+ * Seed admission: `trawl_seed_admission_paused` (1 while seeds wait because the frontier holds
+ * TRAWL_FRONTIER_MAX_QUEUED URLs or more), `trawl_frontier_max_queued` (the threshold, 0 for
+ * none) and `trawl_frontier_resume_below` (the resume mark). `read` gives the latest decision, or
+ * undefined before the first (the series read 0 then: a gauge without labels always has a value).
+ */
+export function admissionMetrics(metrics: Metrics, read: () => AdmissionReading | undefined | Promise<AdmissionReading | undefined>): void {
+  const series: [string, string, (r: AdmissionReading) => number][] = [
+    ['trawl_seed_admission_paused', '1 while seed injection is paused: the frontier holds TRAWL_FRONTIER_MAX_QUEUED queued URLs or more (seeds wait in the seeds queue; the seeds API answers 429); 0 while seeds are admitted.', (r) => (r.state === 'paused' ? 1 : 0)],
+    ['trawl_frontier_max_queued', 'The seed admission threshold on queued URLs (TRAWL_FRONTIER_MAX_QUEUED; 0: no limit).', (r) => r.maxQueued],
+    ['trawl_frontier_resume_below', 'Seed admission resumes once the frontier holds fewer queued URLs than this (90 % of the threshold).', (r) => r.resumeBelow],
+  ];
+  for (const [name, help, value] of series) {
+    metrics.gauge(name, help, [], async (gauge) => {
+      const reading = await read();
+      gauge.reset();
+      if (reading) gauge.set(value(reading));
+    });
+  }
+}
+
 /**
  * The pipeline's per-process event counter, `trawl_pipeline_events_total{event}`: one series per
  * counter name (fetched, status2xx, retries, dead, …), fed by the crawl's in-process counters.
