@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '@trawl/config';
 import { describe, expect, it } from 'vitest';
 import type { ProxyRequestEvent } from '@trawl/fetch';
 import { isLoopback, metricsAuthorizer, serveProcessMetrics } from './metrics.js';
-import type { Runtime } from './runtime.js';
+import type { BlockedHostEvent, Runtime } from './runtime.js';
 
 const TOKEN = 'metrics-token-0123456789';
 
@@ -44,6 +44,7 @@ describe('trawl_proxy_requests_total', () => {
   /** The parts of a runtime the process metrics read. */
   const runtimeWith = (env: Record<string, string>) => {
     const listeners = new Set<(event: ProxyRequestEvent) => void>();
+    const blockedListeners = new Set<(event: BlockedHostEvent) => void>();
     const runtime = {
       config: loadConfig({ env: { TRAWL_METRICS_PORT: '0', ...env } }),
       logger: { warn: () => undefined },
@@ -53,8 +54,18 @@ describe('trawl_proxy_requests_total', () => {
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
+      observeBlockedHosts: (listener: (event: BlockedHostEvent) => void) => {
+        blockedListeners.add(listener);
+        return () => blockedListeners.delete(listener);
+      },
     } as unknown as Runtime;
-    return { runtime, emit: (event: ProxyRequestEvent) => listeners.forEach((listener) => listener(event)), listeners };
+    return {
+      runtime,
+      emit: (event: ProxyRequestEvent) => listeners.forEach((listener) => listener(event)),
+      block: (event: BlockedHostEvent) => blockedListeners.forEach((listener) => listener(event)),
+      listeners,
+      blockedListeners,
+    };
   };
 
   it('counts proxied requests by tier, proxy and outcome', async () => {
@@ -70,6 +81,15 @@ describe('trawl_proxy_requests_total', () => {
     expect(text).toContain('trawl_proxy_requests_total{tier="dc",proxy="",outcome="unavailable",namespace="trawl",role="worker"} 1');
     await served.close();
     expect(listeners.size).toBe(0);
+  });
+
+  it('counts hosts judged blocked by the tier that refused them and the action, with or without proxies', async () => {
+    const { runtime, block, blockedListeners } = runtimeWith({});
+    const served = await serveProcessMetrics(runtime, 'worker');
+    block({ host: 'a.example', tier: 'none', action: 'paused', reason: 'blocked', toTier: null });
+    expect(await served.metrics.text()).toContain('trawl_host_blocked_total{tier="none",action="paused",namespace="trawl",role="worker"} 1');
+    await served.close();
+    expect(blockedListeners.size).toBe(0);
   });
 
   it('is not defined without proxies', async () => {
