@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { ErrorCode, TrawlError } from '@trawl/core';
@@ -78,6 +78,9 @@ export class LocalNamedObjects implements NamedObjects {
 
   async delete(names: readonly string[]): Promise<void> {
     await Promise.all(names.map((name) => rm(join(this.dir, checkName(name)), { force: true })));
+    // Folders left empty go too (a snapshot is a folder): rmdir refuses one that is not empty.
+    const folders = new Set(names.map((name) => dirname(join(this.dir, name))));
+    await Promise.all([...folders].filter((folder) => folder !== this.dir).map((folder) => rmdir(folder).catch(() => undefined)));
   }
 
   close(): void {}
