@@ -185,6 +185,21 @@ describe('seen-set snapshots: reading and keeping', () => {
     let calls = 0;
     expect(await snapshots.take(coverage(1), async () => (calls += 1) === 1, 2)).toMatchObject({ skipped: expect.stringContaining('while the filter was read') });
     expect(objects.data.size).toBe(0);
+    // Redis lost the crawl and a rebuild restored it while the filter was read: both intact checks
+    // pass, but the marker went with the wipe.
+    const torn = await snapshots.take(
+      async () => {
+        const markers = await plain.redis.keys(`${options.prefix}:seen-snapshot:*`);
+        expect(markers).toHaveLength(1);
+        await plain.redis.unlink(...markers);
+        return { maxUrlId: 1, urlsTable: '4242' };
+      },
+      intact,
+      2,
+    );
+    expect(torn).toMatchObject({ skipped: expect.stringContaining('while the filter was read') });
+    expect(objects.data.size).toBe(0);
+    expect(await plain.redis.keys(`${options.prefix}:seen-snapshot:*`)).toEqual([]);
     const t0 = Date.now() - 10_000;
     // A run that died after writing a part, before its manifest.
     await objects.put(`${options.prefix}/${String(t0 - 5000).padStart(15, '0')}-dead/s0-l0-0.gz`, Buffer.from('x'));

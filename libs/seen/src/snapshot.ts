@@ -10,6 +10,8 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', ['adoptRestored-2']);
 // Async zlib runs on the thread pool, not on the event loop.
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
+/** How long a snapshot may take to read before it is discarded as possibly torn by a wipe. */
+const MARKER_TTL_MS = 6 * 3_600_000;
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /**
@@ -89,8 +91,20 @@ export class SeenSnapshots {
   async take(cover: () => Promise<UrlCoverage>, intact: () => Promise<boolean>, keep: number, now: number = Date.now()): Promise<TakeResult> {
     const started = Date.now();
     if (!(await intact())) return { skipped: 'the crawl\'s Redis data is missing (waiting for trawl frontier rebuild)' };
-    const coverage = await cover();
     const id = snapshotId(now, randomBytes(4).toString('hex'));
+    // A marker that a wipe takes with it: a filter Redis lost and a rebuild restored while it was
+    // being read would pass the intact checks at both ends, yet the copy could mix the two.
+    const marker = `${this.bloom.prefix}:seen-snapshot:${id}`;
+    await this.redis.set(marker, '1', 'PX', MARKER_TTL_MS);
+    try {
+      return await this.copy(id, now, started, cover, async () => (await intact()) && (await this.redis.exists(marker)) === 1, keep);
+    } finally {
+      await this.redis.unlink(marker);
+    }
+  }
+
+  private async copy(id: string, now: number, started: number, cover: () => Promise<UrlCoverage>, intact: () => Promise<boolean>, keep: number): Promise<TakeResult> {
+    const coverage = await cover();
     const shardData: SnapshotShard[] = [];
     let items = 0;
     let storedBytes = 0;
