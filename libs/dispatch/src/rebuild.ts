@@ -200,13 +200,15 @@ async function seenSetStart(deps: RebuildDeps, key: string, state: Record<string
       logger.info({ snapshot, coversUrlId: fromUrlId }, 'seen-set: snapshot loaded; URLs recorded after it are added to the filter');
     }
   }
-  // A run that raced this one and decided first wins: both choices are complete for the rows it adds.
   if ((await redis.hsetnx(key, 'seenFrom', String(fromUrlId))) === 1) {
     if (snapshot !== null) await redis.hset(key, 'seenSnapshot', snapshot);
     return { fromUrlId, snapshot };
   }
+  // Another run of this rebuild decided first, and one of the two loads replaced the other's
+  // filter: this run scans from the start, and adding from the lower id covers both.
   const decided = await redis.hmget(key, 'seenFrom', 'seenSnapshot');
-  return { fromUrlId: Number(decided[0] ?? 0), snapshot: decided[1] ?? null };
+  const theirs = Number(decided[0] ?? 0);
+  return fromUrlId < theirs ? { fromUrlId, snapshot } : { fromUrlId: theirs, snapshot: decided[1] ?? null };
 }
 
 /**
