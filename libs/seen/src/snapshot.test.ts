@@ -130,7 +130,7 @@ for (const backend of backends) {
       expect(await redis.keys(`${options.prefix}:*restore*`)).toEqual([]);
     });
 
-    it('a snapshot without its manifest (a run that died) is never loaded, and a truncated manifest is refused', async () => {
+    it('a snapshot without its manifest (a run that died) is never loaded; a truncated manifest or a missing part is refused', async () => {
       objects.data.clear();
       const taken = await snapshots.take(coverage(900), intact, 3);
       if ('skipped' in taken) throw new Error(taken.skipped);
@@ -138,6 +138,13 @@ for (const backend of backends) {
       const manifest = (await objects.get(manifestName)) as Buffer;
       await objects.put(manifestName, manifest.subarray(0, manifest.length - 20));
       expect(await snapshots.load(target(filter.backend, options))).toMatchObject({ fallback: expect.stringContaining('not JSON') });
+      // A part gone (a store that lost an object): refused, naming it.
+      await objects.put(manifestName, manifest);
+      const part = [...objects.data.keys()].find((k) => k.includes(taken.id) && k.endsWith('.gz')) as string;
+      const kept = (await objects.get(part)) as Buffer;
+      await objects.delete([part]);
+      expect(await snapshots.load(target(filter.backend, options))).toMatchObject({ fallback: expect.stringContaining(`part ${part} is missing`) });
+      await objects.put(part, kept);
       await objects.delete([manifestName]);
       expect(await snapshots.load(target(filter.backend, options))).toMatchObject({ fallback: 'no snapshot of this namespace in the store' });
     });
