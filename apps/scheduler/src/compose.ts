@@ -125,11 +125,17 @@ async function scheduleSweeps(queue: SweepsQueue, config: Runtime['config']): Pr
 
 /**
  * Copies the seen-set's filter to the content store with the highest URL id it covers (taken
- * first), and keeps the newest TRAWL_SEEN_SNAPSHOT_KEEP.
+ * first), and keeps the newest TRAWL_SEEN_SNAPSHOT_KEEP. Skipped when a snapshot younger than
+ * `minGapMs` exists (the sweep: half the interval): every scheduler's start, and every restore
+ * after a Redis loss, schedules the sweep again, and a schedule's first job runs at once, when
+ * the crawl is busiest starting.
  */
-export async function takeSeenSnapshot(runtime: Runtime, now = Date.now()): Promise<Record<string, unknown>> {
+export async function takeSeenSnapshot(runtime: Runtime, now = Date.now(), minGapMs = 0): Promise<Record<string, unknown>> {
   const { db } = runtime;
-  const result = await runtime.seenSnapshots().take(
+  const snapshots = runtime.seenSnapshots();
+  const newest = minGapMs > 0 ? await snapshots.newestAt() : null;
+  if (newest !== null && now - newest < minGapMs) return { skipped: `the newest snapshot is ${Math.round((now - newest) / 1000)} s old` };
+  const result = await snapshots.take(
     async () => {
       const [maxUrlId, urlsTable] = await Promise.all([db.maxUrlId(), db.urlsTableId()]);
       return { maxUrlId, urlsTable };
@@ -165,6 +171,6 @@ async function runSweep(runtime: Runtime, name: SweepName): Promise<Record<strin
     case 'prune':
       return { pruned: await new Freshness(runtime.db.pool, config.namespace).pruneVisits(KEEP_VISITS_MS) };
     case 'seen-snapshot':
-      return takeSeenSnapshot(runtime);
+      return takeSeenSnapshot(runtime, Date.now(), (config.seen.snapshotIntervalS * 1000) / 2);
   }
 }

@@ -101,10 +101,13 @@ for (const setup of setups) {
       expect((await runtime.intact()).ok).toBe(true);
     });
 
-    it('keeps the newest TRAWL_SEEN_SNAPSHOT_KEEP snapshots', async () => {
+    it('keeps the newest TRAWL_SEEN_SNAPSHOT_KEEP snapshots, and the sweep skips while the newest is younger than half its interval', async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 4; i += 1) ids.push(String((await takeSeenSnapshot(runtime, Date.now() + 1000 + i)).id));
+      const t0 = Date.now() + 1000;
+      for (let i = 0; i < 4; i += 1) ids.push(String((await takeSeenSnapshot(runtime, t0 + i)).id));
       expect(await runtime.seenSnapshots().list()).toEqual(ids.slice(2).reverse());
+      expect(await takeSeenSnapshot(runtime, t0 + 149_000, 150_000)).toMatchObject({ skipped: 'the newest snapshot is 149 s old' });
+      expect(await takeSeenSnapshot(runtime, t0 + 151_000, 150_000)).toHaveProperty('id');
     });
 
     it('without a usable snapshot (every manifest torn) the rebuild adds every URL, as before', async () => {

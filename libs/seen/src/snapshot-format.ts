@@ -112,3 +112,5 @@ export function mismatch(manifest: SnapshotManifest, target: SnapshotTarget): st
 
 /** Snapshot ids sort by time: a zero-padded creation time in ms, then a random tail. */
 export const snapshotId = (createdAt: number, random: string): string => `${String(createdAt).padStart(15, '0')}-${random}`;
+/** When the snapshot of this id was taken (ms; NaN for a name that is not an id). */
+export const createdAtOf = (id: string): number => Number(id.slice(0, 15));

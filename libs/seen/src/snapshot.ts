@@ -4,7 +4,7 @@ import { gunzip, gzip } from 'node:zlib';
 import { Command } from 'ioredis';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 import { type BloomBackendName, type BloomOptions, bloomKeyBase } from './bloom.js';
-import { mismatch, parseManifest, SNAPSHOT_FORMAT, type SnapshotManifest, type SnapshotPart, type SnapshotShard, type SnapshotTarget, snapshotId } from './snapshot-format.js';
+import { createdAtOf, mismatch, parseManifest, SNAPSHOT_FORMAT, type SnapshotManifest, type SnapshotPart, type SnapshotShard, type SnapshotTarget, snapshotId } from './snapshot-format.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['adoptRestored-2']);
 // Async zlib runs on the thread pool, not on the event loop.
@@ -81,6 +81,12 @@ export class SeenSnapshots {
   /** Every snapshot of this namespace lives under `<namespace>/<id>/`. */
   private get root(): string {
     return `${this.bloom.prefix}/`;
+  }
+
+  /** When the newest complete snapshot was taken (ms), or null when there is none. */
+  async newestAt(): Promise<number | null> {
+    const [newest] = await this.list();
+    return newest === undefined ? null : createdAtOf(newest);
   }
 
   /**
