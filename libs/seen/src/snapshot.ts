@@ -169,10 +169,11 @@ export class SeenSnapshots {
       const id = name.slice(this.root.length).split('/')[0] ?? '';
       return !complete.includes(id) && id < oldestKept;
     });
-    await this.objects.delete(drop.filter((name) => !name.endsWith('/manifest.json')));
-    // Manifests last: an interrupted prune leaves a listed snapshot whole or gone, never a manifest without parts.
+    // Manifests first: an interrupted prune leaves every listed snapshot whole, never a manifest
+    // whose parts are gone (the parts left are removed by the next prune).
     const manifests = drop.filter((name) => name.endsWith('/manifest.json'));
     await this.objects.delete(manifests);
+    await this.objects.delete(drop.filter((name) => !name.endsWith('/manifest.json')));
     return manifests.length;
   }
 
