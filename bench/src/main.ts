@@ -7,6 +7,7 @@ import { hostileBench } from './hostile.js';
 import { markdownBench } from './markdown.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
+import { seenSnapshotBench } from './seen-snapshot.js';
 import { testwebBench } from './testweb.js';
 import { parseProfileArgs } from './web-profile.js';
 import { workersBench } from './workers.js';
@@ -29,6 +30,7 @@ const benches: Record<string, () => Promise<void>> = {
   workers: () => workersBench(Number(process.env.BENCH_ROUNDS ?? 3), profile),
   cost: async () => (await import('./cost.js')).costBench(profile),
   testweb: () => testwebBench(),
+  'seen-snapshot': () => seenSnapshotBench(),
 };
 
 const names = wanted.length > 0 ? wanted : Object.keys(benches);

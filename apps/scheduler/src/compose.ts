@@ -127,11 +127,38 @@ async function scheduleSweeps(queue: SweepsQueue, config: Runtime['config']): Pr
     ['recrawl', config.recrawl.enabled ? config.recrawl.sweepIntervalS * 1000 : null],
     ['sitemaps', config.sitemaps.enabled ? config.sitemaps.sweepIntervalS * 1000 : null],
     ['prune', 3_600_000],
+    ['seen-snapshot', config.seen.snapshotIntervalS > 0 ? config.seen.snapshotIntervalS * 1000 : null],
   ];
   for (const [name, everyMs] of want) {
     if (everyMs === null) await queue.unschedule(name);
     else await queue.schedule(name, everyMs);
   }
+}
+
+/**
+ * Copies the seen-set's filter to the content store with the highest URL id it covers (taken
+ * first), and keeps the newest TRAWL_SEEN_SNAPSHOT_KEEP. Skipped when a snapshot younger than
+ * `minGapMs` exists (the sweep: half the interval): every scheduler's start, and every restore
+ * after a Redis loss, schedules the sweep again, and a schedule's first job runs at once, when
+ * the crawl is busiest starting.
+ */
+export async function takeSeenSnapshot(runtime: Runtime, now = Date.now(), minGapMs = 0): Promise<Record<string, unknown>> {
+  const { db } = runtime;
+  const snapshots = runtime.seenSnapshots();
+  const newest = minGapMs > 0 ? await snapshots.newestAt() : null;
+  if (newest !== null && now - newest < minGapMs) return { skipped: `the newest snapshot is ${Math.round((now - newest) / 1000)} s old` };
+  const result = await snapshots.take(
+    async () => {
+      const [maxUrlId, urlsTable] = await Promise.all([db.maxUrlId(), db.urlsTableId()]);
+      return { maxUrlId, urlsTable };
+    },
+    async () => (await runtime.intact()).ok,
+    runtime.config.seen.snapshotKeep,
+    now,
+  );
+  if ('skipped' in result) runtime.logger.warn({ reason: result.skipped }, 'seen-set snapshot skipped');
+  else runtime.logger.info(result, 'seen-set snapshot taken');
+  return result;
 }
 
 /** Days of re-crawl visits kept for the freshness report's deadline-miss rate. */
@@ -155,5 +182,7 @@ async function runSweep(runtime: Runtime, name: SweepName): Promise<Record<strin
       return sitemapSweep({ db: runtime.db, frontier: runtime.frontier, logger }, { batch: 1000, refreshMs: config.sitemaps.refreshIntervalS * 1000 });
     case 'prune':
       return { pruned: await new Freshness(runtime.db.pool, config.namespace).pruneVisits(KEEP_VISITS_MS) };
+    case 'seen-snapshot':
+      return takeSeenSnapshot(runtime, Date.now(), (config.seen.snapshotIntervalS * 1000) / 2);
   }
 }

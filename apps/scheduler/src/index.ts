@@ -1,3 +1,3 @@
-export { memberIdFor, type SchedulerService, startSchedulerService } from './compose.js';
-export { rebuildFromDatabase } from './rebuild.js';
+export { memberIdFor, type SchedulerService, startSchedulerService, takeSeenSnapshot } from './compose.js';
+export { loadSeenSnapshot, rebuildFromDatabase } from './rebuild.js';
 export { runSchedulerProcess } from './scheduler-process.js';

@@ -1,7 +1,29 @@
 import { FETCH_HOLD_MARGIN_MS } from '@trawl/config';
-import { quietKey, rebuildFrontier, type RebuildOptions, type RebuildReport, waitForQuietWorkers } from '@trawl/dispatch';
+import { quietKey, rebuildFrontier, type RebuildOptions, type RebuildReport, type SeenSnapshotLoad, waitForQuietWorkers } from '@trawl/dispatch';
 import { restorePauses, type Runtime, settingsRecorded } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
+
+/**
+ * Loads the newest seen-set snapshot that fits this crawl's filter and `urls` table into the
+ * filter (see SeenSnapshots.load). A store that cannot be read is a fallback, not a failure: the
+ * rebuild then adds every URL, as it did before snapshots.
+ */
+export async function loadSeenSnapshot(runtime: Runtime): Promise<SeenSnapshotLoad> {
+  const { config } = runtime;
+  try {
+    const [maxUrlId, urlsTable] = await Promise.all([runtime.db.maxUrlId(), runtime.db.urlsTableId()]);
+    const loaded = await runtime.seenSnapshots().load({
+      backend: runtime.seen.bloom.backend,
+      options: { capacity: config.seen.capacity, errorRate: config.seen.errorRate, shards: config.seen.shards },
+      maxUrlId,
+      urlsTable,
+    });
+    if (loaded.refused.length > 0) runtime.logger.warn({ refused: loaded.refused }, 'seen-set snapshots refused');
+    return 'fallback' in loaded ? { fallback: loaded.fallback } : { id: loaded.id, coversUrlId: loaded.coversUrlId };
+  } catch (error) {
+    return { fallback: `the snapshot store could not be read: ${(error as Error).message}` };
+  }
+}
 
 /**
  * Rebuilds a crawl whose Redis data was lost from PostgreSQL (the frontier, the seen-set's Bloom
@@ -27,6 +49,7 @@ export async function rebuildFromDatabase(runtime: Runtime, logger: Logger, opti
       db: runtime.db,
       frontier: runtime.frontier,
       bloom: runtime.seen.bloom,
+      seenSnapshot: () => loadSeenSnapshot(runtime),
       policyStore: runtime.policyStore,
       config,
       recordSettings: () => runtime.settings.record(),

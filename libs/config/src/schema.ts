@@ -353,6 +353,12 @@ export const configSchema = z.object({
     capacity: set(int(1000).default(10_000_000), 'TRAWL_SEEN_CAPACITY', 'Expected distinct URLs before the filter adds a layer.'),
     errorRate: set(num(0.000001, 0.5).default(0.01), 'TRAWL_SEEN_ERROR_RATE', 'Bloom false-positive target (false positives are confirmed in PostgreSQL, never dropped).'),
     shards: set(int(1, 256).default(1), 'TRAWL_SEEN_SHARDS', 'Independent filters (Redis Cluster slots) the seen-set is split over.'),
+    snapshotIntervalS: set(
+      int(0).default(300),
+      'TRAWL_SEEN_SNAPSHOT_INTERVAL_S',
+      'How often one scheduler copies the seen-set\'s Bloom filter to the content store (`seen-snapshots/<namespace>/`), with the highest URL id it covers, so a rebuild after Redis lost the crawl loads it and adds only the URLs recorded since, instead of every URL. 0: no snapshots (a rebuild still loads one that exists).',
+    ),
+    snapshotKeep: set(int(1, 100).default(3), 'TRAWL_SEEN_SNAPSHOT_KEEP', 'Seen-set snapshots kept: older ones are deleted once a newer one is complete.'),
   }),
 
   dashboard: z.object({

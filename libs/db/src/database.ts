@@ -30,6 +30,8 @@ export interface DiscoveredUrl {
 /** A `urls` row as `trawl frontier rebuild` reads it. */
 export interface RebuildRow {
   hash: Buffer;
+  /** `urls.id`: the order URLs were inserted in (a seen-set snapshot covers the ids up to its own). */
+  id: number;
   url: string;
   host: string;
   depth: number;
@@ -398,20 +400,39 @@ export class Database {
    * since `since` (rows queued while the rebuild runs went into the new frontier already).
    */
   async urlsForRebuild(after: Buffer | null, since: Date, limit: number): Promise<RebuildRow[]> {
-    const { rows } = await this.pool.query<{ url_hash: Buffer; url: string; host: string; depth: number; state: UrlState; seed: boolean; fetched: boolean; changed: boolean }>(
-      `SELECT u.url_hash, u.url, u.host, u.depth, u.state, (u.depth = 0 AND u.discovered_from IS NULL) AS seed,
+    const { rows } = await this.pool.query<{ url_hash: Buffer; id: string; url: string; host: string; depth: number; state: UrlState; seed: boolean; fetched: boolean; changed: boolean }>(
+      `SELECT u.url_hash, u.id, u.url, u.host, u.depth, u.state, (u.depth = 0 AND u.discovered_from IS NULL) AS seed,
               (p.url_hash IS NOT NULL) AS fetched, (u.updated_at >= $2) AS changed
        FROM ${this.t.urls} u LEFT JOIN ${this.t.pages} p ON p.url_hash = u.url_hash
        WHERE u.url_hash > $1 ORDER BY u.url_hash LIMIT $3`,
       [after ?? Buffer.alloc(0), since, limit],
     );
-    return rows.map((r) => ({ hash: r.url_hash, url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed }));
+    return rows.map((r) => ({ hash: r.url_hash, id: Number(r.id), url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed }));
   }
 
   /** The database server's clock (what `updated_at` is written with). */
   async now(): Promise<Date> {
     const { rows } = await this.pool.query<{ now: Date }>('SELECT clock_timestamp() AS now');
     return (rows[0] as { now: Date }).now;
+  }
+
+  /**
+   * The highest `urls.id` committed so far (0 with no URL). Ids come from a sequence, so a URL
+   * inserted after this call gets a higher one; one inserted before it but not yet committed has
+   * a lower one, and its seen-set entry was added before its insert began.
+   */
+  async maxUrlId(): Promise<number> {
+    const { rows } = await this.pool.query<{ max: string | null }>(`SELECT max(id) AS max FROM ${this.t.urls}`);
+    return Number(rows[0]?.max ?? 0);
+  }
+
+  /**
+   * Which `urls` table this is (its OID): a schema dropped and created again (`--fresh`) numbers
+   * its URLs from 1 again, so ids of the old table mean nothing in the new one.
+   */
+  async urlsTableId(): Promise<string> {
+    const { rows } = await this.pool.query<{ oid: string }>(`SELECT $1::regclass::oid::text AS oid`, [this.t.urls]);
+    return (rows[0] as { oid: string }).oid;
   }
 
   /** Whether the crawl knows any URL at all. */

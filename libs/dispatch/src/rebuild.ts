@@ -16,6 +16,11 @@ export interface RebuildDeps {
   frontier: Pick<Frontier, 'restore'>;
   /** The seen-set's Bloom filter (the exact half is `urls` itself). */
   bloom: { addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> };
+  /**
+   * Loads the newest usable seen-set snapshot into the filter (replacing what it holds) and says
+   * which URL ids it covers, or why none was loaded. Absent: every URL is added to the filter.
+   */
+  seenSnapshot?: () => Promise<SeenSnapshotLoad>;
   policyStore: Pick<PolicyStore, 'load' | 'update'>;
   config: Readonly<Config>;
   /** Writes the namespace settings: the last step, which lets schedulers dispatch again. */
@@ -37,6 +42,9 @@ export interface RebuildDeps {
   logger: Logger;
 }
 
+/** What loading a seen-set snapshot gave: the URL ids it covers, or why there was none to load. */
+export type SeenSnapshotLoad = { id: string; coversUrlId: number } | { fallback: string };
+
 export interface RebuildProgress {
   /** `urls` rows read so far. */
   rows: number;
@@ -46,7 +54,7 @@ export interface RebuildProgress {
   counted: number;
   /** Rows another (or an earlier, interrupted) run of this rebuild had restored already. */
   alreadyRestored: number;
-  /** Rows added to the seen-set's Bloom filter. */
+  /** Rows added to the seen-set's Bloom filter (those above the snapshot's URL id, if one was loaded). */
   seen: number;
 }
 
@@ -55,6 +63,10 @@ export interface RebuildReport extends RebuildProgress {
   generation: string;
   /** True when this run picked up an interrupted rebuild. */
   resumed: boolean;
+  /** The seen-set came from this snapshot, plus the URLs with a higher id than `seenFromUrlId`. */
+  seenSnapshot: string | null;
+  /** URLs with an id up to this were in the snapshot (0: no snapshot, every URL was added). */
+  seenFromUrlId: number;
   seeds: number;
   /** Rows queued or changed by the live crawl while the rebuild ran (left to it). */
   leftToCrawl: number;
@@ -116,6 +128,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
   await redis.hsetnx(key, 'notBefore', String(deps.clock.now() + Math.max(deps.fetchHoldMs, deps.config.policy.minDelayMs)));
   const notBefore = Number(await redis.hget(key, 'notBefore'));
   let cursor: Buffer | null = state.cursor ? Buffer.from(state.cursor, 'hex') : null;
+  const seen = await seenSetStart(deps, key, state);
   const batch = Math.max(1, Math.min(1000, options.batch ?? 1000));
   logger.info({ namespace, generation, resumed, from: state.cursor ?? null }, 'rebuilding the frontier and the seen-set from PostgreSQL');
 
@@ -135,11 +148,13 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
     // rebuild resumes (it restores queued rows); the other order could leave a restored URL `new`
     // for the repair sweep to push a second time.
     await db.markQueued(items.filter((i) => i.queue).map((i) => i.hash));
-    const [, restored] = await Promise.all([deps.bloom.addIfNew(rows.map((r) => r.hash)), deps.frontier.restore(generation, items, notBefore)]);
+    // The seen-set's part: only the URLs the snapshot does not cover. The frontier's: every row.
+    const unseen = rows.filter((r) => r.id > seen.fromUrlId).map((r) => r.hash);
+    const [, restored] = await Promise.all([unseen.length > 0 ? deps.bloom.addIfNew(unseen) : [], deps.frontier.restore(generation, items, notBefore)]);
     cursor = (rows[rows.length - 1] as RebuildRow).hash;
     await redis.hset(key, 'cursor', cursor.toString('hex'));
     progress.rows += rows.length;
-    progress.seen += rows.length;
+    progress.seen += unseen.length;
     progress.queued += restored.queued;
     progress.counted += restored.counted;
     progress.alreadyRestored += restored.skipped;
@@ -156,9 +171,44 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
   await deps.markLive();
   await deps.recordSettings();
   await redis.del(key);
-  const report: RebuildReport = { namespace, generation, resumed, ...progress, seeds: seeds.size, leftToCrawl, durationMs: Date.now() - started };
+  const report: RebuildReport = { namespace, generation, resumed, seenSnapshot: seen.snapshot, seenFromUrlId: seen.fromUrlId, ...progress, seeds: seeds.size, leftToCrawl, durationMs: Date.now() - started };
   logger.info(report, 'frontier rebuilt: dispatching may resume');
   return report;
+}
+
+/**
+ * Where this rebuild's seen-set starts, decided once per generation (kept in the rebuild's hash as
+ * `seenFrom`, so a resumed run adds the same rows): the newest usable snapshot, loaded before the
+ * scan, and then only URLs with a higher id are added; else (no snapshot, none usable, or a run of
+ * an older version already scanning) every URL. A run that died while loading loads it again.
+ */
+async function seenSetStart(deps: RebuildDeps, key: string, state: Record<string, string>): Promise<{ fromUrlId: number; snapshot: string | null }> {
+  const { redis, logger } = deps;
+  if (state.seenFrom !== undefined) return { fromUrlId: Number(state.seenFrom), snapshot: state.seenSnapshot ?? null };
+  let fromUrlId = 0;
+  let snapshot: string | null = null;
+  if (state.cursor !== undefined) {
+    logger.info('seen-set: resuming a scan that adds every URL');
+  } else if (deps.seenSnapshot === undefined) {
+    logger.info('seen-set: snapshots are not configured; every URL is added to the filter');
+  } else {
+    const loaded = await deps.seenSnapshot();
+    if ('fallback' in loaded) {
+      logger.warn({ reason: loaded.fallback }, 'seen-set: no snapshot loaded; every URL is added to the filter');
+    } else {
+      ({ coversUrlId: fromUrlId, id: snapshot } = loaded);
+      logger.info({ snapshot, coversUrlId: fromUrlId }, 'seen-set: snapshot loaded; URLs recorded after it are added to the filter');
+    }
+  }
+  if ((await redis.hsetnx(key, 'seenFrom', String(fromUrlId))) === 1) {
+    if (snapshot !== null) await redis.hset(key, 'seenSnapshot', snapshot);
+    return { fromUrlId, snapshot };
+  }
+  // Another run of this rebuild decided first, and one of the two loads replaced the other's
+  // filter: this run scans from the start, and adding from the lower id covers both.
+  const decided = await redis.hmget(key, 'seenFrom', 'seenSnapshot');
+  const theirs = Number(decided[0] ?? 0);
+  return fromUrlId < theirs ? { fromUrlId, snapshot } : { fromUrlId: theirs, snapshot: decided[1] ?? null };
 }
 
 /**

@@ -6,11 +6,11 @@ export const SWEEPS_QUEUE = 'sweeps';
 export const sweepsQueuePrefix = (namespace: string): string => `${namespace}:{sweeps}`;
 
 /** The periodic jobs the schedulers share: each runs on one scheduler at a time. */
-export type SweepName = 'recrawl' | 'sitemaps' | 'prune';
+export type SweepName = 'recrawl' | 'sitemaps' | 'prune' | 'seen-snapshot';
 
 /**
  * The `sweeps` queue: one BullMQ job scheduler per periodic sweep (re-crawl, sitemap refresh,
- * pruning). A job scheduler makes one job per interval whatever the number of schedulers, and a
+ * pruning, seen-set snapshots). A job scheduler makes one job per interval whatever the number of schedulers, and a
  * job is processed by exactly one of them, so a sweep never runs twice at once.
  */
 export class SweepsQueue {

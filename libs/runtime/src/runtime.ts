@@ -9,8 +9,8 @@ import { AddressGate, Admission, Frontier, type FrontierOptions } from '@trawl/f
 import { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, type RedisClient, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
-import { createBloomFilter, SeenSet } from '@trawl/seen';
-import { type ContentStore, createContentStore } from '@trawl/store';
+import { createBloomFilter, SeenSet, SeenSnapshots } from '@trawl/seen';
+import { type ContentStore, createContentStore, createNamedObjects, type NamedObjects } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
 import { checkNamespaceSettings, type NamespaceSettings, settingsRecorded, wipedMessage } from './namespace-settings.js';
 
@@ -76,6 +76,7 @@ export class Runtime {
   private signingKeyInstance: SigningKey | null | undefined;
   private storeInstance: ContentStore | undefined;
   private admissionInstance: Admission | undefined;
+  private snapshotObjects: NamedObjects | undefined;
   /** This process's timings (fetch lateness), for the metrics' histograms and a run's summary. */
   readonly timings = new Timings();
   private readonly proxyListeners = new Set<(event: ProxyRequestEvent) => void>();
@@ -255,6 +256,16 @@ export class Runtime {
     return this.storeInstance;
   }
 
+  /**
+   * The seen-set's snapshots, kept in the content store's `seen-snapshots` folder (built on first
+   * use). `s3Client` adds S3 client settings (tests: s3rver's credentials).
+   */
+  seenSnapshots(s3Client?: Parameters<typeof createNamedObjects>[2]): SeenSnapshots {
+    this.snapshotObjects ??= createNamedObjects(this.config, 'seen-snapshots', s3Client);
+    const { namespace, seen } = this.config;
+    return new SeenSnapshots(this.redis, { prefix: namespace, capacity: seen.capacity, errorRate: seen.errorRate, shards: seen.shards }, this.seen.bloom.backend, this.snapshotObjects);
+  }
+
   /** A discovery batcher over this runtime's seen-set, database and frontier. */
   discovery(): Discovery {
     return createDiscovery({
@@ -301,6 +312,7 @@ export class Runtime {
     await this.queues.close().catch(() => undefined);
     this.fetcherInstance?.close();
     await this.storeInstance?.close().catch(() => undefined);
+    this.snapshotObjects?.close();
     await this.db.close().catch(() => undefined);
     this.blocking?.disconnect();
     this.processConnection?.disconnect();

@@ -4,3 +4,5 @@ export { createBloomFilter, SEEN_BACKEND_FIELD, settingsKey } from './factory.js
 export { LuaBloomFilter } from './lua-bloom.js';
 export { hasRedisBloom, RedisBloomFilter } from './redisbloom.js';
 export { type ExactStore, SeenSet, type SeenVerdicts } from './seen-set.js';
+export { type LoadResult, SeenSnapshots, type SeenSnapshotOptions, type SnapshotObjects, type TakeResult, type UrlCoverage } from './snapshot.js';
+export { mismatch, parseManifest, SNAPSHOT_FORMAT, type SnapshotManifest, type SnapshotTarget } from './snapshot-format.js';

@@ -1,6 +1,8 @@
+import { join } from 'node:path';
 import type { StoreConfig, WorkerConfig } from '@trawl/config';
 import type { ContentStore } from './content-store.js';
 import { LocalContentStore } from './local-store.js';
+import { LocalNamedObjects, type NamedObjects, S3NamedObjects, type S3NamedObjectsOptions } from './named-objects.js';
 import { S3ContentStore, type S3ContentStoreOptions } from './s3-store.js';
 
 /** The settings `createContentStore` reads: `config.store` and the local directory's two. */
@@ -22,6 +24,25 @@ export function createContentStore(config: ContentStoreConfig, s3Client?: S3Cont
     // that build a config by hand.
     bucket: store.s3Bucket ?? '',
     prefix: store.s3Prefix,
+    endpoint: store.s3Endpoint,
+    region: store.s3Region,
+    forcePathStyle: store.s3ForcePathStyle,
+    maxAttempts: store.s3MaxAttempts,
+    client: s3Client,
+  });
+}
+
+/**
+ * Named objects beside the configured content store, under `folder`: `<TRAWL_CONTENT_DIR>/<folder>`
+ * on disk, `<TRAWL_S3_PREFIX><folder>/` in the bucket.
+ */
+export function createNamedObjects(config: ContentStoreConfig, folder: string, s3Client?: S3NamedObjectsOptions['client']): NamedObjects {
+  const { store, worker } = config;
+  if (store.backend === 'local') return new LocalNamedObjects(join(worker.contentDir, folder), worker.contentFsync);
+  const base = store.s3Prefix === '' || store.s3Prefix.endsWith('/') ? store.s3Prefix : `${store.s3Prefix}/`;
+  return new S3NamedObjects({
+    bucket: store.s3Bucket ?? '',
+    prefix: `${base}${folder}/`,
     endpoint: store.s3Endpoint,
     region: store.s3Region,
     forcePathStyle: store.s3ForcePathStyle,

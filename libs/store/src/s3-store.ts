@@ -41,6 +41,24 @@ export interface S3ContentStoreOptions {
 const CONNECTION_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
+/** The S3 client of a store's options: the same endpoint, retries, checksums and timeouts for every object trawl keeps. */
+export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' | 'region' | 'forcePathStyle' | 'maxAttempts' | 'client'>): S3Client {
+  return new S3Client({
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.region === undefined ? {} : { region: options.region }),
+    forcePathStyle: options.forcePathStyle ?? false,
+    maxAttempts: options.maxAttempts ?? 4,
+    retryMode: 'standard',
+    // Checksums only where S3 demands them: with the default ('WHEN_SUPPORTED') the SDK wraps
+    // streamed bodies in aws-chunked encoding, which S3-compatible servers (s3rver among them)
+    // store verbatim, corrupting the object.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+    ...options.client,
+  });
+}
+
 /**
  * Bodies as gzip objects in an S3-compatible bucket, laid out like the local store:
  * `<prefix>/<h0h1>/<sha256>.gz`. Same key (`sha256:<hex>`), same hash, same gzip bytes, so a
@@ -81,20 +99,7 @@ export class S3ContentStore implements ContentStore {
     this.prefix = normalizePrefix(prefix);
     this.gzipLevel = gzipLevel;
     this.known = new KnownKeys(knownCacheSize);
-    this.s3 = new S3Client({
-      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-      ...(options.region === undefined ? {} : { region: options.region }),
-      forcePathStyle: options.forcePathStyle ?? false,
-      maxAttempts,
-      retryMode: 'standard',
-      // Checksums only where S3 demands them: with the default ('WHEN_SUPPORTED') the SDK wraps
-      // streamed bodies in aws-chunked encoding, which S3-compatible servers (s3rver among them)
-      // store verbatim, corrupting the object.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
-      ...options.client,
-    });
+    this.s3 = createS3Client({ ...options, maxAttempts });
   }
 
   /** The object key of a body hash: `<prefix><h0h1>/<sha256>.gz`. */
@@ -211,7 +216,7 @@ export class S3ContentStore implements ContentStore {
   }
 }
 
-function normalizePrefix(prefix: string): string {
+export function normalizePrefix(prefix: string): string {
   const trimmed = prefix.trim().replace(/^\/+/, '');
   return trimmed === '' || trimmed.endsWith('/') ? trimmed : `${trimmed}/`;
 }
@@ -231,7 +236,7 @@ function errorName(error: unknown): string {
  * The object is absent. A HEAD answers a bare 404 whether the key or the bucket is missing;
  * the upload that follows then fails with NoSuchBucket, which is fatal.
  */
-function isNotFound(error: unknown): boolean {
+export function isNotFound(error: unknown): boolean {
   const name = errorName(error);
   return name !== 'NoSuchBucket' && (name === 'NoSuchKey' || name === 'NotFound' || httpStatus(error) === 404);
 }
