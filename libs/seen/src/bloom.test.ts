@@ -1,5 +1,5 @@
 import { testRedis } from '@trawl/redis/testing';
-import { afterAll } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { LuaBloomFilter } from './lua-bloom.js';
 import { RedisBloomFilter } from './redisbloom.js';
 import { bloomContract, testRedisBloom } from './testing/index.js';
@@ -27,3 +27,26 @@ bloomContract(
   },
   rb.ready,
 );
+
+describe('RedisBloom after a wipe', () => {
+  it('creates a shard whose key went with the data again with its own capacity and error rate, not RedisBloom\'s defaults', async () => {
+    await rb.ready();
+    const fp = (text: string) => Buffer.from(text.padEnd(16, '.'));
+    const filter = new RedisBloomFilter(rb.redis, { prefix: `${rb.prefix}:wiped`, capacity: 5000, errorRate: 0.001, shards: 1 });
+    const key = (await rb.redis.keys(`${rb.prefix}:wiped*`))[0];
+    expect(key).toBeUndefined();
+    expect(await filter.addIfNew([fp('a'), fp('b')])).toEqual([true, true]);
+    // The data is lost under the filter's feet (a FLUSHALL, a restart without persistence).
+    await rb.redis.unlink(...(await rb.redis.keys(`${rb.prefix}:wiped*`)));
+    expect(await filter.mightContain([fp('a')])).toEqual([false]);
+    expect(await rb.redis.keys(`${rb.prefix}:wiped*`)).toEqual([]);
+    expect(await filter.addIfNew([fp('a')])).toEqual([true]);
+    const [created] = await rb.redis.keys(`${rb.prefix}:wiped*`);
+    const raw = (await rb.redis.call('BF.INFO', created as string)) as (string | number)[];
+    const info = new Map<string, number>();
+    for (let i = 0; i + 1 < raw.length; i += 2) info.set(String(raw[i]).toLowerCase(), Number(raw[i + 1]));
+    expect(info.get('capacity')).toBe(5000);
+    expect(info.get('expansion rate')).toBe(2);
+    await filter.clear();
+  });
+});

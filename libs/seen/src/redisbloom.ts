@@ -11,10 +11,15 @@ export async function hasRedisBloom(redis: RedisClient): Promise<boolean> {
   }
 }
 
-/** The seen-set on RedisBloom's scalable Bloom filter (BF.RESERVE … EXPANSION 2, BF.MADD). */
+/**
+ * The seen-set on RedisBloom's scalable Bloom filter. Adds go through `BF.INSERT … CAPACITY …
+ * ERROR … EXPANSION 2`, so a shard whose key is missing — never created, or gone with a Redis
+ * wipe — is created with this filter's capacity and error rate, never RedisBloom's defaults
+ * (which `BF.MADD` would use); lookups (`BF.MEXISTS`) on a missing key find nothing and create
+ * nothing.
+ */
 export class RedisBloomFilter implements BloomFilter {
   readonly backend = 'redisbloom' as const;
-  private readonly reserved = new Set<number>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -25,23 +30,22 @@ export class RedisBloomFilter implements BloomFilter {
     return `${bloomKeyBase(this.options.prefix, shard)}bf`;
   }
 
-  private async reserve(shard: number): Promise<void> {
-    if (this.reserved.has(shard)) return;
+  /** BF.INSERT's options: create a missing shard with this filter's parameters. */
+  private createOptions(): (string | number)[] {
     const capacity = Math.max(1, Math.ceil(this.options.capacity / this.options.shards));
-    try {
-      await this.redis.call('BF.RESERVE', this.key(shard), this.options.errorRate, capacity, 'EXPANSION', 2);
-    } catch (error) {
-      if (!/exists/i.test(String((error as Error).message))) throw error;
-    }
-    this.reserved.add(shard);
+    return ['CAPACITY', capacity, 'ERROR', this.options.errorRate, 'EXPANSION', 2];
   }
 
-  private async run(command: 'BF.MADD' | 'BF.MEXISTS', fingerprints: readonly Buffer[]): Promise<number[]> {
+  private async run(command: 'add' | 'exists', fingerprints: readonly Buffer[]): Promise<number[]> {
     const result = new Array<number>(fingerprints.length);
     await Promise.all(
       [...byShard(fingerprints, this.options.shards)].map(async ([shard, indexes]) => {
-        await this.reserve(shard);
-        const flags = (await this.redis.call(command, this.key(shard), ...indexes.map((i) => fingerprints[i] as Buffer))) as number[];
+        const items = indexes.map((i) => fingerprints[i] as Buffer);
+        const flags = (
+          command === 'add'
+            ? await this.redis.call('BF.INSERT', this.key(shard), ...this.createOptions(), 'ITEMS', ...items)
+            : await this.redis.call('BF.MEXISTS', this.key(shard), ...items)
+        ) as number[];
         flags.forEach((flag, j) => {
           result[indexes[j] as number] = Number(flag);
         });
@@ -51,11 +55,11 @@ export class RedisBloomFilter implements BloomFilter {
   }
 
   async addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> {
-    return (await this.run('BF.MADD', fingerprints)).map((flag) => flag === 1);
+    return (await this.run('add', fingerprints)).map((flag) => flag === 1);
   }
 
   async mightContain(fingerprints: readonly Buffer[]): Promise<boolean[]> {
-    return (await this.run('BF.MEXISTS', fingerprints)).map((flag) => flag === 1);
+    return (await this.run('exists', fingerprints)).map((flag) => flag === 1);
   }
 
   async info(): Promise<BloomInfo> {
@@ -77,6 +81,5 @@ export class RedisBloomFilter implements BloomFilter {
   async clear(): Promise<void> {
     // One UNLINK per shard: each shard's key is in its own cluster slot.
     await Promise.all(Array.from({ length: this.options.shards }, (_, s) => this.redis.unlink(this.key(s))));
-    this.reserved.clear();
   }
 }
