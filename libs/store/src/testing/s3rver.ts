@@ -13,8 +13,11 @@ export interface TestS3 {
   port: number;
   /** Client settings that reach this server (credentials, path style, region). */
   client: Partial<S3ClientConfig>;
-  /** Objects created so far (PUTs and completed multipart uploads), from the server's events. */
-  countPuts(): number;
+  /**
+   * Objects created so far (PUTs and completed multipart uploads), from the server's events;
+   * with `except`, leaving out keys that start with it (e.g. `seen-snapshots/`).
+   */
+  countPuts(options?: { except?: string }): number;
   /** Stops the server (its port is free again) without removing its data. */
   stop(): Promise<void>;
   /** Starts it again on the same port and data directory. */
@@ -29,12 +32,13 @@ export interface TestS3 {
  */
 export async function startTestS3(buckets: readonly string[] = []): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 'trawl-s3rver-'));
-  let puts = 0;
+  const created: string[] = [];
   const make = (port: number): S3rver => {
     const instance = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: buckets.map((name) => ({ name, configs: [] })) });
     // s3rver is a Koa application; its typings omit the EventEmitter half.
-    (instance as unknown as NodeJS.EventEmitter).on('event', (event: { Records?: { eventName?: string }[] }) => {
-      if (event.Records?.some((r) => r.eventName?.startsWith('ObjectCreated:'))) puts += 1;
+    (instance as unknown as NodeJS.EventEmitter).on('event', (event: { Records?: { eventName?: string; s3?: { object?: { key?: string } } }[] }) => {
+      const record = event.Records?.find((r) => r.eventName?.startsWith('ObjectCreated:'));
+      if (record) created.push(decodeURIComponent(record.s3?.object?.key ?? ''));
     });
     return instance;
   };
@@ -46,7 +50,7 @@ export async function startTestS3(buckets: readonly string[] = []): Promise<Test
     endpoint,
     port,
     client: { endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3RVER_CREDENTIALS },
-    countPuts: () => puts,
+    countPuts: (options = {}) => created.filter((key) => options.except === undefined || !key.startsWith(options.except)).length,
     async stop() {
       if (!running) return;
       running = false;
