@@ -76,7 +76,7 @@ export interface ChaosResult {
   longestSilenceMs: number;
   /** When that stretch began (epoch ms: the request before it). */
   longestSilenceFrom: number;
-  /** wipe-redis: the stretch with no request around the wipe (the last request before it to the first after); else null. */
+  /** wipe-redis: the longest stretch with no request that the wipe caused (see `silenceAround`); else null. */
   wipeSilenceMs: number | null;
   /**
    * The worst wait of a host past its due time: over every host, the longest gap between the end
@@ -376,15 +376,20 @@ export function stalls(log: readonly RequestLogEntry[], delayMs: number): { long
   return { longestSilenceMs, longestSilenceFrom, worstPastDueMs };
 }
 
-/** The stretch with no request that contains `at`: from the last request started before it to the first after. */
-export function silenceAround(log: readonly RequestLogEntry[], at: number): number {
-  let before = Number.NEGATIVE_INFINITY;
-  let after = Number.POSITIVE_INFINITY;
-  for (const e of log) {
-    if (e.start <= at) before = Math.max(before, e.start);
-    else after = Math.min(after, e.start);
+/**
+ * The longest stretch with no request that a fault at `at` caused: over consecutive requests,
+ * the longest gap that ends after `at` and begins before `at` + `withinMs` (a few requests already
+ * under way at the fault may still start just after it, before the crawl stands still).
+ */
+export function silenceAround(log: readonly RequestLogEntry[], at: number, withinMs = 10_000): number {
+  const starts = log.map((e) => e.start).sort((a, b) => a - b);
+  let longest = 0;
+  for (let i = 1; i < starts.length; i += 1) {
+    const from = starts[i - 1] as number;
+    const to = starts[i] as number;
+    if (to > at && from < at + withinMs) longest = Math.max(longest, to - from);
   }
-  return Number.isFinite(before) && Number.isFinite(after) ? after - before : 0;
+  return longest;
 }
 
 /** A case's name in the chaos table: the fault, and how it was run when not the plain way. */
