@@ -85,9 +85,9 @@ export function workerAssignments(members: readonly string[], partitions: number
 }
 
 /**
- * Runs `round` once, then every third of a membership's TTL until stopped: often enough that a
- * heartbeat or lease is renewed twice before it could run out. A failed round is reported and the
- * next one tries again.
+ * Runs `round` once, then every third of a membership's TTL (or `everyMs`, when given and
+ * shorter) until stopped: often enough that a heartbeat or lease is renewed twice before it could
+ * run out. A failed round is reported and the next one tries again.
  */
 export class Rounds {
   private readonly controller = new AbortController();
@@ -97,6 +97,7 @@ export class Rounds {
     private readonly ttlMs: number,
     private readonly round: () => Promise<void>,
     private readonly onError: (error: unknown) => void,
+    private readonly everyMs?: number,
   ) {}
 
   /** Runs the first round (its errors reach the caller), then keeps going in the background. */
@@ -114,7 +115,7 @@ export class Rounds {
   private async run(): Promise<void> {
     const signal = this.controller.signal;
     while (!signal.aborted) {
-      await sleep(Math.max(50, Math.floor(this.ttlMs / 3)), signal);
+      await sleep(Math.max(50, Math.min(Math.floor(this.ttlMs / 3), this.everyMs ?? Number.POSITIVE_INFINITY)), signal);
       if (signal.aborted) break;
       try {
         await this.round();

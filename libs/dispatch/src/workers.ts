@@ -57,7 +57,9 @@ export class WorkerMembership {
     private readonly wipe?: WipeWatch,
   ) {
     this.membership = new Membership(redis, options.namespace, 'worker', options.memberId, options.heartbeatTtlMs, clock);
-    this.rounds = new Rounds(options.heartbeatTtlMs, () => this.tick(), (error) => logger.error({ err: error }, 'worker membership step failed'));
+    // At least every half second: a dead worker's holds are freed by the first live worker whose
+    // round sees its heartbeat lapse, so the round bounds how long its hosts wait past that.
+    this.rounds = new Rounds(options.heartbeatTtlMs, () => this.tick(), (error) => logger.error({ err: error }, 'worker membership step failed'), LAPSE_CHECK_MS);
   }
 
   get partitions(): number[] {
@@ -117,6 +119,9 @@ export class WorkerMembership {
 }
 
 export const workersKey = (namespace: string): string => `${namespace}:workers`;
+
+/** The longest a worker's membership round waits (a third of the heartbeat TTL when shorter). */
+const LAPSE_CHECK_MS = 500;
 
 /** How long a worker's word that it is quiet is kept (a rebuild deletes it when done). */
 const QUIET_TTL_MS = 600_000;
