@@ -1,7 +1,7 @@
 import { ErrorCode, sleep } from '@trawl/core';
 import type { Logger } from '@trawl/telemetry';
 import { type CounterValues, policyFromConfig, withSettings } from '@trawl/model';
-import { addSeeds } from '@trawl/dispatch';
+import { addSeeds, rebuildKey } from '@trawl/dispatch';
 import type { Runtime } from '@trawl/runtime';
 import { startSchedulerService } from '@trawl/scheduler';
 import { startWorkerService } from '@trawl/worker';
@@ -130,6 +130,8 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     if (stats.queued === 0 && stats.leased === 0) {
       // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
       if (!(await runtime.intact()).ok) continue;
+      // Or because a rebuild has handed the crawl back and is still restoring URLs.
+      if ((await runtime.redis.exists(rebuildKey(config.namespace))) === 1) continue;
       // A crash may have left URLs inserted but never queued; queue them before calling it done.
       const repaired = await repair.repair(0);
       if (repaired === 0) {

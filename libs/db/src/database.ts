@@ -410,6 +410,15 @@ export class Database {
     return rows.map((r) => ({ hash: r.url_hash, id: Number(r.id), url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed }));
   }
 
+  /**
+   * Every seed the crawl knows (a URL at depth 0 that no page linked to): what a rebuild puts back
+   * into the crawl policy's scope before it hands the crawl back, ahead of its scan.
+   */
+  async seedUrls(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ url: string }>(`SELECT url FROM ${this.t.urls} WHERE depth = 0 AND discovered_from IS NULL`);
+    return rows.map((r) => r.url);
+  }
+
   /** The database server's clock (what `updated_at` is written with). */
   async now(): Promise<Date> {
     const { rows } = await this.pool.query<{ now: Date }>('SELECT clock_timestamp() AS now');

@@ -8,4 +8,4 @@ export { addSeeds, prepareSeeds, type SeedsDeps, type SeedsReport, widenScope } 
 export { RECRAWL_PRIORITY_FLOOR, recrawlSweep, type RecrawlSweepDeps } from './recrawl.js';
 export { sitemapSweep } from './sitemaps.js';
 export { quietKey, waitForQuietWorkers, type WipeWatch, WorkerMembership, type WorkerMembershipOptions, workersKey, workerStatus } from './workers.js';
-export { rebuildFrontier, type RebuildDeps, rebuildKey, type RebuildOptions, type RebuildProgress, type RebuildReport, restoreItemOf, type SeenSnapshotLoad } from './rebuild.js';
+export { rebuildFrontier, type RebuildDeps, rebuildKey, type RebuildOptions, type RebuildProgress, type RebuildReport, rebuildStalled, restoreItemOf, type SeenSnapshotLoad } from './rebuild.js';

@@ -8,12 +8,12 @@ import { testRedis } from '@trawl/redis/testing';
 import { createBloomFilter } from '@trawl/seen';
 import { silentLogger } from '@trawl/telemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rebuildFrontier, type RebuildDeps, rebuildKey } from './rebuild.js';
+import { rebuildFrontier, type RebuildDeps, rebuildKey, rebuildStalled } from './rebuild.js';
 
 /**
  * `trawl frontier rebuild` against real Redis and PostgreSQL: Redis lost a crawl (nothing of it
- * left), PostgreSQL knows every URL. The rebuild is interrupted half-way and run again; URLs the
- * live crawl queues meanwhile are left to it. Judged from the frontier: every URL not settled is
+ * left), PostgreSQL knows every URL. The rebuild hands the crawl back before its scan, is
+ * interrupted half-way and run again; URLs the live crawl queues meanwhile are left to it. Judged from the frontier: every URL not settled is
  * queued exactly once, flagged Verify.
  */
 const t = testRedis('rebuild');
@@ -77,6 +77,9 @@ afterAll(async () => {
 
 describe('rebuildFrontier', () => {
   it('queues every unsettled URL once across an interrupted run, leaves what the live crawl queued, restores the seen-set, policy and settings', async () => {
+    // An operator had paused a host; the pause survives in PostgreSQL only.
+    await new OperatorQueries(db.db.pool, db.schema).setPaused(['paused.example'], true, 'test');
+
     // The first run dies after its second step.
     let steps = 0;
     await expect(
@@ -88,8 +91,18 @@ describe('rebuildFrontier', () => {
         },
       }),
     ).rejects.toThrow('killed');
-    expect(settingsRecorded).toBe(0);
+    // It had handed the crawl back before its scan: settings, policy, pauses, live marks. The
+    // hosts of its first two steps are crawlable already; the rest wait for the scan to resume.
+    expect(settingsRecorded).toBe(1);
+    expect(await frontier.isPaused('paused.example')).toBe(true);
+    expect((await deps.policyStore.load())?.scope.domains).toContain('seed.example');
     expect(await t.redis.hget(rebuildKey(namespace), 'cursor')).toMatch(/^[0-9a-f]{32}$/);
+    const early = (await frontier.stats()).queued;
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThan(8);
+    // Stalled: a scheduler with TRAWL_AUTO_REBUILD resumes it once it has not moved for a while.
+    expect(await rebuildStalled(t.redis, namespace, clock.now(), 10_000)).toBe(false);
+    expect(await rebuildStalled(t.redis, namespace, clock.now() + 10_001, 10_000)).toBe(true);
 
     // Meanwhile the live crawl (an in-flight job finishing) discovers and queues a URL itself.
     const LIVE = u('live');
@@ -97,14 +110,14 @@ describe('rebuildFrontier', () => {
     await frontier.push([{ url: LIVE, host: 'live.example', depth: 1, hops: 0, flags: 0, priority: 0.5 }]);
     await db.db.markQueued([fp(LIVE)]);
 
-    // An operator had paused a host; the pause survives in PostgreSQL only.
-    await new OperatorQueries(db.db.pool, db.schema).setPaused(['paused.example'], true, 'test');
-
+    // Run again without --force: the crawl looks intact (its settings are back), but the scan was
+    // not finished, so it resumes at its cursor.
     const report = await rebuildFrontier(deps, { batch: 3 });
     expect(report).toMatchObject({ resumed: true, seeds: 1, leftToCrawl: 1 });
     expect(await frontier.isPaused('paused.example')).toBe(true);
     expect(settingsRecorded).toBe(1);
     expect(await t.redis.exists(rebuildKey(namespace))).toBe(0);
+    expect(await rebuildStalled(t.redis, namespace, clock.now() + 60_000, 10_000)).toBe(false);
 
     const expected = [...QUEUED, NEW, SEED, RECRAWL, LIVE].sort();
     expect((await frontier.stats()).queued).toBe(expected.length);

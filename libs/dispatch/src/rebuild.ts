@@ -12,7 +12,7 @@ import { RECRAWL_PRIORITY_FLOOR } from './recrawl.js';
 export interface RebuildDeps {
   redis: Redis;
   namespace: string;
-  db: Pick<Database, 'urlsForRebuild' | 'markQueued' | 'now' | 'pool' | 'options'>;
+  db: Pick<Database, 'urlsForRebuild' | 'seedUrls' | 'markQueued' | 'now' | 'pool' | 'options'>;
   frontier: Pick<Frontier, 'restore'>;
   /** The seen-set's Bloom filter (the exact half is `urls` itself). */
   bloom: { addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> };
@@ -23,9 +23,9 @@ export interface RebuildDeps {
   seenSnapshot?: () => Promise<SeenSnapshotLoad>;
   policyStore: Pick<PolicyStore, 'load' | 'update'>;
   config: Readonly<Config>;
-  /** Writes the namespace settings: the last step, which lets schedulers dispatch again. */
+  /** Writes the namespace settings: the step that lets schedulers dispatch again (before the scan). */
   recordSettings: () => Promise<void>;
-  /** Marks the frontier's partitions live again (claims resume): just before the settings. */
+  /** Marks the frontier's partitions live again (claims and pushes resume): just before the settings. */
   markLive: () => Promise<void>;
   /** Puts operator pauses back from their durable copy in PostgreSQL; returns how many. */
   restorePauses: () => Promise<number>;
@@ -101,22 +101,30 @@ export const rebuildKey = (namespace: string): string => `${namespace}:rebuild`;
  *   partition remembers the last fingerprint it restored for that generation, so a rebuild that
  *   is interrupted and run again, or two run at once, queue every URL once. Rows changed since
  *   the rebuild began were queued into the new frontier by the live crawl and are left alone, so
- *   workers (and their in-flight jobs) may run meanwhile.
- * - Then it publishes the crawl policy again (this process's configuration, its scope widened to
- *   every seed PostgreSQL knows) and, last, records the namespace settings: schedulers waiting
- *   for the rebuild start dispatching then.
+ *   the crawl runs meanwhile.
+ * - Before the scan it hands the crawl back (`handBack`): the crawl policy again (this process's
+ *   configuration, its scope widened to every seed PostgreSQL knows), the operator pauses, the
+ *   live marks and the namespace settings. Schedulers waiting for the rebuild start dispatching
+ *   then, and each host is fetched as soon as its URLs are restored (no earlier than its due
+ *   time) rather than after the whole table. A scan stopped after the hand-back is resumed by
+ *   running the rebuild again (no --force needed) or by a scheduler with TRAWL_AUTO_REBUILD
+ *   (`rebuildStalled`). Until the scan has passed a host's settled URLs, its URL budget counts
+ *   fewer than it will: links found on it meanwhile may take it past its budget.
  */
 export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions = {}): Promise<RebuildReport> {
   const started = Date.now();
   const { redis, namespace, db, logger } = deps;
-  if (!options.force && (await deps.settingsPresent())) {
+  const key = rebuildKey(namespace);
+  // A rebuild that handed the crawl back and then stopped (its process died mid-scan) left its
+  // hash behind: the crawl runs, and this run finishes the scan.
+  const handedBack = (await redis.hget(key, 'handedBack')) !== null;
+  if (!options.force && !handedBack && (await deps.settingsPresent())) {
     throw new TrawlError(
       ErrorCode.ConfigInvalid,
       `the crawl in namespace "${namespace}" is intact (its settings are in Redis): nothing to rebuild. If Redis was restored from an old backup, --force rebuilds all the same (URLs already queued may be queued twice; each is still fetched once).`,
       { action: 'fatal' },
     );
   }
-  const key = rebuildKey(namespace);
   // One generation per rebuild, shared by every run that joins or resumes it.
   const resumed = (await redis.exists(key)) === 1;
   await redis.hsetnx(key, 'generation', randomUUID());
@@ -132,13 +140,13 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
   const batch = Math.max(1, Math.min(1000, options.batch ?? 1000));
   logger.info({ namespace, generation, resumed, from: state.cursor ?? null }, 'rebuilding the frontier and the seen-set from PostgreSQL');
 
+  const seeds = await db.seedUrls();
+  if (!handedBack) await handBack(deps, key, seeds);
   const progress: RebuildProgress = { rows: 0, queued: 0, counted: 0, alreadyRestored: 0, seen: 0 };
-  const seeds = new Set<string>();
   let leftToCrawl = 0;
   for (;;) {
     const rows = await db.urlsForRebuild(cursor, since, batch);
     if (rows.length === 0) break;
-    for (const row of rows) if (row.seed) seeds.add(row.url);
     const items = rows.flatMap((row) => {
       const item = restoreItemOf(row);
       if (item === null && row.changedSince && (row.state === 'new' || row.state === 'queued')) leftToCrawl += 1;
@@ -152,7 +160,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
     const unseen = rows.filter((r) => r.id > seen.fromUrlId).map((r) => r.hash);
     const [, restored] = await Promise.all([unseen.length > 0 ? deps.bloom.addIfNew(unseen) : [], deps.frontier.restore(generation, items, notBefore)]);
     cursor = (rows[rows.length - 1] as RebuildRow).hash;
-    await redis.hset(key, 'cursor', cursor.toString('hex'));
+    await redis.hset(key, 'cursor', cursor.toString('hex'), 'beat', String(deps.clock.now()));
     progress.rows += rows.length;
     progress.seen += unseen.length;
     progress.queued += restored.queued;
@@ -161,19 +169,43 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
     options.onProgress?.({ ...progress });
     if (rows.length < batch) break;
   }
+  await redis.del(key);
+  const report: RebuildReport = { namespace, generation, resumed, seenSnapshot: seen.snapshot, seenFromUrlId: seen.fromUrlId, ...progress, seeds: seeds.length, leftToCrawl, durationMs: Date.now() - started };
+  logger.info(report, 'frontier rebuilt');
+  return report;
+}
 
-  // The policy was lost with Redis: publish this configuration's, with every seed in scope.
+/**
+ * Hands the crawl back before the scan: the policy (this configuration's, every seed in scope),
+ * the operator pauses, the live marks and, last, the namespace settings, which let schedulers
+ * dispatch and workers fetch again. From then on each host is crawled as soon as the scan has
+ * restored its URLs, instead of every host waiting for the whole table (minutes on a large
+ * crawl). What the crawl does meanwhile is safe: a link it discovers that PostgreSQL already
+ * knows is not queued again (the insert finds it), and the rows it queues or settles are left
+ * alone by the scan. Marked `handedBack` in the rebuild's hash, so a run that resumes the scan
+ * does not hand back twice and a scheduler can tell a stalled scan from a finished one.
+ */
+async function handBack(deps: RebuildDeps, key: string, seeds: readonly string[]): Promise<void> {
+  const { logger } = deps;
   const published = await publishConfigPolicy(deps.policyStore, deps.config, { pagesBaseline: 0, logger });
   await deps.policyStore.update((stored) => withSeeds(stored ?? published, [...seeds]));
   // Operator pauses were lost with Redis: put them back (from PostgreSQL) before anything is claimed.
   const paused = await deps.restorePauses();
   if (paused > 0) logger.info({ paused }, 'operator pauses restored');
   await deps.markLive();
+  await deps.redis.hset(key, 'handedBack', '1', 'beat', String(deps.clock.now()));
   await deps.recordSettings();
-  await redis.del(key);
-  const report: RebuildReport = { namespace, generation, resumed, seenSnapshot: seen.snapshot, seenFromUrlId: seen.fromUrlId, ...progress, seeds: seeds.size, leftToCrawl, durationMs: Date.now() - started };
-  logger.info(report, 'frontier rebuilt: dispatching may resume');
-  return report;
+  logger.info('the crawl is handed back: dispatching resumes while the scan restores each host\'s URLs');
+}
+
+/**
+ * Whether a rebuild handed the crawl back and then stopped scanning (no progress for `stalledMs`):
+ * its process died, and a scheduler with TRAWL_AUTO_REBUILD resumes it (`rebuildFrontier` picks
+ * up at its cursor).
+ */
+export async function rebuildStalled(redis: Redis, namespace: string, now: number, stalledMs: number): Promise<boolean> {
+  const [handedBack, beat] = await redis.hmget(rebuildKey(namespace), 'handedBack', 'beat');
+  return handedBack !== null && now - Number(beat ?? 0) > stalledMs;
 }
 
 /**

@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Dispatcher } from './dispatcher.js';
 import { preferredOwners } from './membership.js';
 import { PartitionOwnership } from './ownership.js';
-import { Scheduler, type SchedulerDeps, schedulerStatus } from './scheduler.js';
+import { rebuildKey } from './rebuild.js';
+import { REBUILD_STALLED_MS, Scheduler, type SchedulerDeps, schedulerStatus } from './scheduler.js';
 
 /**
  * Partition ownership among schedulers, against a real Redis: every partition is dispatched by
@@ -184,6 +185,31 @@ describe('Scheduler', () => {
     await until(() => a.s.partitions.length === 2, 3000, 'dispatch to resume');
     expect(rebuilds).toBe(2);
     expect(overlapped).toBe(false);
+    await a.s.stop();
+  });
+
+  it('TRAWL_AUTO_REBUILD: resumes a rebuild that handed the crawl back and stopped mid-scan, while dispatch goes on', async () => {
+    const ns = `${t.prefix}:${(n += 1)}`;
+    let rebuilds = 0;
+    const a = scheduler(ns, 'a', 2, 300, [], {
+      guard: async () => ({ ok: true }),
+      rebuild: async () => {
+        rebuilds += 1;
+        await t.redis.del(rebuildKey(ns));
+      },
+    });
+    await a.s.start();
+    await until(() => a.s.partitions.length === 2, 3000, 'a to own both partitions');
+    // A scan that is still moving is left alone.
+    await t.redis.hset(rebuildKey(ns), 'handedBack', '1', 'beat', String(Date.now()));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rebuilds).toBe(0);
+    // One that stopped moving (its process died) is resumed, once.
+    await t.redis.hset(rebuildKey(ns), 'beat', String(Date.now() - REBUILD_STALLED_MS - 1));
+    await until(() => rebuilds === 1, 3000, 'the stalled rebuild to be resumed');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rebuilds).toBe(1);
+    expect(a.s.partitions).toEqual([0, 1]);
     await a.s.stop();
   });
 });

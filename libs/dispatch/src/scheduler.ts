@@ -5,6 +5,10 @@ import type { Logger } from '@trawl/telemetry';
 import type { Dispatcher } from './dispatcher.js';
 import { Membership, preferredOwners, Rounds } from './membership.js';
 import { PartitionOwnership } from './ownership.js';
+import { rebuildStalled } from './rebuild.js';
+
+/** A handed-back rebuild whose scan has not moved for this long died with its process: resume it. */
+export const REBUILD_STALLED_MS = 10_000;
 
 export interface SchedulerDeps {
   redis: Redis;
@@ -177,6 +181,25 @@ export class Scheduler {
       this.lastRepair = now;
       await this.deps.discovery.repair(this.options.repairOlderThanMs);
     }
+    if (this.owned.has(0)) await this.resumeStalledRebuild(now);
+  }
+
+  /**
+   * A rebuild hands the crawl back before its scan; should its process die mid-scan, the hosts
+   * the scan had not reached would stay unrestored. With TRAWL_AUTO_REBUILD, the scheduler owning
+   * partition 0 resumes such a scan (from its cursor) once it has made no progress for
+   * REBUILD_STALLED_MS.
+   */
+  private async resumeStalledRebuild(now: number): Promise<void> {
+    const { rebuild, logger } = this.deps;
+    if (!rebuild || this.rebuilding !== null) return;
+    if (!(await rebuildStalled(this.deps.redis, this.deps.namespace, now, REBUILD_STALLED_MS))) return;
+    logger.warn('a rebuild stopped mid-scan after handing the crawl back: resuming it (TRAWL_AUTO_REBUILD)');
+    this.rebuilding = rebuild()
+      .catch((error: unknown) => logger.error({ err: error }, 'resuming the rebuild failed; trying again on a later round'))
+      .finally(() => {
+        this.rebuilding = null;
+      });
   }
 }
 

@@ -43,7 +43,7 @@ export async function settingsRecorded(redis: Redis, namespace: string): Promise
 /** What to tell an operator when Redis lost a crawl's data: exactly what to run. */
 export const wipedMessage = (namespace: string): string =>
   `Redis has lost the data of the crawl in namespace "${namespace}" (its recorded settings in ${settingsKey(namespace)} are gone) while PostgreSQL still holds its URLs. ` +
-  `Run \`trawl frontier rebuild --namespace ${namespace}\` (with this crawl's REDIS_URL and DATABASE_URL) to restore the frontier and the seen-set from PostgreSQL; nothing is dispatched until it has finished.`;
+  `Run \`trawl frontier rebuild --namespace ${namespace}\` (with this crawl's REDIS_URL and DATABASE_URL) to restore the frontier and the seen-set from PostgreSQL; nothing is dispatched until it has restored the crawl's settings (then each host as its URLs are restored).`;
 
 /**
  * Reads the namespace's recorded settings, recording this process's on first use, and checks
