@@ -70,6 +70,8 @@ export interface RebuildReport extends RebuildProgress {
   seeds: number;
   /** Rows queued or changed by the live crawl while the rebuild ran (left to it). */
   leftToCrawl: number;
+  /** How long after this run began it handed the crawl back (dispatch resumed); 0 if an earlier run had. */
+  handedBackMs: number;
   durationMs: number;
 }
 
@@ -142,6 +144,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
 
   const seeds = await db.seedUrls();
   if (!handedBack) await handBack(deps, key, seeds);
+  const handedBackMs = handedBack ? 0 : Date.now() - started;
   const progress: RebuildProgress = { rows: 0, queued: 0, counted: 0, alreadyRestored: 0, seen: 0 };
   let leftToCrawl = 0;
   for (;;) {
@@ -170,7 +173,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
     if (rows.length < batch) break;
   }
   await redis.del(key);
-  const report: RebuildReport = { namespace, generation, resumed, seenSnapshot: seen.snapshot, seenFromUrlId: seen.fromUrlId, ...progress, seeds: seeds.length, leftToCrawl, durationMs: Date.now() - started };
+  const report: RebuildReport = { namespace, generation, resumed, seenSnapshot: seen.snapshot, seenFromUrlId: seen.fromUrlId, ...progress, seeds: seeds.length, leftToCrawl, handedBackMs, durationMs: Date.now() - started };
   logger.info(report, 'frontier rebuilt');
   return report;
 }
