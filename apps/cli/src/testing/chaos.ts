@@ -324,8 +324,12 @@ async function judge(
       .find((x) => x !== undefined);
     if (death) return { url, fetches, explained: `${death.by} fetched it, then died (${death.how}) ${death.at - (earlier.find((f) => f.by === death.by)?.at ?? death.at)} ms later, before its record` };
     // Fetched before a FLUSHALL and not recorded by then: it waited on a process stream (handed
-    // off, its body stored), which went with Redis; the rebuild queued its URL again.
-    const beforeWipe = wipe !== null && earlier.some((f) => f.at <= wipe.at + IN_FLIGHT_MS) && fetches.some((f) => f.at > wipe.at) && !wipe.recorded.has(url);
+    // off, its body stored), which went with Redis; the rebuild queued its URL again. "Before":
+    // sent before the wipe, which the server may log late on a loaded machine. Every request it
+    // logs after the wipe and before the crawl falls silent was such a one: after the wipe no job
+    // passes the gate (its lease went with Redis) until the rebuild is done.
+    const inFlightUntil = wipe === null ? 0 : Math.max(wipe.at + IN_FLIGHT_MS, quietFrom(web.log, wipe.at));
+    const beforeWipe = wipe !== null && earlier.some((f) => f.at <= inFlightUntil) && fetches.some((f) => f.at > wipe.at) && !wipe.recorded.has(url);
     return { url, fetches, explained: beforeWipe ? 'fetched before the FLUSHALL and not recorded by then: its process-stream entry went with Redis' : null };
   });
   const done = await doneUrls(options.postgres.url, namespace);
@@ -382,12 +386,21 @@ export function stalls(log: readonly RequestLogEntry[], delayMs: number): { long
  * under way at the fault may still start just after it, before the crawl stands still).
  */
 export function silenceAround(log: readonly RequestLogEntry[], at: number, withinMs = 10_000): number {
+  return longestGapAround(log, at, withinMs).ms;
+}
+
+/** When the silence a fault at `at` caused began (the last request before it; see `silenceAround`). */
+export function quietFrom(log: readonly RequestLogEntry[], at: number, withinMs = 10_000): number {
+  return longestGapAround(log, at, withinMs).from;
+}
+
+function longestGapAround(log: readonly RequestLogEntry[], at: number, withinMs: number): { ms: number; from: number } {
   const starts = log.map((e) => e.start).sort((a, b) => a - b);
-  let longest = 0;
+  let longest = { ms: 0, from: at };
   for (let i = 1; i < starts.length; i += 1) {
     const from = starts[i - 1] as number;
     const to = starts[i] as number;
-    if (to > at && from < at + withinMs) longest = Math.max(longest, to - from);
+    if (to > at && from < at + withinMs && to - from > longest.ms) longest = { ms: to - from, from };
   }
   return longest;
 }
