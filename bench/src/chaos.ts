@@ -1,4 +1,4 @@
-import { CHAOS_HEADERS, type ChaosFault, chaosLabel, type ChaosResult, chaosRow, PrivatePostgres, PrivateRedis, runChaos } from '@trawl/cli/testing';
+import { CHAOS_HEADERS, type ChaosFault, chaosLabel, type ChaosResult, chaosRow, PrivatePostgres, PrivateRedis, runChaos, trawlRuntime } from '@trawl/cli/testing';
 import { machine, table, writeSection } from './report.js';
 
 /**
@@ -53,7 +53,7 @@ export async function chaosBench(): Promise<void> {
 
   const md = `## Chaos: complete, once, and nothing lost under faults — tiny pages (2 KB, 1–10 ms): a robustness table, not a speed figure
 
-Command: \`npm run bench -- chaos\` (as root: the disk-full case mounts a small tmpfs). ${machine()}
+Command: \`npm run bench -- chaos\` (as root: the disk-full case mounts a small tmpfs). ${machine({ 'trawl build': trawlRuntime() })}
 
 \`trawl crawl\` and two \`trawl worker\` processes crawl a ${hosts} × ${pages} synthetic web
 (${hosts * pages} pages, links to 3 pages of the host and 1 other host each, 1–10 ms latency,

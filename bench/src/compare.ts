@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
+import { dropNamespace, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { analyzeLog, type RequestLogEntry, TestWeb, type TestWebOptions } from '@trawl/testweb';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
@@ -515,7 +515,7 @@ Its file requests count as requests, not pages, and take turns of its per-domain
       : '';
     const md = `## trawl vs Crawlee — ${scenario.title} — ${pages.label}
 
-Command: \`${pages.command}\`. ${machine()} · Crawlee @crawlee/cheerio 3.18.1
+Command: \`${pages.command}\`. ${machine({ 'trawl build': trawlRuntime() })} · Crawlee @crawlee/cheerio 3.18.1
 
 ${pagesNote(pages, scenario)}
 

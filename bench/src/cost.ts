@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
+import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { loadScript } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import pg from 'pg';
@@ -286,7 +286,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
       : `${pages.web.profile.links.min}–${pages.web.profile.links.max} links per page, 2 of them to other hosts`;
   const md = `## Cost per page: Redis and PostgreSQL work per fetched page — ${pages.label}
 
-Command: \`${pages.command}\`. ${machine()} · Redis ${redisVersion()} · PostgreSQL 15
+Command: \`${pages.command}\`. ${machine({ 'trawl build': trawlRuntime() })} · Redis ${redisVersion()} · PostgreSQL 15
 
 One \`trawl crawl\` process with **default settings** (only \`TRAWL_ALLOW_NETWORKS\` for the synthetic
 web's loopback addresses, and a temporary \`TRAWL_CONTENT_DIR\`) crawls a ${hosts} × ${pagesPerHost} synthetic web

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PrivatePostgres, PrivateRedis, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
+import { PrivatePostgres, PrivateRedis, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { loadConfig } from '@trawl/config';
 import { analyzeLog, TestWeb, type TestWebOptions } from '@trawl/testweb';
 import { fmt, machine, median, table, writeSection } from './report.js';
@@ -217,7 +217,7 @@ export async function workersBench(rounds: number, profile: BenchProfile): Promi
 
   const md = `## Workers: pages/s with 1, 2 and 4 processes, CPU per page, and sizing — ${pages.label}
 
-Command: \`${pages.command}\`. ${machine()}
+Command: \`${pages.command}\`. ${machine({ 'trawl build': trawlRuntime() })}
 
 Synthetic web: ${fmt(HOSTS)} hosts × ${PAGES_PER_HOST} pages (${pages.web.profile === undefined ? '4 intra-host and 2 cross-host links per page' : `${pages.web.profile.links.min}–${pages.web.profile.links.max} links per page, 2 of them cross-host`}, non-canonical
 variants; pages: ${pages.label}), every host root a seed. Default settings (\`TRAWL_MIN_DELAY_MS\`=${minDelayMs},

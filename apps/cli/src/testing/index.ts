@@ -5,6 +5,16 @@ import { dropNamespace as dropNamespaceOn } from '@trawl/runtime/testing';
 
 export const REPO = fileURLToPath(new URL('../../../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+const DIST_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/**
+ * Which build `trawl()` runs: the sources through tsx (the default: no build step, what tests
+ * need), or with TRAWL_RUNTIME=dist the compiled JavaScript of `npm run build`, what an installed
+ * package or an image runs (no TypeScript compiled at start, in the process or its threads).
+ */
+export function trawlRuntime(env: Record<string, string | undefined> = process.env): 'source' | 'dist' {
+  return env.TRAWL_RUNTIME === 'dist' ? 'dist' : 'source';
+}
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -18,9 +28,10 @@ export interface Proc {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs the trawl CLI from its sources in a child process (as `trawl …` would), for tests and benchmarks. */
+/** Runs the trawl CLI in a child process (as `trawl …` would), for tests and benchmarks: see `trawlRuntime`. */
 export function trawl(args: string[], env: Record<string, string>, nodeArgs: string[] = []): Proc {
-  const child = spawn(process.execPath, [...nodeArgs, '--conditions=trawl-source', '--import', 'tsx', MAIN, ...args], {
+  const entry = trawlRuntime({ ...process.env, ...env }) === 'dist' ? [DIST_MAIN] : ['--conditions=trawl-source', '--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, ...args], {
     cwd: REPO,
     env: { ...process.env, REDIS_URL, DATABASE_URL, TRAWL_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
