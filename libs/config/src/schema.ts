@@ -308,7 +308,7 @@ export const configSchema = z.object({
     hostRankWindow: set(
       int(1, 100).default(4),
       'TRAWL_HOST_RANK_WINDOW',
-      'Hosts the dispatcher ranks per claim, as a multiple of the hosts it claims: the earliest-due ones. Larger finds high-score hosts further back in due order; each claim costs O(limit × this × log n).',
+      'Hosts the dispatcher ranks per claim, as a multiple of the hosts it claims: the earliest-due ones, at most 2,048 (ranking runs inside Redis, which serves nothing else meanwhile). Larger finds high-score hosts further back in due order; each claim costs O(limit × this × log n).',
     ),
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
     idleHostTtlMs: set(

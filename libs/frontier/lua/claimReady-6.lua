@@ -4,7 +4,7 @@
   highest band first, up to a limit. A leased host leaves the ready heap until it is released,
   so no second URL of it is dispatched while one is out.
   Host rank (ARGV[10..13]; src/rank.ts is the same arithmetic): when more hosts are due than the
-  limit, the hosts claimed are the best-ranked of the earliest-due `limit × window`, ranked by
+  limit, the hosts claimed are the best-ranked of the earliest-due ARGV[11], ranked by
   due time less score × lead (a host not yet due ranks at its due time, behind every due one).
   The score is the weighted mean of the host's authority (distinct linking hosts, the HyperLogLog
   <base>in:<host>, log-scaled to 1 at ARGV[14] hosts) and its seeds' priority (field `seed` of
@@ -24,7 +24,7 @@
           its worker when the host comes due (the gate still holds it until then)
   ARGV[9] 1 = claim only while the partition is marked live (<base>live; see below)
   ARGV[10] rank lead (ms): how far ahead a host of score 1 goes; 0 = due order alone
-  ARGV[11] rank window: hosts looked at per claim, as a multiple of ARGV[3]
+  ARGV[11] rank window: how many of the earliest-due hosts are looked at (at least ARGV[3])
   ARGV[12] weight of authority  ARGV[13] weight of seed priority
   ARGV[14] authority saturation: distinct linking hosts that give authority 1
   Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
@@ -66,7 +66,7 @@ if max > 0 then
   if redis.call('EXISTS', KEYS[6]) == 0 then redis.call('SET', KEYS[6], now * 10) end
   local rankLead = tonumber(ARGV[10] or '0')
   local window = max
-  if rankLead > 0 then window = max * math.max(1, tonumber(ARGV[11] or '1')) end
+  if rankLead > 0 then window = math.max(max, tonumber(ARGV[11] or '0')) end
   local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, window)
   if rankLead > 0 and #hosts > 2 then hosts = bestRanked(base, hosts, max, now, rankLead, tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])) end
   local claimed = 0

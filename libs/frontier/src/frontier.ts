@@ -5,7 +5,7 @@ import { isDateVariant } from '@trawl/url';
 import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
 import { type FrontierKeys, frontierKeys, hostKey, inLinksKey } from './keys.js';
 import { entryTime } from './process-stream.js';
-import { AUTHORITY_SATURATION, type HostRankOptions, type HostScoreParts, hostScore, NO_HOST_RANK } from './rank.js';
+import { AUTHORITY_SATURATION, type HostRankOptions, type HostScoreParts, hostScore, NO_HOST_RANK, rankedHosts } from './rank.js';
 import { HashRing } from './ring.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', [
@@ -326,7 +326,7 @@ export class Frontier {
         Math.max(0, Math.floor(options.leadMs ?? 0)),
         this.options.requireLiveMark ? 1 : 0,
         Math.max(0, Math.floor(rank.leadMs)),
-        Math.max(1, Math.floor(rank.window)),
+        rankedHosts(Math.max(0, Math.floor(max)), Math.floor(rank.window)),
         rank.weights.authority,
         rank.weights.seed,
         AUTHORITY_SATURATION,

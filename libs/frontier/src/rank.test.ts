@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUTHORITY_SATURATION, authorityOf, claimRank, hostScore } from './rank.js';
+import { AUTHORITY_SATURATION, authorityOf, claimRank, hostScore, MAX_RANKED_HOSTS, rankedHosts } from './rank.js';
 
 describe('authorityOf', () => {
   it.each([
@@ -55,5 +55,17 @@ describe('claimRank', () => {
 
   it('is due order when the lead is 0', () => {
     expect(claimRank(now - 2, now, 1, 0)).toBeLessThan(claimRank(now - 1, now, 0, 0));
+  });
+});
+
+describe('rankedHosts', () => {
+  it.each([
+    [64, 4, 256],
+    [2, 8, 16],
+    [10, 0, 10],
+    [256, 16, MAX_RANKED_HOSTS],
+    [5000, 4, 5000],
+  ])('a claim of %d with window %d looks at %d hosts', (limit, window, expected) => {
+    expect(rankedHosts(limit, window)).toBe(expected);
   });
 });

@@ -8,6 +8,17 @@
 /** In-links from this many distinct hosts give a host the full authority of 1. */
 export const AUTHORITY_SATURATION = 1024;
 
+/**
+ * Hosts one claim ranks at most, whatever the window: ranking is done inside Redis, which serves
+ * nothing else meanwhile (2,048 hosts ≈ 10–30 ms on a loaded 2-core machine; docs/priority.md).
+ */
+export const MAX_RANKED_HOSTS = 2048;
+
+/** The earliest-due hosts a claim of `limit` looks at: `limit × window`, at most `MAX_RANKED_HOSTS` (never fewer than `limit`). */
+export function rankedHosts(limit: number, window: number): number {
+  return Math.max(limit, Math.min(limit * Math.max(1, window), MAX_RANKED_HOSTS));
+}
+
 /** How a host's score is made and how far it may move the host ahead of the hosts due before it. */
 export interface HostRankOptions {
   /**
@@ -15,7 +26,7 @@ export interface HostRankOptions {
    * 0: hosts are served by due time alone.
    */
   leadMs: number;
-  /** Hosts looked at per claim: this many times the claim's limit, the earliest-due first. */
+  /** Hosts looked at per claim: this many times the claim's limit (see `rankedHosts`), the earliest-due first. */
   window: number;
   /** Weights of the score's parts (any scale: they are normalized by their sum). */
   weights: { authority: number; seed: number };
