@@ -9,7 +9,7 @@ import { runDashboardProcess } from '@trawl/dashboard';
 import { rebuildFromDatabase, runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
-import { crawlOverrides, readSeedsFile } from './args.js';
+import { crawlOverrides, readSeedLines, readSeedsFile } from './args.js';
 import { type CrawlSummary, runCrawl } from './crawl.js';
 import { freshnessTable, progressLine, StatusLine, summaryText, terminalText } from './progress.js';
 import { resolveServices, type Services } from './services.js';
@@ -63,7 +63,7 @@ export interface CrawlFlags {
 
 /** `trawl crawl`: dispatcher and worker in this process, until the crawl is done. */
 export async function crawlCommand(ctx: CliContext, urls: string[], flags: CrawlFlags, extraEnv: Record<string, string> = {}): Promise<CrawlSummary> {
-  const seeds = [...urls, ...(flags.seedsFile ? readSeedsFile(flags.seedsFile) : [])];
+  const seeds = [...urls, ...(flags.seedsFile ? readSeedLines(flags.seedsFile) : [])];
   const cfg = config(ctx, crawlOverrides(flags), extraEnv);
   if (seeds.length === 0) throw new ConfigError(['no seeds: give URLs as arguments or --seeds-file <path>']);
   const log = logger(cfg, 'crawl', true, ctx);

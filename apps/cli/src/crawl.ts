@@ -5,6 +5,7 @@ import { addSeeds, rebuildKey } from '@trawl/dispatch';
 import type { Runtime } from '@trawl/runtime';
 import { startSchedulerService } from '@trawl/scheduler';
 import { startWorkerService } from '@trawl/worker';
+import type { SeedLine } from './args.js';
 
 export interface Progress {
   elapsedMs: number;
@@ -45,7 +46,8 @@ export interface CrawlSummary {
 }
 
 export interface RunCrawlOptions {
-  seeds: readonly string[];
+  /** Seed URLs, each of priority 1 unless given its own. */
+  seeds: readonly (string | SeedLine)[];
   /** Wipe the namespace first (Redis keys and the PostgreSQL schema). */
   fresh?: boolean;
   /** Fetch jobs run at once in this process. */
@@ -77,9 +79,22 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const fresh = policyFromConfig(config, []);
   await runtime.policyStore.update((stored) => withSettings(stored, fresh, startStats.done));
   const seedDiscovery = runtime.discovery();
-  const added = await addSeeds({ policyStore: runtime.policyStore, discovery: seedDiscovery, basePolicy: () => fresh }, { urls: [...options.seeds] }, { partial: true });
+  // One request per priority the seeds were given, in the order each first appears.
+  const byPriority = new Map<number | undefined, string[]>();
+  for (const seed of options.seeds) {
+    const { url, priority } = typeof seed === 'string' ? { url: seed, priority: undefined } : seed;
+    byPriority.set(priority, [...(byPriority.get(priority) ?? []), url]);
+  }
+  const seeds = { given: 0, queued: 0, known: 0, invalid: [] as string[], policy: fresh };
+  for (const [priority, urls] of byPriority) {
+    const added = await addSeeds({ policyStore: runtime.policyStore, discovery: seedDiscovery, basePolicy: () => fresh }, { urls, ...(priority === undefined ? {} : { priority }) }, { partial: true });
+    seeds.given += added.given;
+    seeds.queued += added.enqueued;
+    seeds.known += added.already_seen;
+    seeds.invalid.push(...added.invalid);
+    seeds.policy = added.policy;
+  }
   await runtime.counters.flush();
-  const seeds = { given: added.given, queued: added.enqueued, known: added.already_seen, invalid: added.invalid, policy: added.policy };
   logger.info({ seeds: seeds.given, queued: seeds.queued, known: seeds.known, invalid: seeds.invalid.length }, 'seeds added');
 
   // A fatal fault (disk full, …) stops the crawl cleanly; run it again after the fix to resume.

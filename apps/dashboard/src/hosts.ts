@@ -89,7 +89,12 @@ export class HostInspector {
   /** A host's status for operators; null when the crawl has never heard of it. */
   async domainStatus(host: string) {
     const policy = await this.policy();
-    const [recent, urls, paused] = await Promise.all([this.queries.recentFetches(host, 1), this.queries.hostUrlStates(host), this.runtime.frontier.isPaused(host)]);
+    const [recent, urls, paused, [rank]] = await Promise.all([
+      this.queries.recentFetches(host, 1),
+      this.queries.hostUrlStates(host),
+      this.runtime.frontier.isPaused(host),
+      this.runtime.frontier.hostScores([host]),
+    ]);
     const last = recent[0] ?? null;
     const { state, robots, explained } = await this.delayOf(host, policy, last?.fetchMs ?? null);
     const known = state.total > 0 || state.due > 0 || Object.values(urls).some((n) => n > 0) || last !== null;
@@ -124,6 +129,7 @@ export class HostInspector {
       tier_level: state.level,
       refusals: state.blocks,
       blocked_reason: state.blocked,
+      rank: { score: rank?.score ?? 0, linking_hosts: rank?.inLinkHosts ?? 0, seed_priority: rank?.seedPriority ?? 0 },
       robots,
       robots_disallowed_paths: robots.disallowed_paths,
       dead_letters: urls.failed,

@@ -105,6 +105,13 @@ export const domainStatus = z
     tier_level: z.number().int().describe('Tiers the host has been moved up from its planned one after refusing the crawler (never lowered during a crawl)'),
     refusals: z.number().int().describe('Refusals in a row (403, 429 without Retry-After, challenge pages, resets at once): at TRAWL_BLOCK_THRESHOLD the host is judged blocked'),
     blocked_reason: z.string().nullable().describe('Why trawl paused the host itself (blocked, no proxy tier left); null otherwise. Resuming the host clears it'),
+    rank: z
+      .object({
+        score: z.number().describe('0..1: the weighted mean of its parts (TRAWL_PRIORITY_WEIGHTS authority and seed)'),
+        linking_hosts: z.number().int().describe('Distinct hosts seen linking to it (a HyperLogLog estimate): its authority'),
+        seed_priority: z.number().describe('The highest priority one of its seeds was given (0: none)'),
+      })
+      .describe('What the dispatcher ranks the host by when more hosts are due than it may claim (docs/priority.md)'),
     robots: robotsSchema,
     robots_disallowed_paths: z.array(z.string()).describe('The Disallow patterns of robots.txt that apply to us, as a flat list (robots.disallowed_paths)'),
     dead_letters: z.number().int().describe('URLs of this host given up on (dead-lettered)'),

@@ -226,6 +226,7 @@
       set('next-fetch', when(s.next_available_at));
       set('backoff', s.backoff_streak > 0 || s.backoff_ms > 0 ? `${ms(s.backoff_ms)} after ${s.backoff_streak} failure(s)${s.backoff_until ? `, until ${when(s.backoff_until)}` : ''}` : 'none');
       set('partition', String(s.partition));
+      set('rank', `score ${s.rank.score.toFixed(2)} — ${num(s.rank.linking_hosts)} linking host(s), seed priority ${s.rank.seed_priority}`);
       set('proxy-tier', `${s.proxy_tier ?? 'direct (no proxies)'}${s.tier_level > 0 ? ` — moved up ${s.tier_level} tier(s) after refusals` : ''}`);
       set('refusals', s.blocked_reason ?? (s.refusals > 0 ? `${s.refusals} in a row` : 'none'));
       set('queue-depth', num(s.queue_depth));

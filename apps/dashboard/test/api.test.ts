@@ -316,6 +316,18 @@ describe('GET /v1/crawl/domains/{host}/status', () => {
     expect(res.body.robots.usage).toEqual([{ record: 'content-signal', path: null, values: { search: 'yes', 'ai-train': 'no' } }]);
   });
 
+  it('shows what the host is ranked by: its linking hosts and its seeds\' priority', async () => {
+    await runtime.frontier.noteHosts([
+      { host: 'rules.example', seedPriority: 0.8 },
+      { host: 'rules.example', linkedFrom: 'a.example' },
+      { host: 'rules.example', linkedFrom: 'b.example' },
+    ]);
+    const res = await call('GET', '/v1/crawl/domains/rules.example/status');
+    expect(res.body.rank).toMatchObject({ linking_hosts: 2, seed_priority: 0.8 });
+    expect(res.body.rank.score).toBeGreaterThan(0.4);
+    expect(res.body.rank.score).toBeLessThan(1);
+  });
+
   it('answers with the flat fields of the original API design beside its own', async () => {
     const res = await call('GET', '/v1/crawl/domains/rules.example/status');
     const flat = {

@@ -23,3 +23,4 @@ export {
   type RenderConfig,
   type WorkerConfig,
 } from './schema.js';
+export { DEFAULT_PRIORITY_WEIGHTS, type PriorityWeights } from './priority.js';

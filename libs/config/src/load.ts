@@ -9,6 +9,12 @@ export interface SettingInfo extends SettingMeta {
   defaultText: string;
 }
 
+/** `{ a: 1, b: 2 }` → "a=1,b=2" (how a setting of named values is written in the environment). */
+const namedValues = (value: object): string =>
+  Object.entries(value)
+    .map(([name, v]) => `${name}=${String(v)}`)
+    .join(',');
+
 /** Every setting in declaration order (for the README table, `trawl config`, and error messages). */
 export function listSettings(): SettingInfo[] {
   const out: SettingInfo[] = [];
@@ -19,7 +25,7 @@ export function listSettings(): SettingInfo[] {
       if (meta) {
         const parsed = child.safeParse(undefined);
         const value = parsed.success ? parsed.data : undefined;
-        const defaultText = value === undefined ? '' : Array.isArray(value) ? value.join(',') : String(value);
+        const defaultText = value === undefined ? '' : Array.isArray(value) ? value.join(',') : typeof value === 'object' && value !== null ? namedValues(value) : String(value);
         out.push({ ...meta, path: path.join('.'), defaultText });
       } else if (child instanceof z.ZodObject) {
         walk(child, path);

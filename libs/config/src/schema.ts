@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bool, cidrList, int, list, num, oneOf, splitList, str, trustProxy, url, urlList } from './fields.js';
+import { priorityWeights } from './priority.js';
 import { type ProxyEntry, proxyPlanProblems, proxyRules, proxyTiers, proxyUrls, redactProxyUrl } from './proxies.js';
 
 /** Metadata of each setting: the environment variable that sets it and what it means. */
@@ -294,6 +295,21 @@ export const configSchema = z.object({
   dispatch: z.object({
     window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
     bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
+    priorityWeights: set(
+      priorityWeights(),
+      'TRAWL_PRIORITY_WEIGHTS',
+      'What priorities are made of, as `name=value` pairs (0..1; names left out keep their default), see docs/priority.md. Across hosts, a host\'s score is the weighted mean of `authority` (distinct hosts linking to it) and `seed` (its seeds\' priority). Within a host, a link on a seed page gets priority 0.5, `depth` less per level below that; a URL a sitemap names gets `sitemap`; a link found new on a re-crawled page gets `fresh` more. Default `authority=0.5,seed=0.5,depth=0.1,sitemap=0.6,fresh=0.25`; a news crawl: `authority=0.3,seed=0.7,depth=0.15,sitemap=0.8,fresh=0.5`.',
+    ),
+    hostRankLeadMs: set(
+      int(0, 86_400_000).default(60_000),
+      'TRAWL_HOST_RANK_LEAD_MS',
+      'When more hosts are due than the dispatcher may claim, a host of score 1 (TRAWL_PRIORITY_WEIGHTS) goes ahead of hosts due up to this long before it, a host of score s s × this; a host that has waited longer than this past its due time goes before every host just due, whatever the scores, so none starves. Never before a host\'s due time. 0: hosts are served by due time alone.',
+    ),
+    hostRankWindow: set(
+      int(1, 100).default(4),
+      'TRAWL_HOST_RANK_WINDOW',
+      'Hosts the dispatcher ranks per claim, as a multiple of the hosts it claims: the earliest-due ones, at most 2,048 (ranking runs inside Redis, which serves nothing else meanwhile). Larger finds high-score hosts further back in due order; each claim costs O(limit × this × log n).',
+    ),
     leadMs: set(int(0, 1000).default(30), 'TRAWL_DISPATCH_LEAD_MS', 'Hosts due within this long are dispatched already; their jobs wait at the host gate, which alone decides when the fetch starts. Takes queue pickup latency off the politeness clock.'),
     idleHostTtlMs: set(
       int(0).default(86_400_000),

@@ -1,8 +1,15 @@
 --[[
-  claimReady (v2): the dispatcher's step. First returns the URLs of expired leases (dead
+  claimReady (v3): the dispatcher's step. First returns the URLs of expired leases (dead
   workers) to the front of their queues, then leases the next URL of each host that is due,
   highest band first, up to a limit. A leased host leaves the ready heap until it is released,
   so no second URL of it is dispatched while one is out.
+  Host rank (ARGV[10..13]; src/rank.ts is the same arithmetic): when more hosts are due than the
+  limit, the hosts claimed are the best-ranked of the earliest-due ARGV[11], ranked by
+  due time less score × lead (a host not yet due ranks at its due time, behind every due one).
+  The score is the weighted mean of the host's authority (distinct linking hosts, the HyperLogLog
+  <base>in:<host>, log-scaled to 1 at ARGV[14] hosts) and its seeds' priority (field `seed` of
+  <base>h:<host>). The window keeps the call O(limit · log n); the earliest-due host is always in
+  it, so none starves.
 
   KEYS[1] ready       ZSET host -> due ms
   KEYS[2] leases      ZSET lease id -> expiry ms
@@ -16,6 +23,10 @@
   ARGV[8] lead (ms): hosts due within this much of now are claimed already, so the job is at
           its worker when the host comes due (the gate still holds it until then)
   ARGV[9] 1 = claim only while the partition is marked live (<base>live; see below)
+  ARGV[10] rank lead (ms): how far ahead a host of score 1 goes; 0 = due order alone
+  ARGV[11] rank window: how many of the earliest-due hosts are looked at (at least ARGV[3])
+  ARGV[12] weight of authority  ARGV[13] weight of seed priority
+  ARGV[14] authority saturation: distinct linking hosts that give authority 1
   Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
   (dueMs: when the host may be fetched, so a job handed out ahead of time can wait for it)
   nextDueMs is -2 (PAUSED) when an operator paused the whole crawl: nothing is claimed.
@@ -23,6 +34,7 @@
   never claimed: a paused host met in the ready heap leaves it (resumeHosts puts it back).
 ]]
 --- @include "requeueLease"
+--- @include "hostRank"
 local base = ARGV[1]
 local now = tonumber(ARGV[2])
 local max = tonumber(ARGV[3])
@@ -52,7 +64,11 @@ if max > 0 then
   -- job of that generation still running could otherwise ack or release a new lease of the
   -- same id. (Ids stay below 1e14, exact in Lua's numbers, until the year 2286.)
   if redis.call('EXISTS', KEYS[6]) == 0 then redis.call('SET', KEYS[6], now * 10) end
-  local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, max)
+  local rankLead = tonumber(ARGV[10] or '0')
+  local window = max
+  if rankLead > 0 then window = math.max(max, tonumber(ARGV[11] or '0')) end
+  local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now + tonumber(ARGV[8] or '0'), 'WITHSCORES', 'LIMIT', 0, window)
+  if rankLead > 0 and #hosts > 2 then hosts = bestRanked(base, hosts, max, now, rankLead, tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])) end
   local claimed = 0
   for h = 1, #hosts, 2 do
     local host, dueAt = hosts[h], hosts[h + 1]

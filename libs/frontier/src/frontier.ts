@@ -3,8 +3,9 @@ import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 import { isDateVariant } from '@trawl/url';
 import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
-import { type FrontierKeys, frontierKeys, hostKey } from './keys.js';
+import { type FrontierKeys, frontierKeys, hostKey, inLinksKey } from './keys.js';
 import { entryTime } from './process-stream.js';
+import { AUTHORITY_SATURATION, type HostRankOptions, type HostScoreParts, hostScore, NO_HOST_RANK, rankedHosts } from './rank.js';
 import { HashRing } from './ring.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', [
@@ -19,9 +20,22 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'releaseHolder-5',
   'restoreUrls-3',
   'renewLease-2',
+  'noteHosts-1',
 ]);
-const SCRIPT_VERSION = 'frontier8';
-type ScriptName = 'pushUrls' | 'claimReady' | 'acquireHost' | 'releaseHost' | 'ackLeases' | 'handOff' | 'resumeHosts' | 'requeueLeases' | 'releaseHolder' | 'restoreUrls' | 'renewLease';
+const SCRIPT_VERSION = 'frontier9';
+type ScriptName =
+  | 'pushUrls'
+  | 'claimReady'
+  | 'acquireHost'
+  | 'releaseHost'
+  | 'ackLeases'
+  | 'handOff'
+  | 'resumeHosts'
+  | 'requeueLeases'
+  | 'releaseHolder'
+  | 'restoreUrls'
+  | 'renewLease'
+  | 'noteHosts';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
@@ -66,7 +80,21 @@ export interface FrontierOptions {
    * heartbeat lapses. Unset: holds end only with their leases and tokens.
    */
   holder?: string;
+  /** How `claim` ranks ready hosts when more are due than it may claim (see rank.ts). Unset: by due time alone. */
+  rank?: HostRankOptions;
   clock: Clock;
+}
+
+/**
+ * Something learnt about a host that its rank is made of: another host links to it
+ * (`linkedFrom`), or one of its seeds was given a priority (`seedPriority`, 0..1).
+ */
+export type HostNote = { host: string; linkedFrom: string } | { host: string; seedPriority: number };
+
+/** A host's score (0..1) and its parts, as `claim` ranks it. */
+export interface HostScore extends HostScoreParts {
+  host: string;
+  score: number;
 }
 
 export interface PushItem extends FrontierUrl {
@@ -284,6 +312,7 @@ export class Frontier {
    */
   async claim(partition: number, max: number, options: { leadMs?: number; expireLimit?: number } = {}): Promise<ClaimResult> {
     const keys = this.keysOf(partition);
+    const rank = this.options.rank ?? NO_HOST_RANK;
     const raw = (await this.scripts.claimReady(
       [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats, keys.seq],
       [
@@ -296,6 +325,11 @@ export class Frontier {
         options.expireLimit ?? 200,
         Math.max(0, Math.floor(options.leadMs ?? 0)),
         this.options.requireLiveMark ? 1 : 0,
+        Math.max(0, Math.floor(rank.leadMs)),
+        rankedHosts(Math.max(0, Math.floor(max)), Math.floor(rank.window)),
+        rank.weights.authority,
+        rank.weights.seed,
+        AUTHORITY_SATURATION,
       ],
     )) as (string | number)[];
     const leases: Lease[] = [];
@@ -307,6 +341,43 @@ export class Frontier {
     const nextDue = Number(raw[0]);
     if (nextDue === -2) return { leases, nextDueAt: null, expired: Number(raw[1]), paused: true };
     return { leases, nextDueAt: nextDue < 0 ? null : nextDue, expired: Number(raw[1]) };
+  }
+
+  /**
+   * Records what hosts' ranks are made of (see `HostNote`), one script call per partition and
+   * chunk. Links between pages of one host say nothing of its authority: leave them out.
+   */
+  async noteHosts(notes: readonly HostNote[]): Promise<void> {
+    const byPartition = new Map<number, (string | number)[]>();
+    for (const note of notes) {
+      const partition = this.partitionOf(note.host);
+      let args = byPartition.get(partition);
+      if (!args) byPartition.set(partition, (args = []));
+      if ('linkedFrom' in note) args.push(note.host, 'l', note.linkedFrom);
+      else args.push(note.host, 's', Math.min(1, Math.max(0, note.seedPriority)));
+    }
+    const ttl = Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0));
+    const calls: Promise<unknown>[] = [];
+    for (const [partition, args] of byPartition) {
+      const keys = this.keysOf(partition);
+      for (let i = 0; i < args.length; i += PUSH_CHUNK * 3) {
+        calls.push(this.scripts.noteHosts([keys.ready], [keys.base, ttl, ...args.slice(i, i + PUSH_CHUNK * 3)]));
+      }
+    }
+    await Promise.all(calls);
+  }
+
+  /** The scores `claim` ranks these hosts by, with their parts (for operators and tests). */
+  async hostScores(hosts: readonly string[]): Promise<HostScore[]> {
+    const weights = (this.options.rank ?? NO_HOST_RANK).weights;
+    return Promise.all(
+      hosts.map(async (host) => {
+        const keys = this.keysOf(this.partitionOf(host));
+        const [inLinkHosts, seed] = await Promise.all([this.redis.pfcount(inLinksKey(keys, host)), this.redis.hget(hostKey(keys, host), 'seed')]);
+        const parts = { inLinkHosts: Number(inLinkHosts), seedPriority: Number(seed ?? 0) };
+        return { host, ...parts, score: hostScore(parts, weights) };
+      }),
+    );
   }
 
   /** Marks every partition live (the crawl's data is intact): see `requireLiveMark`. */

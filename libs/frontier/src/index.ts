@@ -8,6 +8,8 @@ export {
   type GateDecision,
   type GateTicket,
   type HostHealthState,
+  type HostNote,
+  type HostScore,
   type PushLimits,
   type PushResult,
   type RefusalReason,
@@ -21,3 +23,4 @@ export { ADMISSION_RESUME_FRACTION, Admission, type AdmissionLimits, admissionLi
 export { admissionKey, type FrontierKeys, frontierKeys } from './keys.js';
 export { entryTime, PROCESS_GROUP, type ProcessEntry, ProcessStream } from './process-stream.js';
 export { HashRing, murmur3 } from './ring.js';
+export { AUTHORITY_SATURATION, authorityOf, claimRank, type HostRankOptions, type HostScoreParts, hostScore, MAX_RANKED_HOSTS, NO_HOST_RANK, rankedHosts } from './rank.js';

@@ -2,10 +2,12 @@
  * Every frontier key of a partition carries the same Redis Cluster hash tag `{p<n>}`, so a
  * partition lives in one slot and each Lua script touches one slot. Per-host keys are built
  * inside the scripts from `base`:
- *   <base>h:<host>          HASH  due, claim, tok, tokUntil, gap (the last delay asked), n (queued), total (ever queued)
+ *   <base>h:<host>          HASH  due, claim, tok, tokUntil, gap (the last delay asked), n (queued), total (ever queued), seed (its seeds' highest priority)
  *   <base>q:<host>:<band>   LIST  back queue entries of one priority band
  *   <base>v:<host>          HASH  URLs ever queued per query-variant key (TRAWL_MAX_QUERY_VARIANTS)
- * A host's `h:` and `v:` keys expire once it is idle (`idleHostTtlMs`).
+ *   <base>in:<host>         HLL   the distinct hosts that link to it (its authority; see rank.ts)
+ * A host's `h:` and `v:` keys expire once it is idle (`idleHostTtlMs`); its `in:` key that long
+ * after the last new link to it was noted.
  */
 export interface FrontierKeys {
   base: string;
@@ -56,6 +58,9 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
 }
 
 export const hostKey = (keys: FrontierKeys, host: string): string => `${keys.base}h:${host}`;
+
+/** The HyperLogLog of the hosts that link to `host` (its authority; see rank.ts). */
+export const inLinksKey = (keys: FrontierKeys, host: string): string => `${keys.base}in:${host}`;
 
 /**
  * HASH: the crawl's seed admission state (see `Admission`). Not a partition's: its own hash tag,

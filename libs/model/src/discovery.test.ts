@@ -9,7 +9,7 @@ import { parseRobots } from '@trawl/robots';
 import { fingerprint } from '@trawl/url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Counters } from './counters.js';
-import { candidatesFromLinks, Discovery, type DiscoveryDeps, linkSkipReason } from './discovery.js';
+import { candidatesFromLinks, Discovery, type DiscoveryDeps, linkSkipReason, seedCandidate } from './discovery.js';
 import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from './policy.js';
 
 const policyFor = (env: Record<string, string> = {}): ResolvedPolicy => resolvePolicy(policyFromConfig(loadConfig({ env: { TRAWL_SCOPE: 'any', ...env } }), []));
@@ -247,5 +247,22 @@ describe('Discovery: what the frontier refuses', () => {
     expect(overBudget.length).toBe(2);
     for (const [, r] of overBudget) expect(r).toEqual({ state: 'skipped', reason: expect.stringContaining('TRAWL_MAX_URLS_PER_HOST') });
     await discovery.drain();
+  });
+});
+
+describe('Discovery: what links and seeds tell of their hosts', () => {
+  it('notes every distinct linking host, also of links to URLs already known, and the seeds\' priority', async () => {
+    const discovery = new Discovery(deps);
+    const policy = policyFor();
+    const from = (host: string) => candidatesFromLinks(links('rank-target.example/'), page(host), policy, deps.counters, Date.now());
+    await discovery.add(from('linker-a.example'));
+    // The target is known from here on; its later in-links still count, each linking host once.
+    await discovery.add([...from('linker-b.example'), ...from('linker-b.example'), ...from('rank-target.example')]);
+    const seed = seedCandidate('http://rank-seed.example/', policy);
+    if ('error' in seed) throw new Error(seed.error);
+    await discovery.add([{ ...seed, priority: 0.7 }]);
+    const [target, seeded] = await deps.frontier.hostScores(['rank-target.example', 'rank-seed.example']);
+    expect(target).toMatchObject({ inLinkHosts: 2, seedPriority: 0 });
+    expect(seeded).toMatchObject({ inLinkHosts: 0, seedPriority: 0.7 });
   });
 });

@@ -1,12 +1,12 @@
 import { Batcher, type Clock, ErrorCode } from '@trawl/core';
 import type { Database } from '@trawl/db';
-import { type Frontier, type PushItem, type RefusalReason, UrlFlag } from '@trawl/frontier';
+import { type Frontier, type HostNote, type PushItem, type RefusalReason, UrlFlag } from '@trawl/frontier';
 import type { RobotsCache } from '@trawl/robots';
 import type { SeenSet } from '@trawl/seen';
 import type { Logger } from '@trawl/telemetry';
 import { fingerprint, hostInScope, hostOf, ignoredExtension, ignoredPathExtension, normalizeLink, normalizeUrl, variantKey, trapReason } from '@trawl/url';
 import type { Counters } from './counters.js';
-import type { PolicyFollower, ResolvedPolicy } from './policy.js';
+import type { CrawlPolicy, PolicyFollower, ResolvedPolicy } from './policy.js';
 import { cachedRefusals } from './robots-verdicts.js';
 
 /** A URL on its way into the frontier. */
@@ -18,6 +18,8 @@ export interface Candidate extends PushItem {
   skipReason?: string;
   /** The URL as the site spelled it, when normalization reordered or removed parameters: robots.txt is asked about both. */
   spelled?: string;
+  /** The host of the page that links to it (its host's authority counts distinct linking hosts). */
+  fromHost?: string;
 }
 
 export const PRIORITY = { seed: 1, link: 0.5 } as const;
@@ -34,6 +36,31 @@ export interface LinkSource {
   depth: number;
   /** Its seed's own depth limit (a seeds job's `max_depth`), passed on to what it links to. */
   maxDepth?: number | null;
+  /** A sitemap: its entries are URLs the site names, not links (see `linkPriority`). */
+  sitemap?: boolean;
+  /** A page fetched again (a re-crawl): what it links to that is new is likely news (see `linkPriority`). */
+  recrawl?: boolean;
+}
+
+/** Where a link was found, for its priority within its host. */
+export interface LinkContext {
+  /** The link's own depth (its page's + 1). */
+  depth: number;
+  sitemap?: boolean;
+  recrawl?: boolean;
+}
+
+/**
+ * A discovered URL's priority within its host (0..1, mapped onto the priority bands): a link on a
+ * seed 0.5 (`PRIORITY.link`), `depth` less per level below that; a URL a sitemap names
+ * `sitemap`; `fresh` more when found on a re-crawled page. Only URLs the seen-set has never seen
+ * are queued, so the `fresh` bonus goes to new links on a page seen before — a news site's new
+ * articles — and puts them ahead of deep links queued earlier. Seeds (1), re-crawls (from 0.75)
+ * and operator refreshes keep their own.
+ */
+export function linkPriority(context: LinkContext, weights: CrawlPolicy['linkPriority']): number {
+  const base = context.sitemap ? weights.sitemap : PRIORITY.link - weights.depth * Math.max(0, context.depth - 1);
+  return Math.min(1, Math.max(0, base + (context.recrawl ? weights.fresh : 0)));
 }
 
 /**
@@ -68,6 +95,9 @@ export function candidatesFromLinks(
     counters.add('tooDeep', links.length);
     return [];
   }
+  const priority = linkPriority({ depth, sitemap: page.sitemap, recrawl: page.recrawl }, policy.policy.linkPriority);
+  // A sitemap's entries are its own site's URLs, not votes for them.
+  const fromHost = page.sitemap ? undefined : hostOf(page.url);
   const out: Candidate[] = [];
   const seen = new Set<string>();
   for (const link of links) {
@@ -97,8 +127,9 @@ export function candidatesFromLinks(
       maxDepth: seedLimit,
       hops: 0,
       flags: 0,
-      priority: PRIORITY.link,
+      priority,
       from: page.hash,
+      ...(fromHost === undefined || fromHost === normalized.host ? {} : { fromHost }),
       variantKey: variantKey(url),
       ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
     };
@@ -110,6 +141,25 @@ export function candidatesFromLinks(
     out.push(candidate);
   }
   return out;
+}
+
+/**
+ * What these candidates tell of their hosts' rank (see `Frontier.noteHosts`): each distinct host
+ * that links to another, and each seed's priority. Known URLs count too: a link is a vote
+ * whether or not its target was seen before.
+ */
+export function hostNotes(candidates: readonly Candidate[]): HostNote[] {
+  const notes: HostNote[] = [];
+  const links = new Set<string>();
+  for (const c of candidates) {
+    if ((c.flags & UrlFlag.Seed) !== 0) notes.push({ host: c.host, seedPriority: c.priority });
+    if (c.fromHost === undefined || c.fromHost === c.host) continue;
+    const pair = `${c.host} ${c.fromHost}`;
+    if (links.has(pair)) continue;
+    links.add(pair);
+    notes.push({ host: c.host, linkedFrom: c.fromHost });
+  }
+  return notes;
 }
 
 /** A seed URL as a candidate, or the reason it is not one. */
@@ -292,6 +342,12 @@ export class Discovery {
       if (!existing || item.depth < existing.depth) byHash.set(key, item);
     }
     const distinct = [...byHash.values()];
+    // Hosts' rank is a hint: a failed note is logged, never fails the batch.
+    const notes = hostNotes(items);
+    const noting =
+      notes.length === 0
+        ? Promise.resolve()
+        : this.deps.frontier.noteHosts(notes).catch((error: unknown) => this.deps.logger.warn({ err: error, notes: notes.length }, 'could not note links and seeds for host rank'));
     // Each step is retried on its own: a retry of the whole batch after the insert would find
     // its URLs seen and leave them unqueued until the repair sweep.
     const { unseen, skipped } = await this.withRetries(async () => {
@@ -311,6 +367,7 @@ export class Discovery {
     // What the frontier refuses is skipped for good, with why; only what it takes counts as queued.
     const queued = await this.pushAndMark(toPush);
     counters.add('urlsNew', queued.length);
+    await noting;
     const pushedKeys = new Set(queued.map((c) => c.hash.toString('latin1')));
     return items.map((item) => pushedKeys.has(item.hash.toString('latin1')) && byHash.get(item.hash.toString('latin1')) === item);
   }

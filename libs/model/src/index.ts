@@ -2,6 +2,9 @@ export { type CounterListener, type CounterName, Counters, COUNTERS, type Counte
 export {
   type Candidate,
   candidatesFromLinks,
+  hostNotes,
+  type LinkContext,
+  linkPriority,
   createDiscovery,
   Discovery,
   type DiscoveryParts,

@@ -33,6 +33,9 @@ const DEFAULT_RECRAWL_SETTINGS = {
  */
 export const DEFAULT_DEDUP_POLICY = { nearDupDistance: 3, nearDupStoreBody: true, nearDupFollowLinks: true } as const;
 
+/** What a policy stored before link-context priority existed gets: every link 0.5 (what that release gave). */
+export const FLAT_LINK_PRIORITY = { depth: 0, sitemap: 0.5, fresh: 0 } as const;
+
 /**
  * The rules every process of one crawl must share: scope, limits, politeness delay and URL
  * normalization (two workers normalizing differently would fingerprint one page twice).
@@ -110,6 +113,14 @@ export const crawlPolicySchema = z.object({
       nearDupFollowLinks: z.boolean(),
     })
     .default(() => ({ ...DEFAULT_DEDUP_POLICY })),
+  /**
+   * A discovered link's priority within its host, from where it was found (TRAWL_PRIORITY_WEIGHTS'
+   * `depth`, `sitemap`, `fresh`; see `linkPriority`). Absent in policies stored by older releases:
+   * every link 0.5, as they gave.
+   */
+  linkPriority: z
+    .object({ depth: z.number().min(0).max(1), sitemap: z.number().min(0).max(1), fresh: z.number().min(0).max(1) })
+    .default(() => ({ ...FLAT_LINK_PRIORITY })),
   robots: z.object({
     obey: z.boolean(),
     productToken: z.string().min(1),
@@ -157,6 +168,7 @@ export function policyFromConfig(config: Config, seeds: readonly string[]): Craw
       goneIntervalS: config.recrawl.goneIntervalS,
     },
     dedup: { nearDupDistance: config.dedup.nearDupDistance, nearDupStoreBody: config.dedup.nearDupStoreBody, nearDupFollowLinks: config.dedup.nearDupFollowLinks },
+    linkPriority: { depth: config.dispatch.priorityWeights.depth, sitemap: config.dispatch.priorityWeights.sitemap, fresh: config.dispatch.priorityWeights.fresh },
     robots: { ...config.robots },
   };
 }

@@ -38,6 +38,11 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
     maxUrlsPerHost: config.policy.maxUrlsPerHost,
     idleHostTtlMs: config.dispatch.idleHostTtlMs,
     requireLiveMark: true,
+    rank: {
+      leadMs: config.dispatch.hostRankLeadMs,
+      window: config.dispatch.hostRankWindow,
+      weights: { authority: config.dispatch.priorityWeights.authority, seed: config.dispatch.priorityWeights.seed },
+    },
     clock,
   };
 }

@@ -113,7 +113,8 @@ function linksToFollow(
   }
   if (!followDuplicates) return [];
   const { job } = attempt;
-  return candidatesFromLinks(analysis.parsed.links, { url: job.url, hash: attempt.hash, depth: job.depth, maxDepth: job.maxDepth }, policy, deps.counters, deps.clock.now());
+  const recrawl = (job.flags & UrlFlag.Recrawl) !== 0;
+  return candidatesFromLinks(analysis.parsed.links, { url: job.url, hash: attempt.hash, depth: job.depth, maxDepth: job.maxDepth, recrawl }, policy, deps.counters, deps.clock.now());
 }
 
 type HtmlAnalysis = PageAnalysis & { markup: Required<Pick<ContentFields, 'charset' | 'noindex' | 'nofollow' | 'canonicalUrl' | 'linksFound'>> };

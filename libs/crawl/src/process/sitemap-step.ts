@@ -65,7 +65,7 @@ export async function handleSitemap(deps: PipelineDeps, attempt: Attempt, policy
   const candidates = within(
     candidatesFromLinks(
       parsed.entries.map((e) => ({ url: e.loc, nofollow: false })),
-      { url, hash: attempt.hash, depth: 0 },
+      { url, hash: attempt.hash, depth: 0, sitemap: true },
       policy,
       deps.counters,
       now,
