@@ -33,7 +33,7 @@ type Event =
   | { kind: 'fetch'; url: string; at: number; tierLevel?: number }
   | { kind: 'robots' }
   | { kind: 'store' }
-  | { kind: 'discover'; urls: string[]; recheck: boolean }
+  | { kind: 'discover'; urls: string[]; recheck: boolean; bands: (number | undefined)[] }
   | { kind: 'record'; record: FetchRecord }
   | { kind: 'ack'; leaseId: string }
   | { kind: 'state' }
@@ -139,7 +139,7 @@ function deps(): PipelineDeps {
     robots: { get: async () => f.robots, set: async (_origin, entry) => void (f.robots = entry) },
     discovery: {
       add: async (candidates, options) => {
-        events.push({ kind: 'discover', urls: candidates.map((c) => c.url), recheck: options?.recheck === true });
+        events.push({ kind: 'discover', urls: candidates.map((c) => c.url), recheck: options?.recheck === true, bands: candidates.map((c) => c.band) });
         return { queued: candidates.length, known: 0 };
       },
     },
@@ -325,11 +325,12 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
   });
 
-  it('a redirect: queues the target as a new URL, records the redirect, acks', async () => {
+  it('a redirect: queues the target as a new URL in its source\'s band, records the redirect, acks', async () => {
     f.fetch = async () => response(301, { location: `http://${HOST}/moved`, contentType: null, headers: {} });
-    const result = await processFetchJob(deps(), job());
+    const result = await processFetchJob(deps(), job(1, 3, { b: 6 }));
     expect(result).toMatchObject({ outcome: 'done' });
     expect(of('discover')[0]?.urls).toEqual([`http://${HOST}/moved`]);
+    expect(of('discover')[0]?.bands).toEqual([6]);
     expect(of('record')[0]?.record).toMatchObject({ httpStatus: 301, redirectTo: `http://${HOST}/moved` });
     expect(of('release')).toHaveLength(1);
     expect(order().slice(-2)).toEqual(['record', 'ack']);

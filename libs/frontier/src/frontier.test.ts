@@ -91,6 +91,13 @@ describe('Frontier push and claim', () => {
     expect(next.leases.map((l) => l.url)).toEqual(['http://a/3']);
   });
 
+  it('queues an item that names its band in that band, whatever its priority (clamped to the bands there are)', async () => {
+    const f = makeFrontier({ bands: 8 });
+    await f.push([{ ...item('a', '/kept', 0.9), band: 1 }, { ...item('b', '/high', 0.1), band: 99 }, { ...item('c', '/low', 0.9), band: -3 }, item('d', '/plain', 0.9)]);
+    const bands = new Map((await f.claim(0, 10)).leases.map((l) => [l.url, l.band]));
+    expect(Object.fromEntries(bands)).toEqual({ 'http://a/kept': 1, 'http://b/high': 7, 'http://c/low': 0, 'http://d/plain': 7 });
+  });
+
   it('reports the next due time so the dispatcher can sleep exactly', async () => {
     const f = makeFrontier();
     await f.push([item('a', '/1'), item('a', '/2')]);

@@ -101,6 +101,8 @@ export interface PushItem extends FrontierUrl {
   host: string;
   /** 0..1; mapped onto the bands. */
   priority: number;
+  /** The band to queue it in, whatever its priority (a redirect target keeps its source's band). */
+  band?: number;
   /** The URL pattern its variants are counted under (`variantKey` of @trawl/url), or none. */
   variantKey?: string | null;
 }
@@ -285,7 +287,8 @@ export class Frontier {
         for (const { item } of chunk) {
           const variant = item.variantKey ?? '';
           const cap = variant === '' ? 0 : isDateVariant(variant) ? maxDateVariants : maxQueryVariants;
-          args.push(item.host, this.bandOf(item.priority), encodeEntry(item, item.host), variant, cap);
+          const band = item.band === undefined ? this.bandOf(item.priority) : Math.min(this.options.bands - 1, Math.max(0, Math.floor(item.band)));
+          args.push(item.host, band, encodeEntry(item, item.host), variant, cap);
         }
         calls.push(
           this.scripts.pushUrls([keys.ready, keys.stats, keys.live], args).then((reply) => {

@@ -80,7 +80,9 @@ function redirectTarget(location: string, attempt: PageRef, policy: ResolvedPoli
       maxDepth: job.maxDepth,
       hops: job.hops + 1,
       flags: UrlFlag.RedirectTarget,
-      priority: (job.band + 0.5) / 4,
+      // Queued in its source's band (whatever TRAWL_PRIORITY_BANDS is): the redirect is the same page.
+      priority: 0.5,
+      band: job.band,
       from: attempt.hash,
       variantKey: variantKey(url),
       ...(normalized.spelled === undefined ? {} : { spelled: normalized.spelled }),
