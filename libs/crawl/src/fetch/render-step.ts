@@ -87,20 +87,25 @@ export async function renderUnderGate(
   const decision = renderDecisionOf(render.mode, render.learner, job.host, html, job.url);
   if (!decision.render) return { ...fetched, render: { rendered: false, reason: decision.reason, dom: null } };
 
-  const timeoutMs = Math.min(render.timeoutMs, heldSince + render.maxHoldMs - HOLD_MARGIN_MS - clock.now());
+  const holdLeftMs = heldSince + render.maxHoldMs - HOLD_MARGIN_MS - clock.now();
+  const timeoutMs = Math.min(render.timeoutMs, holdLeftMs);
   if (timeoutMs < LEAST_RENDER_MS) {
     if (decision.sample) render.learner.abandon(job.host);
     return { ...fetched, render: { rendered: false, reason: `${decision.reason}; no time left under the host's hold`, dom: null } };
   }
   const turns = new HostTurns(clock, fetched.release.dueAt, Math.max(0, fetched.release.dueAt - fetched.response.endedAt));
+  // The render's timeout does not count its wait for a browser page (TRAWL_RENDER_CONCURRENCY):
+  // this signal ends it, waiting or not, before the host's token could lapse.
+  const holdEnds = AbortSignal.timeout(holdLeftMs);
+  const signal = attempt.signal ? AbortSignal.any([attempt.signal, holdEnds]) : holdEnds;
   const result = await render.renderer.render(job.url, {
     document: toFetchedResponse(fetched.response),
-    fetch: gatedFetch(deps.fetcher, turns, attempt.signal),
+    fetch: gatedFetch(deps.fetcher, turns, signal),
     beforeRequest: underThisGate(deps, policy, job.host),
     ...(render.ssrfCheck ? { ssrfCheck: render.ssrfCheck } : {}),
     ...(render.cache ? { cache: render.cache } : {}),
     timeoutMs,
-    ...(attempt.signal ? { signal: attempt.signal } : {}),
+    signal,
   });
   const subrequests = result.requests.filter((r) => r.outcome === 'fetched').length;
   if (subrequests > 0) deps.counters.add('renderRequests', subrequests);
