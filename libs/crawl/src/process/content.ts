@@ -83,6 +83,7 @@ export async function keepContent(
       earlier: answer?.earlier ?? null,
       near: verdict?.kind === 'near' ? { url: answer?.ofUrl ?? null, distance: verdict.distance } : null,
       bodyKept: stored !== null,
+      rendered: dom,
     });
   }
 
