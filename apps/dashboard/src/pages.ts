@@ -75,7 +75,7 @@ function hostBody(host: string): string {
 ${card('politeness', 'Politeness', `<dl><dt>Delay in force</dt><dd id="delay">–</dd><dt>Why</dt><dd id="delay-reason">–</dd><dt>Terms</dt><dd id="delay-terms">–</dd><dt>Last fetch</dt><dd id="last-fetch">–</dd><dt>Next allowed fetch</dt><dd id="next-fetch">–</dd><dt>Back-off</dt><dd id="backoff">–</dd><dt>Proxy tier</dt><dd id="proxy-tier">–</dd><dt>Refusals</dt><dd id="refusals">–</dd><dt>Partition</dt><dd id="partition">–</dd></dl>`)}
 ${card('queue', 'Queue', `<dl><dt>Queued URLs</dt><dd id="queue-depth">–</dd><dt>In flight</dt><dd id="in-flight">–</dd><dt>Dead letters</dt><dd id="host-dead">–</dd></dl><dl id="url-states"></dl>`)}
 ${card('robots', 'robots.txt', `<dl><dt>State</dt><dd id="robots-state">–</dd><dt>Fetched</dt><dd id="robots-fetched">–</dd><dt>Crawl-delay</dt><dd id="robots-delay">–</dd></dl><h3>Rules for us</h3><ul id="robots-rules" class="mono"></ul>`)}
-${card('fetches', 'Recent fetches', `<table><thead><tr><th>When</th><th>Status</th><th>URL</th><th>ms</th><th></th></tr></thead><tbody id="fetch-rows"></tbody></table>`, true)}
+${card('fetches', 'Recent fetches', `<p class="note" id="rendered-summary"></p><table><thead><tr><th>When</th><th>Status</th><th>URL</th><th>ms</th><th>Rendered</th><th></th></tr></thead><tbody id="fetch-rows"></tbody></table>`, true)}
 </div>`;
 }
 

@@ -128,6 +128,8 @@ export const recentFetches = z
         fetch_ms: z.number().nullable(),
         content_length: z.number().nullable(),
         next_crawl_at: nullableTime,
+        rendered: z.boolean().describe('Links, text and fingerprint came from the page as headless Chromium rendered it (TRAWL_RENDER)'),
+        render_reason: z.string().nullable().describe('Why the page was or was not rendered (the classifier\'s signal, the host\'s sampling or verdict, a failed render); null: not considered'),
       }),
     ),
   })
