@@ -883,6 +883,23 @@ describe('rendering in the fetch stage, under the host gate', () => {
     expect(of('discover').flatMap((e) => e.urls)).toEqual([`http://${HOST}/b`]);
   });
 
+  it('a render is ended before the host token could lapse, however long it waits for a browser page', async () => {
+    serve({ [URL_]: SHELL });
+    const { d, renderer } = withRenderer(
+      (url, options) =>
+        new Promise((resolve) =>
+          options.signal?.addEventListener('abort', () => resolve({ ok: false, url, finalUrl: url, status: null, error: new TrawlError('ERR_RENDER_ABORTED' as never, 'aborted', { action: 'retry' }), requests: [], timings: { queuedMs: 0, openMs: 0, renderMs: 0, totalMs: 0 } })),
+        ),
+    );
+    // A hold of 2.6 s leaves 0.6 s once the 2 s margin is kept.
+    const started = Date.now();
+    await processFetchJob({ ...d, render: { ...(d.render as RenderDeps), maxHoldMs: 2600 } }, job());
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(renderer.calls[0]?.options.timeoutMs).toBe(600);
+    expect(lastRecord()).toMatchObject({ render: { rendered: false, reason: 'empty-app-root; render failed: ERR_RENDER_ABORTED' } });
+    expect(of('release')).toHaveLength(1);
+  });
+
   it('`always` renders a plain page too', async () => {
     serve({ [URL_]: PLAIN });
     const { d, renderer } = withRenderer(async () => RENDERED, 'always');
