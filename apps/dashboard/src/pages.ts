@@ -70,7 +70,8 @@ ${card('processes', 'Processes', `<dl><dt>Workers (fetch consumers)</dt><dd id="
 
 function hostBody(host: string): string {
   return `<h1>Host <code id="host-name">${escapeHtml(host)}</code></h1>
-<div class="toolbar"><span>State: <b id="host-state">…</b></span><button id="pause-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/pause">Pause host</button><button id="resume-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/resume">Resume host</button></div>
+<div class="toolbar"><span>State: <b id="host-state">…</b></span><button id="pause-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/pause">Pause host</button><button id="resume-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/resume">Resume host</button>
+<span>Rendering: <b id="host-render">…</b></span>${(['auto', 'always', 'never'] as const).map((mode) => `<button id="render-${mode}" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/render" data-body='{"mode":"${mode}"}'>Render: ${mode}</button>`).join('')}</div>
 <div class="grid">
 ${card('politeness', 'Politeness', `<dl><dt>Delay in force</dt><dd id="delay">–</dd><dt>Why</dt><dd id="delay-reason">–</dd><dt>Terms</dt><dd id="delay-terms">–</dd><dt>Last fetch</dt><dd id="last-fetch">–</dd><dt>Next allowed fetch</dt><dd id="next-fetch">–</dd><dt>Back-off</dt><dd id="backoff">–</dd><dt>Proxy tier</dt><dd id="proxy-tier">–</dd><dt>Refusals</dt><dd id="refusals">–</dd><dt>Partition</dt><dd id="partition">–</dd></dl>`)}
 ${card('queue', 'Queue', `<dl><dt>Queued URLs</dt><dd id="queue-depth">–</dd><dt>In flight</dt><dd id="in-flight">–</dd><dt>Dead letters</dt><dd id="host-dead">–</dd></dl><dl id="url-states"></dl>`)}

@@ -88,6 +88,7 @@ export const domainStatus = z
     worker_id: z.number().int().describe('The partition that owns the host (one partition per worker in the original design); any worker consuming that partition fetches it'),
     partition: z.number().int(),
     paused: z.boolean(),
+    render_override: z.enum(['always', 'never']).nullable().describe('An operator\'s rendering override for the host (null: TRAWL_RENDER decides)'),
     crawl_delay_ms: z.number().int().describe('Delay between requests to this host now in force'),
     delay_reason: z.enum(['default', 'crawl-delay', 'backoff', 'adaptive', 'capped']).describe('Which term sets it: the configured delay, robots.txt Crawl-delay, back-off, response time × factor, or the maximum delay'),
     delay_terms: z.object({ base_ms: z.number(), base: z.enum(['default', 'crawl-delay']), backoff_ms: z.number(), adaptive_ms: z.number(), max_delay_ms: z.number() }),
@@ -157,6 +158,12 @@ export const pausedState = z
   .meta({ id: 'Paused' });
 
 export const hostPaused = z.object({ host: z.string(), paused: z.boolean() }).meta({ id: 'HostPaused' });
+
+export const renderOverrideBody = z
+  .object({ mode: z.enum(['auto', 'always', 'never']).describe('`always` or `never` render the host\'s pages whatever TRAWL_RENDER=auto would decide; `auto` clears the override') })
+  .meta({ id: 'RenderOverrideBody' });
+
+export const hostRenderOverride = z.object({ host: z.string(), render_override: z.enum(['always', 'never']).nullable() }).meta({ id: 'HostRenderOverride' });
 
 const counts = z.record(z.string(), z.number());
 

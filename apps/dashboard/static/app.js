@@ -218,6 +218,7 @@
         return;
       }
       set('host-state', s.paused ? (s.blocked_reason ? 'paused: refuses the crawler' : 'paused') : s.in_flight ? 'fetching' : s.queue_depth > 0 ? 'queued' : 'idle');
+      set('host-render', s.render_override ?? 'auto');
       set('delay', ms(s.crawl_delay_ms));
       set('delay-reason', { default: 'the configured delay', 'crawl-delay': 'robots.txt Crawl-delay', backoff: 'back-off', adaptive: 'response time × factor', capped: 'capped at the maximum delay' }[s.delay_reason]);
       const t = s.delay_terms;

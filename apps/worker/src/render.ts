@@ -1,5 +1,6 @@
 import type { RenderDeps } from '@trawl/crawl';
 import { blockedReason } from '@trawl/fetch';
+import { RenderOverrides } from '@trawl/model';
 import { LazyRenderer, MemorySubresourceCache, RenderLearner, renderSettingsFrom, ssrfCheckFrom } from '@trawl/render';
 import { frontierOptions, type Runtime } from '@trawl/runtime';
 
@@ -21,6 +22,7 @@ export function renderDepsOf(runtime: Runtime): RenderDeps | undefined {
     }),
     mode: config.render.mode,
     learner: new RenderLearner(settings.learner, runtime.clock),
+    overrides: new RenderOverrides(runtime.redis, config.namespace, () => runtime.clock.now()),
     cache: new MemorySubresourceCache(settings.cache),
     ssrfCheck: ssrfCheckFrom((address) => blockedReason(address, { allowNetworks: config.fetch.allowNetworks })),
     timeoutMs: config.render.timeoutMs,

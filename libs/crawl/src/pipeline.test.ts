@@ -900,6 +900,18 @@ describe('rendering in the fetch stage, under the host gate', () => {
     expect(of('release')).toHaveLength(1);
   });
 
+  it('an operator\'s override for the host comes first: never renders an app shell, always a plain page', async () => {
+    serve({ [URL_]: SHELL });
+    const { d, renderer } = withRenderer(async () => RENDERED);
+    await processFetchJob({ ...d, render: { ...(d.render as RenderDeps), overrides: { of: async () => 'never' } } }, job());
+    expect(renderer.calls).toHaveLength(0);
+    expect(lastRecord()).toMatchObject({ render: { rendered: false, reason: 'host set to never' } });
+    serve({ [URL_]: PLAIN });
+    await processFetchJob({ ...d, render: { ...(d.render as RenderDeps), overrides: { of: async () => 'always' } } }, job());
+    expect(renderer.calls).toHaveLength(1);
+    expect(lastRecord()).toMatchObject({ render: { rendered: true, reason: 'host set to always' } });
+  });
+
   it('`always` renders a plain page too', async () => {
     serve({ [URL_]: PLAIN });
     const { d, renderer } = withRenderer(async () => RENDERED, 'always');

@@ -1,6 +1,6 @@
 import { type Clock, sleep } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import { cachedRefusals, type ResolvedPolicy } from '@trawl/model';
+import { cachedRefusals, type RenderOverride, type RenderOverrides, type ResolvedPolicy } from '@trawl/model';
 import { decodeHtml } from '@trawl/parse';
 import {
   type BeforeRequest,
@@ -26,6 +26,8 @@ export interface RenderDeps {
   mode: 'auto' | 'always';
   /** Per host, whether rendering pays (`auto`). */
   learner: RenderLearner;
+  /** Operators' per-host overrides (`always`, `never`), over `mode` (absent: none). */
+  overrides?: Pick<RenderOverrides, 'of'>;
   /** Scripts and styles shared by a host's pages (fetched once per process). */
   cache?: SubresourceCache;
   /** The fetch lib's address rule, asked before each request a page makes. */
@@ -55,8 +57,12 @@ const HOLD_MARGIN_MS = 2000;
 /** Below this, a render is not started at all. */
 const LEAST_RENDER_MS = 500;
 
-/** Pure: render this page? `always` renders every HTML page; `auto` asks the classifier, then the host's learnt verdict. */
-export function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearner, host: string, html: string, url: string): RenderDecision {
+/**
+ * Render this page? An operator's override for the host first; then `always` renders every HTML
+ * page, and `auto` asks the classifier, then the host's learnt verdict.
+ */
+export function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearner, host: string, html: string, url: string, override: RenderOverride | null = null): RenderDecision {
+  if (override !== null) return { render: override === 'always', reason: `host set to ${override}`, sample: false };
   if (mode === 'always') return { render: true, reason: 'always', sample: false };
   return learner.decide(host, needsRendering(html, url));
 }
@@ -84,7 +90,8 @@ export async function renderUnderGate(
   const { render, clock } = deps;
   const { job } = attempt;
   const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
-  const decision = renderDecisionOf(render.mode, render.learner, job.host, html, job.url);
+  const override = (await render.overrides?.of(job.host)) ?? null;
+  const decision = renderDecisionOf(render.mode, render.learner, job.host, html, job.url, override);
   if (!decision.render) return { ...fetched, render: { rendered: false, reason: decision.reason, dom: null } };
 
   const holdLeftMs = heldSince + render.maxHoldMs - HOLD_MARGIN_MS - clock.now();
