@@ -168,6 +168,16 @@ describe('the dashboard in a browser', () => {
     expect(['the configured delay', 'response time × factor']).toContain(await page.locator('#delay-reason').textContent());
     expect(await page.locator('#delay-terms').textContent()).toMatch(/^base 50 ms \(default\), back-off 0 ms, adaptive \d+ ms, max 60 s$/);
     expect(await page.locator('#robots-state').textContent()).toMatch(/^rules \(HTTP 200\)/);
+    // The synthetic web's plain pages have no scripts: never rendered, and the page says why.
+    expect(await page.locator('#fetch-rows tr td:nth-child(5)').first().textContent()).toBe('no: no-scripts');
+    expect(await page.locator('#rendered-summary').textContent()).toMatch(/^Rendered in headless Chromium: 0 of the \d+ latest pages\.$/);
+    // A rendering override from the host page, for every worker; `auto` clears it.
+    expect(await page.locator('#host-render').textContent()).toBe('auto');
+    await page.click('#render-never');
+    await page.waitForFunction(() => document.getElementById('host-render')?.textContent === 'never', null, { timeout: 10_000 });
+    expect((await api(`/v1/crawl/domains/${encodeURIComponent(host)}/status`)).render_override).toBe('never');
+    await page.click('#render-auto');
+    await page.waitForFunction(() => document.getElementById('host-render')?.textContent === 'auto', null, { timeout: 10_000 });
     await page.click('#pause-host');
     await page.waitForFunction(() => document.getElementById('host-state')?.textContent === 'paused', null, { timeout: 10_000 });
     expect((await api(`/v1/crawl/domains/${encodeURIComponent(host)}/status`)).paused).toBe(true);

@@ -148,6 +148,8 @@ export class HostInspector {
       fetch_ms: f.fetchMs,
       content_length: f.contentLength,
       next_crawl_at: iso(f.nextCrawlAt),
+      rendered: f.rendered,
+      render_reason: f.renderReason,
     }));
   }
 }

@@ -1,4 +1,4 @@
-import { type CrawlPolicy, type Discovery, policyFromConfig, type ResolvedPolicy, resolvePolicy } from '@trawl/model';
+import { type CrawlPolicy, type Discovery, policyFromConfig, type RenderOverride, RenderOverrides, type ResolvedPolicy, resolvePolicy } from '@trawl/model';
 import { Freshness, type FreshnessQuery, OperatorQueries } from '@trawl/db';
 import { addSeeds } from '@trawl/dispatch';
 import { type AdmissionStatus, UrlFlag } from '@trawl/frontier';
@@ -20,6 +20,7 @@ export class CrawlOperator {
   readonly hosts: HostInspector;
   readonly stats: CrawlStats;
   private readonly discovery: Discovery;
+  private readonly renderOverrides: RenderOverrides;
   private queues = new Map<string, { spec: QueueSpec; queue: OpenedQueue }>();
   private discoveredAt = 0;
 
@@ -32,6 +33,7 @@ export class CrawlOperator {
     this.discovery = runtime.discovery();
     const policy = () => this.policy();
     this.hosts = new HostInspector(runtime, this.queries, policy);
+    this.renderOverrides = new RenderOverrides(runtime.redis, runtime.config.namespace, () => runtime.clock.now(), 0);
     this.stats = new CrawlStats({ runtime, queries: this.queries, freshness: this.freshness, hosts: this.hosts, policy, queues: () => this.allQueues() }, options);
   }
 
@@ -75,8 +77,14 @@ export class CrawlOperator {
   }
 
   /** A host's status for operators; null when the crawl has never heard of it. */
-  domainStatus(host: string) {
-    return this.hosts.domainStatus(host);
+  async domainStatus(host: string) {
+    const [status, renderOverride] = await Promise.all([this.hosts.domainStatus(host), this.renderOverrides.of(host)]);
+    return status === null ? null : { ...status, render_override: renderOverride };
+  }
+
+  /** Sets a host's rendering override (null: TRAWL_RENDER decides), for every worker of the crawl. */
+  setRenderOverride(host: string, mode: RenderOverride | null): Promise<void> {
+    return this.renderOverrides.set(host, mode);
   }
 
   recentFetches(host: string, limit: number) {

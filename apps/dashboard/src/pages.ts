@@ -70,12 +70,13 @@ ${card('processes', 'Processes', `<dl><dt>Workers (fetch consumers)</dt><dd id="
 
 function hostBody(host: string): string {
   return `<h1>Host <code id="host-name">${escapeHtml(host)}</code></h1>
-<div class="toolbar"><span>State: <b id="host-state">…</b></span><button id="pause-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/pause">Pause host</button><button id="resume-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/resume">Resume host</button></div>
+<div class="toolbar"><span>State: <b id="host-state">…</b></span><button id="pause-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/pause">Pause host</button><button id="resume-host" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/resume">Resume host</button>
+<span>Rendering: <b id="host-render">…</b></span>${(['auto', 'always', 'never'] as const).map((mode) => `<button id="render-${mode}" data-action="/v1/crawl/domains/${encodeURIComponent(host)}/render" data-body='{"mode":"${mode}"}'>Render: ${mode}</button>`).join('')}</div>
 <div class="grid">
 ${card('politeness', 'Politeness', `<dl><dt>Delay in force</dt><dd id="delay">–</dd><dt>Why</dt><dd id="delay-reason">–</dd><dt>Terms</dt><dd id="delay-terms">–</dd><dt>Last fetch</dt><dd id="last-fetch">–</dd><dt>Next allowed fetch</dt><dd id="next-fetch">–</dd><dt>Back-off</dt><dd id="backoff">–</dd><dt>Proxy tier</dt><dd id="proxy-tier">–</dd><dt>Refusals</dt><dd id="refusals">–</dd><dt>Partition</dt><dd id="partition">–</dd><dt>Rank</dt><dd id="rank">–</dd></dl>`)}
 ${card('queue', 'Queue', `<dl><dt>Queued URLs</dt><dd id="queue-depth">–</dd><dt>In flight</dt><dd id="in-flight">–</dd><dt>Dead letters</dt><dd id="host-dead">–</dd></dl><dl id="url-states"></dl>`)}
 ${card('robots', 'robots.txt', `<dl><dt>State</dt><dd id="robots-state">–</dd><dt>Fetched</dt><dd id="robots-fetched">–</dd><dt>Crawl-delay</dt><dd id="robots-delay">–</dd></dl><h3>Rules for us</h3><ul id="robots-rules" class="mono"></ul>`)}
-${card('fetches', 'Recent fetches', `<table><thead><tr><th>When</th><th>Status</th><th>URL</th><th>ms</th><th></th></tr></thead><tbody id="fetch-rows"></tbody></table>`, true)}
+${card('fetches', 'Recent fetches', `<p class="note" id="rendered-summary"></p><table><thead><tr><th>When</th><th>Status</th><th>URL</th><th>ms</th><th>Rendered</th><th></th></tr></thead><tbody id="fetch-rows"></tbody></table>`, true)}
 </div>`;
 }
 

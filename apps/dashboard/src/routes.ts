@@ -12,9 +12,11 @@ import {
   freshnessReport,
   hostParams,
   hostPaused,
+  hostRenderOverride,
   idempotencyKey,
   pausedState,
   recentFetches,
+  renderOverrideBody,
   refreshAccepted,
   refreshBody,
   seedsAccepted,
@@ -189,6 +191,23 @@ export function apiRoutes(operator: CrawlOperator, idempotency: IdempotencyStore
       handler: async ({ params, caller }) => {
         await setPaused(params.host, false, caller);
         return { status: 200, body: { host: params.host, paused: false } };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/crawl/domains/:host/render',
+      operationId: 'setDomainRender',
+      summary: 'Override whether one host\'s pages are rendered',
+      description:
+        'Every worker of the crawl follows it within a few seconds, for the pages it fetches from then on: `always` renders each HTML page of the host in headless Chromium, `never` none, `auto` clears the override (TRAWL_RENDER decides). Kept in Redis with the crawl (not in PostgreSQL: a Redis that loses the crawl loses it). With TRAWL_RENDER=never no worker renders at all, whatever the override.',
+      tag: 'domains',
+      params: hostParams,
+      body: renderOverrideBody,
+      responses: { 200: { description: 'Set', schema: hostRenderOverride } },
+      handler: async ({ params, body }) => {
+        const mode = body.mode === 'auto' ? null : body.mode;
+        await operator.setRenderOverride(params.host, mode);
+        return { status: 200, body: { host: params.host, render_override: mode } };
       },
     }),
     route({

@@ -88,6 +88,7 @@ export const domainStatus = z
     worker_id: z.number().int().describe('The partition that owns the host (one partition per worker in the original design); any worker consuming that partition fetches it'),
     partition: z.number().int(),
     paused: z.boolean(),
+    render_override: z.enum(['always', 'never']).nullable().describe('An operator\'s rendering override for the host (null: TRAWL_RENDER decides)'),
     crawl_delay_ms: z.number().int().describe('Delay between requests to this host now in force'),
     delay_reason: z.enum(['default', 'crawl-delay', 'backoff', 'adaptive', 'capped']).describe('Which term sets it: the configured delay, robots.txt Crawl-delay, back-off, response time × factor, or the maximum delay'),
     delay_terms: z.object({ base_ms: z.number(), base: z.enum(['default', 'crawl-delay']), backoff_ms: z.number(), adaptive_ms: z.number(), max_delay_ms: z.number() }),
@@ -135,6 +136,8 @@ export const recentFetches = z
         fetch_ms: z.number().nullable(),
         content_length: z.number().nullable(),
         next_crawl_at: nullableTime,
+        rendered: z.boolean().describe('Links, text and fingerprint came from the page as headless Chromium rendered it (TRAWL_RENDER)'),
+        render_reason: z.string().nullable().describe('Why the page was or was not rendered (the classifier\'s signal, the host\'s sampling or verdict, a failed render); null: not considered'),
       }),
     ),
   })
@@ -162,6 +165,12 @@ export const pausedState = z
   .meta({ id: 'Paused' });
 
 export const hostPaused = z.object({ host: z.string(), paused: z.boolean() }).meta({ id: 'HostPaused' });
+
+export const renderOverrideBody = z
+  .object({ mode: z.enum(['auto', 'always', 'never']).describe('`always` or `never` render the host\'s pages whatever TRAWL_RENDER=auto would decide; `auto` clears the override') })
+  .meta({ id: 'RenderOverrideBody' });
+
+export const hostRenderOverride = z.object({ host: z.string(), render_override: z.enum(['always', 'never']).nullable() }).meta({ id: 'HostRenderOverride' });
 
 const counts = z.record(z.string(), z.number());
 

@@ -218,6 +218,7 @@
         return;
       }
       set('host-state', s.paused ? (s.blocked_reason ? 'paused: refuses the crawler' : 'paused') : s.in_flight ? 'fetching' : s.queue_depth > 0 ? 'queued' : 'idle');
+      set('host-render', s.render_override ?? 'auto');
       set('delay', ms(s.crawl_delay_ms));
       set('delay-reason', { default: 'the configured delay', 'crawl-delay': 'robots.txt Crawl-delay', backoff: 'back-off', adaptive: 'response time × factor', capped: 'capped at the maximum delay' }[s.delay_reason]);
       const t = s.delay_terms;
@@ -241,8 +242,11 @@
       rows('fetch-rows', f.fetches, (x) => {
         const button = Object.assign(document.createElement('button'), { textContent: 'Re-crawl now', className: 'small' });
         button.dataset.action = `/v1/crawl/urls/${x.url_hash}/refresh`;
-        return [when(x.fetched_at), String(x.http_status ?? x.error_code ?? '–'), x.url, x.fetch_ms === null ? '–' : String(x.fetch_ms), button];
+        const rendered = x.render_reason === null ? '–' : `${x.rendered ? 'yes' : 'no'}: ${x.render_reason}`;
+        return [when(x.fetched_at), String(x.http_status ?? x.error_code ?? '–'), x.url, x.fetch_ms === null ? '–' : String(x.fetch_ms), rendered, button];
       });
+      const renderedCount = f.fetches.filter((x) => x.rendered).length;
+      set('rendered-summary', `Rendered in headless Chromium: ${renderedCount} of the ${f.fetches.length} latest pages.`);
     });
     refreshPage = p.now;
   }

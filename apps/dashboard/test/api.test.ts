@@ -7,6 +7,7 @@ import { fingerprint } from '@trawl/url';
 import { decodeFetchJob, FetchQueues, FetchWorker } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
+import { RenderOverrides } from '@trawl/model';
 import { pauseBlockedHost, type Runtime, serveProcessMetrics } from '@trawl/runtime';
 import { createRedis } from '@trawl/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +71,7 @@ describe('authentication', () => {
     ['GET', '/v1/crawl/domains/a.example/fetches'],
     ['POST', '/v1/crawl/domains/a.example/pause'],
     ['POST', '/v1/crawl/domains/a.example/resume'],
+    ['POST', '/v1/crawl/domains/a.example/render'],
     ['POST', '/v1/crawl/pause'],
     ['POST', '/v1/crawl/resume'],
     ['POST', '/v1/crawl/seeds'],
@@ -186,6 +188,16 @@ describe('POST /v1/crawl/seeds', () => {
     expect((await runtime.frontier.hostState('seed1.example')).queued).toBe(2);
     const again = await call('POST', '/v1/crawl/seeds', { body: { urls: ['http://seed1.example/'] } });
     expect(again.body).toMatchObject({ enqueued: 0, already_seen: 1 });
+  });
+
+  it('sets and clears a host\'s rendering override, for every worker (Redis), and refuses an unknown mode', async () => {
+    const overrides = new RenderOverrides(runtime.redis, runtime.config.namespace, () => 0, 0);
+    expect(await call('POST', '/v1/crawl/domains/render.example/render', { body: { mode: 'never' } })).toMatchObject({ status: 200, body: { host: 'render.example', render_override: 'never' } });
+    expect(await overrides.of('render.example')).toBe('never');
+    expect((await call('POST', '/v1/crawl/domains/render.example/render', { body: { mode: 'sometimes' } })).status).toBe(400);
+    expect(await overrides.of('render.example')).toBe('never');
+    expect(await call('POST', '/v1/crawl/domains/render.example/render', { body: { mode: 'auto' } })).toMatchObject({ status: 200, body: { render_override: null } });
+    expect(await overrides.of('render.example')).toBeNull();
   });
 
   it('refuses a request with malformed URLs whole, naming each, and applies nothing', async () => {
@@ -533,6 +545,7 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(Object.keys(res.body.paths).sort()).toEqual([
       '/v1/crawl/domains/{host}/fetches',
       '/v1/crawl/domains/{host}/pause',
+      '/v1/crawl/domains/{host}/render',
       '/v1/crawl/domains/{host}/resume',
       '/v1/crawl/domains/{host}/status',
       '/v1/crawl/freshness',

@@ -26,6 +26,7 @@ import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
 import { pauseBlockedHost, type Runtime } from '@trawl/runtime';
 import { ProcessThread } from './process-on-thread.js';
+import { renderDepsOf } from './render.js';
 
 /** The sitemaps a robots.txt names; when it names none, /sitemap.xml if the crawl guesses it. */
 function recordSitemaps(sitemaps: Sitemaps, config: Readonly<Config>, origin: string, urls: string[]): Promise<void> {
@@ -166,6 +167,8 @@ export function createCrawlWorker(
     sitemaps: config.sitemaps.enabled
       ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }
       : undefined,
+    // Pages are rendered in the fetch stage, while their job holds the host.
+    render: roles.has('fetch') ? renderDepsOf(runtime) : undefined,
     blocking:
       config.politeness.blockThreshold > 0
         ? {

@@ -99,9 +99,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { TRAWL_WARC_PREFIX: 'a/b' } })).toThrow(/TRAWL_WARC_PREFIX/);
   });
 
-  it('render settings: off by default, an unknown mode stops the process', () => {
+  it('render settings: auto by default, an unknown mode stops the process', () => {
     const config = loadConfig({ env: {} });
-    expect(config.render).toMatchObject({ mode: 'never', contextScope: 'host', maxOpenPages: 2, allowOtherHosts: false, allowHosts: [], samplePages: 3 });
+    expect(config.render).toMatchObject({ mode: 'auto', contextScope: 'host', maxOpenPages: 2, allowOtherHosts: false, allowHosts: [], samplePages: 3 });
     expect(loadConfig({ env: { TRAWL_RENDER: 'Auto', TRAWL_RENDER_ALLOW_HOSTS: 'cdn.example, static.example:8443' } }).render).toMatchObject({
       mode: 'auto',
       allowHosts: ['cdn.example', 'static.example:8443'],

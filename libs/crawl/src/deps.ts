@@ -9,6 +9,7 @@ import type { ContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
 import type { RecentBodies } from './bodies.js';
 import type { AddressTurns } from './fetch/address-step.js';
+import type { RenderDeps } from './fetch/render-step.js';
 import type { PageAnalyzer } from './process/analyzer.js';
 import type { CrawlArchive } from './process/archive.js';
 import type { Duplicates } from './process/duplicates.js';
@@ -65,6 +66,8 @@ export interface PipelineDeps {
   urlStates?: Pick<UrlStates, 'state'>;
   /** Bodies just stored, for a process stage in this process to read without the store (absent: none kept). */
   bodies?: Pick<RecentBodies, 'put' | 'take'>;
+  /** Headless rendering in the fetch stage (TRAWL_RENDER; absent: `never`, no page is rendered). */
+  render?: RenderDeps;
   /** Telling a blocked host from a slow one, and what is done about it (absent: refusals are not looked for). */
   blocking?: BlockingDeps;
 }

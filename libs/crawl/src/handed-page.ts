@@ -11,8 +11,23 @@ export interface HandedPage {
   job: FetchJob;
   response: Omit<FetchResult, 'body'>;
   /** The stored body (null: none to keep — a 304, a redirect, an empty or skipped body). */
-  body: { key: string; contentHash: string; bytes: number } | null;
+  body: StoredRef | null;
+  /**
+   * Whether the fetch stage rendered the page, and why (absent: rendering is off or the page is
+   * not HTML). `dom`: the rendered DOM, stored beside the body; the page's links, text and
+   * fingerprint come from it.
+   */
+  render?: { rendered: boolean; reason: string; dom: StoredRef | null };
 }
+
+/** A body in the content store. */
+export interface StoredRef {
+  key: string;
+  contentHash: string;
+  bytes: number;
+}
+
+const storedRef = z.object({ key: z.string(), contentHash: z.string(), bytes: z.number().int().min(0) });
 
 const headerValue = z.union([z.string(), z.array(z.string())]);
 
@@ -44,11 +59,12 @@ const payloadSchema = z.object({
       })
       .optional(),
   }),
-  b: z.object({ key: z.string(), contentHash: z.string(), bytes: z.number().int().min(0) }).nullable(),
+  b: storedRef.nullable(),
+  d: z.object({ rendered: z.boolean(), reason: z.string(), dom: storedRef.nullable() }).optional(),
 });
 
 export function encodeHandedPage(page: HandedPage): string {
-  return JSON.stringify({ j: encodeFetchJob(page.job), r: page.response, b: page.body });
+  return JSON.stringify({ j: encodeFetchJob(page.job), r: page.response, b: page.body, ...(page.render ? { d: page.render } : {}) });
 }
 
 /** The page an entry carries, or why it cannot be read (the entry is then dropped and counted). */
@@ -61,6 +77,6 @@ export function decodeHandedPage(payload: string): HandedPage | { error: string 
   }
   const parsed = payloadSchema.safeParse(raw);
   if (!parsed.success) return { error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
-  const { j, r, b } = parsed.data;
-  return { job: decodeFetchJob(j), response: r as HandedPage['response'], body: b };
+  const { j, r, b, d } = parsed.data;
+  return { job: decodeFetchJob(j), response: r as HandedPage['response'], body: b, ...(d ? { render: d } : {}) };
 }

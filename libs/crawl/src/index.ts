@@ -2,6 +2,7 @@ export type { BlockingDeps, PipelineDeps, SitemapDeps } from './deps.js';
 export { blockOptionsOf } from './fetch/block-step.js';
 export { processFetchJob } from './fetch/fetch-job.js';
 export { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
+export { HostTurns, type RenderDecision, renderDecisionOf, type RenderDeps, type RenderedPage } from './fetch/render-step.js';
 export { AddressGroups, type AddressGroupsDeps, type AddressSettings, type AddressTurn, type AddressTurns } from './fetch/address-step.js';
 export { type ContentFields, type FetchRecord, recordOf } from './record.js';
 export { Acks, type LeaseRef, Records, UrlStates, Validators } from './records.js';

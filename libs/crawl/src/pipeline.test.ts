@@ -6,12 +6,15 @@ import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from '@trawl/mod
 import { decodeFetchJob, type FetchJobContext, type FetchJobData } from '@trawl/queue';
 import type { RobotsEntry } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
+import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions } from '@trawl/render';
+import { FakeRenderer } from '@trawl/render/testing';
 import { silentLogger } from '@trawl/telemetry';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { PipelineDeps } from './deps.js';
 import { processFetchJob } from './fetch/fetch-job.js';
 import { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
 import { processEntry } from './process/process-entry.js';
+import type { RenderDeps } from './fetch/render-step.js';
 import type { FetchRecord } from './record.js';
 
 /**
@@ -789,5 +792,132 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     const after = extends_.length;
     await new Promise((r) => setTimeout(r, 150));
     expect(of('extend')).toHaveLength(after);
+  });
+});
+
+describe('rendering in the fetch stage, under the host gate', () => {
+  const SHELL = '<html><body><div id="root"></div><script src="/app.js"></script></body></html>';
+  const PLAIN = '<html><body><p>Plain words.</p><a href="/b">b</a></body></html>';
+  const RENDERED = '<html><body><div id="root"><a href="/x">x</a><a href="/y">y</a></div></body></html>';
+
+  /** Render deps over a fake browser whose page asks for its script and its data through the pipeline's fetch. */
+  function withRenderer(answer: (url: string, options: RenderOptions) => Promise<string | Awaited<ReturnType<FakeRenderer['render']>>>, mode: RenderDeps['mode'] = 'auto') {
+    const renderer = new FakeRenderer(answer);
+    const render: RenderDeps = { renderer, mode, learner: new RenderLearner({ ...DEFAULT_LEARNER_SETTINGS, sampleSize: 0 }, f.clock), timeoutMs: 5000, maxHoldMs: 65_000 };
+    return { d: { ...deps(), render }, renderer };
+  }
+
+  /** Responses by URL: the page first, then what the browser asks for. */
+  function serve(pages: Record<string, string>): void {
+    f.fetch = async () => {
+      const url = (of('fetch').at(-1) as { url: string }).url;
+      const body = pages[url];
+      return response(body === undefined ? 404 : 200, { url, body: Buffer.from(body ?? '') });
+    };
+  }
+
+  /** The manual clock moves on while the host's turns wait for it. */
+  async function ticking<T>(work: () => Promise<T>): Promise<T> {
+    const timer = setInterval(() => f.clock.advance(100), 1);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  const lastRecord = () => (of('record').at(-1) as { record: FetchRecord }).record;
+
+  it('an app shell is rendered: its requests are fetched one at a time, each a delay after the last response, and the host released after the last', async () => {
+    serve({ [URL_]: SHELL, [`http://${HOST}/app.js`]: 'void 0', [`http://${HOST}/data.json`]: '{}' });
+    const { d, renderer } = withRenderer(async (_url, options) => {
+      await options.fetch(`http://${HOST}/app.js`, { resourceType: 'script', method: 'GET', headers: {}, signal: new AbortController().signal });
+      await options.fetch(`http://${HOST}/data.json`, { resourceType: 'fetch', method: 'GET', headers: {}, signal: new AbortController().signal });
+      return RENDERED;
+    });
+    expect(await ticking(() => processFetchJob(d, job()))).toMatchObject({ outcome: 'done' });
+    expect(renderer.calls).toHaveLength(1);
+    expect(renderer.calls[0]?.options.document?.body.toString()).toBe(SHELL);
+    const fetches = of('fetch');
+    expect(fetches.map((e) => e.url)).toEqual([URL_, `http://${HOST}/app.js`, `http://${HOST}/data.json`]);
+    // Each response ends 20 ms after its start: the next request starts at least the delay after that.
+    for (let i = 1; i < fetches.length; i++) expect((fetches[i] as { at: number }).at).toBeGreaterThan((fetches[i - 1] as { at: number }).at + 20 + DELAY);
+    const releases = of('release');
+    expect(releases).toHaveLength(1);
+    expect(releases[0]?.dueAt).toBe((fetches.at(-1) as { at: number }).at + 20 + DELAY);
+    // Links, text and fingerprint from the rendered DOM; the row describes the HTTP response.
+    expect(of('discover').flatMap((e) => e.urls).sort()).toEqual([`http://${HOST}/x`, `http://${HOST}/y`]);
+    expect(lastRecord()).toMatchObject({ render: { rendered: true, reason: 'empty-app-root' }, contentLength: SHELL.length, contentHash: String(SHELL.length), linksFound: 2 });
+    expect(f.handed[0]).toContain('"rendered":true');
+  });
+
+  it('a page without scripts is never rendered (auto), and the reason is recorded', async () => {
+    serve({ [URL_]: PLAIN });
+    const { d, renderer } = withRenderer(async () => RENDERED);
+    await processFetchJob(d, job());
+    expect(renderer.calls).toHaveLength(0);
+    expect(lastRecord()).toMatchObject({ render: { rendered: false, reason: 'no-scripts' } });
+    expect(of('discover').flatMap((e) => e.urls)).toEqual([`http://${HOST}/b`]);
+  });
+
+  it('refuses what the host gate does not cover: another host, a path robots.txt disallows', async () => {
+    f.robots = rulesEntry('User-agent: *\nDisallow: /private\n');
+    serve({ [URL_]: SHELL });
+    const answers: unknown[] = [];
+    const { d } = withRenderer(async (_url, options) => {
+      for (const url of [`http://other.example/lib.js`, `http://${HOST}/private/data.json`, `http://${HOST}/app.js`]) answers.push(await options.beforeRequest?.(url, 'script'));
+      return RENDERED;
+    });
+    await processFetchJob(d, job());
+    expect(answers).toEqual([
+      { allow: false, reason: expect.stringMatching(/^other-host/) },
+      { allow: false, reason: expect.stringMatching(/^robots/) },
+      { allow: true },
+    ]);
+  });
+
+  it('a failed render keeps the page as fetched: the links of its HTML, and why it was not rendered', async () => {
+    serve({ [URL_]: SHELL.replace('<div id="root"></div>', '<div id="root"></div><a href="/b">b</a>') });
+    const { d } = withRenderer(async (url) => ({ ok: false, url, finalUrl: url, status: null, error: new TrawlError('ERR_RENDER_TIMEOUT' as never, 'too slow', { action: 'retry' }), requests: [], timings: { queuedMs: 0, openMs: 0, renderMs: 0, totalMs: 0 } }));
+    expect(await processFetchJob(d, job())).toMatchObject({ outcome: 'done' });
+    expect(lastRecord()).toMatchObject({ render: { rendered: false, reason: 'empty-app-root; render failed: ERR_RENDER_TIMEOUT' } });
+    expect(of('discover').flatMap((e) => e.urls)).toEqual([`http://${HOST}/b`]);
+  });
+
+  it('a render is ended before the host token could lapse, however long it waits for a browser page', async () => {
+    serve({ [URL_]: SHELL });
+    const { d, renderer } = withRenderer(
+      (url, options) =>
+        new Promise((resolve) =>
+          options.signal?.addEventListener('abort', () => resolve({ ok: false, url, finalUrl: url, status: null, error: new TrawlError('ERR_RENDER_ABORTED' as never, 'aborted', { action: 'retry' }), requests: [], timings: { queuedMs: 0, openMs: 0, renderMs: 0, totalMs: 0 } })),
+        ),
+    );
+    // A hold of 2.6 s leaves 0.6 s once the 2 s margin is kept.
+    const started = Date.now();
+    await processFetchJob({ ...d, render: { ...(d.render as RenderDeps), maxHoldMs: 2600 } }, job());
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(renderer.calls[0]?.options.timeoutMs).toBe(600);
+    expect(lastRecord()).toMatchObject({ render: { rendered: false, reason: 'empty-app-root; render failed: ERR_RENDER_ABORTED' } });
+    expect(of('release')).toHaveLength(1);
+  });
+
+  it('an operator\'s override for the host comes first: never renders an app shell, always a plain page', async () => {
+    serve({ [URL_]: SHELL });
+    const { d, renderer } = withRenderer(async () => RENDERED);
+    await processFetchJob({ ...d, render: { ...(d.render as RenderDeps), overrides: { of: async () => 'never' } } }, job());
+    expect(renderer.calls).toHaveLength(0);
+    expect(lastRecord()).toMatchObject({ render: { rendered: false, reason: 'host set to never' } });
+    serve({ [URL_]: PLAIN });
+    await processFetchJob({ ...d, render: { ...(d.render as RenderDeps), overrides: { of: async () => 'always' } } }, job());
+    expect(renderer.calls).toHaveLength(1);
+    expect(lastRecord()).toMatchObject({ render: { rendered: true, reason: 'host set to always' } });
+  });
+
+  it('`always` renders a plain page too', async () => {
+    serve({ [URL_]: PLAIN });
+    const { d, renderer } = withRenderer(async () => RENDERED, 'always');
+    await processFetchJob(d, job());
+    expect(renderer.calls).toHaveLength(1);
+    expect(lastRecord()).toMatchObject({ render: { rendered: true, reason: 'always' } });
   });
 });

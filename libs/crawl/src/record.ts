@@ -7,7 +7,7 @@ export type FetchRecord = Omit<PageRecord, 'changeFrequencyS' | 'lastChangedAt' 
 
 /** What reading a page's content adds to its record (a 200 whose body was kept). */
 export type ContentFields = Partial<
-  Pick<FetchRecord, 'contentHash' | 'storageKey' | 'charset' | 'noindex' | 'nofollow' | 'canonicalUrl' | 'linksFound' | 'dedup' | 'text'>
+  Pick<FetchRecord, 'contentHash' | 'storageKey' | 'charset' | 'noindex' | 'nofollow' | 'canonicalUrl' | 'linksFound' | 'dedup' | 'text' | 'render'>
 >;
 
 /** How an attempt ended, for its record. */

@@ -92,6 +92,18 @@ describe('Database', () => {
     expect(counts.urls.done).toBeGreaterThanOrEqual(1);
   });
 
+  it('records whether a page was rendered and why; a 304 keeps what the last full visit said', async () => {
+    const url = 'http://render.example/app';
+    const read = async () =>
+      (await db.pool.query(`SELECT rendered, render_reason FROM "${db.options.schema}".crawled_pages WHERE url_hash = $1`, [fp(url)])).rows[0] as unknown;
+    await db.recordPages([record(url)]);
+    expect(await read()).toEqual({ rendered: false, render_reason: null });
+    await db.recordPages([record(url, { fetchedAt: 1_700_000_001_000, render: { rendered: true, reason: 'empty-app-root' } })]);
+    expect(await read()).toEqual({ rendered: true, render_reason: 'empty-app-root' });
+    await db.recordPages([record(url, { fetchedAt: 1_700_000_002_000, httpStatus: 304 })]);
+    expect(await read()).toEqual({ rendered: true, render_reason: 'empty-app-root' });
+  });
+
   it('records a page whose URL was never discovered (a hand-made job)', async () => {
     await db.recordPages([record('http://manual.example/x', { state: 'failed', httpStatus: null, errorCode: 'ERR_FETCH_NETWORK' })]);
     const known = await db.existing([fp('http://manual.example/x')]);

@@ -91,6 +91,16 @@ export interface PageRecord {
    */
   dedup?: PageDedup;
   text?: PageText;
+  /**
+   * Whether the page's links, text and fingerprint came from a rendered DOM, and why it was or
+   * was not rendered (absent: rendering was not considered; a 304 keeps the stored values).
+   */
+  render?: PageRender;
+}
+
+export interface PageRender {
+  rendered: boolean;
+  reason: string;
 }
 
 export interface PageRecrawlStats {
@@ -537,23 +547,27 @@ export class Database {
            $24::text[], $25::bool[], $26::bool[], $27::bool[],
            $28::float8[], $29::float8[], $30::float8[], $31::float8[], $32::timestamptz[], $33::float8[], $34::int[],
            $35::bigint[], $36::bytea[], $37::text[], $38::smallint[],
-           $39::text[], $40::text[], $41::text[], $42::int[], $43::text[]
+           $39::text[], $40::text[], $41::text[], $42::int[], $43::text[],
+           $44::bool[], $45::text[]
          ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod,
                 charset, noindex, nofollow, skipped,
                 rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
                 simhash, dup_of, dup_kind, dup_dist,
-                title, description, language, words, text_key)
+                title, description, language, words, text_key,
+                rendered, render_reason)
        ),
        pages AS (
          INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, state, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
            content_length, truncated, fetch_ms, redirect_to, canonical_url, links_found, error_code, error_message,
            change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified, charset, noindex, nofollow, body_skipped,
            change_visits, change_count, changed_s, unchanged_s, checked_at, recrawl_interval_s, recrawl_failures,
-           simhash, duplicate_of, duplicate_kind, duplicate_distance, title, description, language, word_count, text_key)
+           simhash, duplicate_of, duplicate_kind, duplicate_distance, title, description, language, word_count, text_key,
+           rendered, render_reason)
          SELECT h, url, host, depth, state, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
            freq, changed, nxt, etag, lastmod, charset, noindex, nofollow, skipped,
            rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
-           simhash, dup_of, dup_kind, dup_dist, title, description, language, words, text_key
+           simhash, dup_of, dup_kind, dup_dist, title, description, language, words, text_key,
+           rendered, render_reason
          FROM x
          ORDER BY h
          ON CONFLICT (url_hash) DO UPDATE SET
@@ -572,7 +586,8 @@ export class Database {
            checked_at = COALESCE(EXCLUDED.checked_at, p.checked_at), recrawl_interval_s = COALESCE(EXCLUDED.recrawl_interval_s, p.recrawl_interval_s),
            recrawl_failures = COALESCE(EXCLUDED.recrawl_failures, p.recrawl_failures),
            ${keep304('simhash')}, ${keep304('duplicate_of')}, ${keep304('duplicate_kind')}, ${keep304('duplicate_distance')},
-           ${keep304('title')}, ${keep304('description')}, ${keep304('language')}, ${keep304('word_count')}, ${keep304('text_key')}
+           ${keep304('title')}, ${keep304('description')}, ${keep304('language')}, ${keep304('word_count')}, ${keep304('text_key')},
+           ${keep304('rendered')}, ${keep304('render_reason')}
          -- Late, stale records change nothing (see recordPages).
          WHERE p.fetched_at <= EXCLUDED.fetched_at
            AND (p.state IS DISTINCT FROM 'done' OR EXCLUDED.state = 'done' OR EXCLUDED.fetched_at >= p.next_crawl_at)
@@ -627,6 +642,8 @@ export class Database {
         pageText('language'),
         pageText('wordCount'),
         pageText('textKey'),
+        rows.map((r) => r.render?.rendered ?? false),
+        rows.map((r) => (r.render ? storableText(r.render.reason) : null)),
       ],
     );
     return new Set(applied.map((r) => r.url_hash.toString('latin1')));

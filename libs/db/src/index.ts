@@ -8,6 +8,7 @@ export {
   type PageDedup,
   type PageRecord,
   type PageRecrawlStats,
+  type PageRender,
   type PageText,
   isTransientDbError,
   probePostgres,

@@ -54,12 +54,13 @@ describe('OperatorQueries', () => {
     await db.recordPages([
       page('http://c.example/1', 1_700_000_000_000),
       page('http://c.example/2', 1_700_000_001_000, { state: 'failed', httpStatus: 500, errorCode: 'ERR_HTTP_5XX' }),
-      page('http://c.example/3', 1_700_000_002_000, { state: 'failed', httpStatus: null, errorCode: 'ERR_FETCH_TIMEOUT' }),
+      page('http://c.example/3', 1_700_000_002_000, { state: 'failed', httpStatus: null, errorCode: 'ERR_FETCH_TIMEOUT', render: { rendered: true, reason: 'empty-app-root' } }),
       page('http://d.example/1', 1_700_000_003_000, { state: 'failed', httpStatus: 503, errorCode: 'ERR_HTTP_5XX' }),
     ]);
     const recent = await ops.recentFetches('c.example', 2);
     expect(recent.map((r) => r.url)).toEqual(['http://c.example/3', 'http://c.example/2']);
-    expect(recent[1]).toMatchObject({ httpStatus: 500, errorCode: 'ERR_HTTP_5XX', fetchMs: 5, urlHash: fp('http://c.example/2').toString('hex') });
+    expect(recent[1]).toMatchObject({ httpStatus: 500, errorCode: 'ERR_HTTP_5XX', fetchMs: 5, urlHash: fp('http://c.example/2').toString('hex'), rendered: false, renderReason: null });
+    expect(recent[0]).toMatchObject({ rendered: true, renderReason: 'empty-app-root' });
     expect(await ops.errorCodes()).toEqual([{ code: 'ERR_HTTP_5XX', pages: 2 }, { code: 'ERR_FETCH_TIMEOUT', pages: 1 }]);
   });
 });

@@ -21,6 +21,9 @@ export interface RecentFetch {
   fetchMs: number | null;
   contentLength: number | null;
   nextCrawlAt: number | null;
+  /** Whether its links and text came from a rendered DOM, and why (null: rendering was not considered). */
+  rendered: boolean;
+  renderReason: string | null;
 }
 
 export interface KnownUrl {
@@ -114,8 +117,10 @@ export class OperatorQueries {
       fetch_ms: number | null;
       content_length: number | null;
       next_crawl_at: Date | null;
+      rendered: boolean;
+      render_reason: string | null;
     }>(
-      `SELECT url, url_hash, http_status, error_code, error_message, fetched_at, fetch_ms, content_length, next_crawl_at
+      `SELECT url, url_hash, http_status, error_code, error_message, fetched_at, fetch_ms, content_length, next_crawl_at, rendered, render_reason
        FROM ${this.t.pages} WHERE host = $1 ORDER BY fetched_at DESC LIMIT $2`,
       [host, limit],
     );
@@ -129,6 +134,8 @@ export class OperatorQueries {
       fetchMs: r.fetch_ms,
       contentLength: r.content_length,
       nextCrawlAt: ms(r.next_crawl_at),
+      rendered: r.rendered,
+      renderReason: r.render_reason,
     }));
   }
 

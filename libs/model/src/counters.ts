@@ -68,6 +68,11 @@ export const COUNTERS = [
   'processRetries',
   /** Process stream entries that could not be read (not a page the fetch stage wrote): dropped. */
   'processInvalid',
+  /** Pages rendered in headless Chromium (TRAWL_RENDER), and renders that failed (the page kept as fetched). */
+  'rendered',
+  'renderFailed',
+  /** Requests rendered pages made through the fetcher (scripts, data; not those answered from the subresource cache). */
+  'renderRequests',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

@@ -27,4 +27,5 @@ export {
   withSettings,
 } from './policy.js';
 export { cachedRefusals } from './robots-verdicts.js';
+export { RENDER_OVERRIDES, type RenderOverride, RenderOverrides } from './render-overrides.js';
 export { type TimingListener, type TimingName, Timings, TIMINGS } from './timings.js';

@@ -39,4 +39,5 @@ export {
 export { cacheable, DEFAULT_REQUEST_POLICY, refusedBy, type RequestFacts, type RequestPolicySettings } from './policy.js';
 export { type MemoryCacheOptions, MemorySubresourceCache } from './cache.js';
 export { type ResolveAll, ssrfCheckFrom } from './ssrf.js';
+export { LazyRenderer } from './lazy.js';
 export { type ChromiumSettings, renderSettingsFrom, type RenderSettings } from './settings.js';

@@ -87,3 +87,4 @@ export {
 } from './profile.js';
 export { paragraphPool, renderRealisticPage } from './realistic.js';
 export { TestWebError, TestWebErrorCode } from './errors.js';
+export { SCRIPTED_KINDS, scriptedHost, type ScriptedHostOptions, type ScriptedKind, scriptedNeedsRender, scriptedPageUrls, scriptedPath } from './scripted.js';

@@ -140,6 +140,24 @@ describe('WarcWriter', () => {
     expect(checked).toBe(2);
   });
 
+  it('a conversion record holds another form of a capture (a rendered DOM) and refers to it', async () => {
+    const writer = writerIn();
+    const { response } = await writer.writeExchange({
+      url: 'http://example.com/app',
+      fetchedAt: T0,
+      response: { status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<div id="root"></div>'), bodyForm: 'decoded' },
+    });
+    const dom = Buffer.from('<html><body><div id="root"><a href="/x">x</a></div></body></html>');
+    const written = await writer.writeConversion({ url: 'http://example.com/app', date: T0 + 500, contentType: 'text/html; charset=utf-8', body: dom, refersTo: response.recordId });
+    expect(written.type).toBe('conversion');
+    const [path] = await writer.close();
+    const conversion = (await readWarc(path ?? '')).find((r) => r.type === 'conversion');
+    expect(conversion?.header('WARC-Refers-To')).toBe(response.recordId);
+    expect(conversion?.header('Content-Type')).toBe('text/html; charset=utf-8');
+    expect(conversion?.header('WARC-Block-Digest')).toBe(sha1b32(dom));
+    expect(conversion?.payload.toString()).toBe(dom.toString());
+  });
+
   it('marks a truncated body, and keeps an as-transferred body byte for byte', async () => {
     const writer = writerIn();
     const raw = randomBytes(300);

@@ -39,7 +39,7 @@ export interface WarcWriterOptions {
 
 /** Where one record landed: enough to read it back (and what its CDXJ line says). */
 export interface WrittenRecord {
-  type: 'response' | 'request' | 'revisit' | 'metadata';
+  type: 'response' | 'request' | 'revisit' | 'metadata' | 'conversion';
   recordId: string;
   url: string;
   /** The file's final name (it is written as `<name>.open` until finished). */
@@ -72,6 +72,16 @@ export interface MetadataInput {
   fields: Record<string, string> | readonly (readonly [string, string])[];
   /** The record this one describes (WARC-Concurrent-To). */
   concurrentTo?: string;
+}
+
+export interface ConversionInput {
+  url: string;
+  date: number | Date;
+  /** The converted form's media type, e.g. `text/html; charset=utf-8`. */
+  contentType: string;
+  body: Uint8Array;
+  /** The record of the original capture (WARC-Refers-To). */
+  refersTo?: string;
 }
 
 interface OpenFile {
@@ -189,11 +199,28 @@ export class WarcWriter {
       const warcHeaders: [string, string][] = [['Content-Type', 'application/warc-fields']];
       if (input.concurrentTo) warcHeaders.push(['WARC-Concurrent-To', input.concurrentTo]);
       const lines = Buffer.from(headerPairs(input.fields).map(([name, value]) => `${name}: ${value}\r\n`).join(''), 'utf8');
-      const record = WARCRecord.create({ url: input.url, date: warcDate(input.date), type: 'metadata', warcVersion: WARC_1_1, warcHeaders }, [lines]);
-      const written = await this.append(record, 'metadata', lines);
-      await this.rollIfFull();
-      return written;
+      return this.appendBlock('metadata', input, warcHeaders, lines);
     });
+  }
+
+  /**
+   * A `conversion` record: another form of a captured resource (a page's DOM as a headless
+   * browser rendered it), referring to the original's record.
+   */
+  writeConversion(input: ConversionInput): Promise<WrittenRecord> {
+    return this.serialized(async () => {
+      const warcHeaders: [string, string][] = [['Content-Type', input.contentType]];
+      if (input.refersTo) warcHeaders.push(['WARC-Refers-To', input.refersTo]);
+      return this.appendBlock('conversion', input, warcHeaders, input.body);
+    });
+  }
+
+  /** A record whose block is `payload` as is (no HTTP headers), then the file rolled if full. */
+  private async appendBlock(type: 'metadata' | 'conversion', at: { url: string; date: number | Date }, warcHeaders: [string, string][], payload: Uint8Array): Promise<WrittenRecord> {
+    const record = WARCRecord.create({ url: at.url, date: warcDate(at.date), type, warcVersion: WARC_1_1, warcHeaders }, [payload]);
+    const written = await this.append(record, type, payload);
+    await this.rollIfFull();
+    return written;
   }
 
   /** Finishes the open file (renamed from `.open`, CDXJ written); returns every finished file. */

@@ -12,6 +12,7 @@ import { passAddressGate } from './address-step.js';
 import { type Fetched, fetchUnderGate, isFetched } from './fetch-step.js';
 import { handOffPage } from './hand-off.js';
 import { passGate } from './gate.js';
+import { renderUnderGate } from './render-step.js';
 import { defer, earlyForQueue } from './when.js';
 
 /**
@@ -130,6 +131,7 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
     return defer(earlyForQueue(deps, gate.at));
   }
   hold.acquired();
+  const heldSince = deps.clock.now();
   // Lateness: the start after the later of the host's due time (politeness) and the moment the
   // host was ready with this URL (the dispatcher's due time; a host idle until then was not late).
   deps.timings?.record('fetchLateness', (deps.clock.now() - Math.max(gate.dueAt, job.hostDueAt ?? 0)) / 1000);
@@ -153,6 +155,9 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
   let fetched: Fetched | JobOutcome | undefined;
   try {
     fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
+    // A page worth rendering is rendered while its job still holds the host (and its address
+    // group's turn): every request the browser makes is one of the host's turns.
+    if (deps.render && !sitemap && isFetched(fetched)) fetched = await renderUnderGate({ ...deps, render: deps.render }, attempt, policy, fetched, heldSince);
   } finally {
     // The request has ended (or failed): the group may go on, after the delay the host asks.
     turn.leave(hostDueAfter(fetched, deps.clock.now()));

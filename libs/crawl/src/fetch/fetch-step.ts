@@ -20,6 +20,7 @@ import { failOutcome } from '../failure.js';
 import type { HostRelease, JobOutcome } from '../outcome.js';
 import { HTML_TYPES } from '../process/store-body.js';
 import { judgeAnswer, type Judgement, withBlocks } from './block-step.js';
+import type { RenderedPage } from './render-step.js';
 import { robotsDepsOf, robotsStep } from './robots-step.js';
 import { defer, earlyForQueue } from './when.js';
 
@@ -28,6 +29,8 @@ export interface Fetched {
   response: FetchResult;
   status: Exclude<StatusClass, 'retry'>;
   release: HostRelease;
+  /** Whether the page was rendered (absent: rendering is off, or the response is not a page to render). */
+  render?: RenderedPage;
 }
 
 /**

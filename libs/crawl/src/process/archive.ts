@@ -13,16 +13,19 @@ export interface ArchivedPage {
   near: { url: string | null; distance: number } | null;
   /** The body was kept (false: a near-duplicate under TRAWL_NEAR_DUP_STORE_BODY=false, only described). */
   bodyKept: boolean;
+  /** The page's DOM as headless Chromium rendered it (a `conversion` record refers to the capture), if it was rendered. */
+  rendered?: Buffer | null;
 }
 
-type Writer = Pick<WarcWriter, 'writeExchange' | 'writeRevisit' | 'writeMetadata' | 'close'>;
+type Writer = Pick<WarcWriter, 'writeExchange' | 'writeRevisit' | 'writeMetadata' | 'writeConversion' | 'close'>;
 
 /**
  * WARC records written while crawling (TRAWL_WARC_WRITE), one writer per worker process: a
  * `response` and its `request` for a 200 whose body is new; a `revisit` (identical payload
  * digest) for a body captured before — an exact duplicate refers to the first page that had
  * it, an unchanged re-crawl and a 304 to the page's own earlier capture; and a `metadata`
- * record naming a near-duplicate's cluster. The request record holds the headers the fetcher
+ * record naming a near-duplicate's cluster; and a `conversion` record holding the DOM a rendered
+ * page had in headless Chromium, referring to the page's capture. The request record holds the headers the fetcher
  * set (see `FetchResult.wire`); the response keeps the headers as received, with the body as
  * decoded (Content-Encoding moved to X-Archive-Orig-*). A job retried after its records were
  * written writes them again (delivery is at least once).
@@ -56,6 +59,9 @@ export class CrawlArchive {
         fields.push(['simhash-distance', String(page.near.distance)]);
         if (!page.bodyKept) fields.push(['body', 'not kept (TRAWL_NEAR_DUP_STORE_BODY=false)']);
         await this.writer.writeMetadata({ url: response.url, date: response.startedAt, fields, concurrentTo: recordId });
+      }
+      if (page.rendered) {
+        await this.writer.writeConversion({ url: response.url, date: response.endedAt, contentType: 'text/html; charset=utf-8', body: page.rendered, ...(recordId ? { refersTo: recordId } : {}) });
       }
     });
   }

@@ -189,4 +189,20 @@ describe('keepContent', () => {
     expect(notModified?.header('WARC-Payload-Digest')).toBe(payloadDigest(Buffer.from(HTML)));
     expect(notModified?.record.httpHeaders?.statusCode).toBe(304);
   });
+
+  it('a rendered page: links, text and duplicates from its DOM; the body stored and archived as fetched, the DOM beside it as a conversion', async () => {
+    const shell = '<!doctype html><html><head><title>App</title></head><body><div id="root"></div><script src="/app.js"></script></body></html>';
+    const d = deps(true);
+    const { content: record, discover } = await keepContent(d, job(), policyWith(), response(shell), null, Buffer.from(HTML));
+    expect(discover.map((c) => c.url).sort()).toEqual(['http://site.example/home', 'http://site.example/next']);
+    expect(record).toMatchObject({ contentHash: sha256(shell), storageKey: `sha256:${sha256(shell)}`, linksFound: 2, text: { title: 'Rivers' } });
+    // Classified by what it shows: the DOM's hash and SimHash, not the shell every page shares.
+    expect(queries[0]).toMatchObject({ contentHash: sha256(HTML), simhash: record.dedup?.simhash });
+    const [file] = await d.archive!.close();
+    const records = (await readWarc(file as string)).filter((r) => r.type !== 'warcinfo');
+    expect(records.map((r) => r.type)).toEqual(['response', 'request', 'conversion']);
+    expect(records[0]?.payload.toString()).toBe(shell);
+    expect(records[2]?.payload.toString()).toBe(HTML);
+    expect(records[2]?.header('WARC-Refers-To')).toBe(records[0]?.header('WARC-Record-ID'));
+  });
 });

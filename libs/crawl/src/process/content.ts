@@ -32,12 +32,15 @@ export async function keepContent(
   response: FetchResult,
   /** The body as the fetch stage stored it already (not stored again, its hash not computed again). */
   storedAtFetch: StoredBody | null = null,
+  /** The page's rendered DOM: its links, directives, text, SimHash and duplicate verdict come from it (the body is still what is stored). */
+  dom: Buffer | null = null,
 ): Promise<KeptContent> {
   const { job } = attempt;
   const { body } = response;
   // A body never downloaded (a type the crawl skips) says nothing new about the content.
   if (response.bodySkipped) return { content: {}, discover: [] };
-  const analysis = isHtml(response) ? await analyzeHtml(deps.analyzer ?? inlineAnalyzer, policy, response, job.url) : null;
+  const read = dom === null ? response : { ...response, body: dom, charset: 'utf-8' };
+  const analysis = isHtml(response) ? await analyzeHtml(deps.analyzer ?? inlineAnalyzer, policy, read, job.url) : null;
   const parsed = analysis?.parsed ?? null;
   if (parsed) deps.counters.add('linksFound', parsed.links.length);
   const text = parsed?.text ?? null;
@@ -50,7 +53,8 @@ export async function keepContent(
           urlHash: attempt.hash,
           url: job.url,
           simhash,
-          contentHash: hash,
+          // A rendered page is a duplicate by what it shows: SPA shells are byte-identical.
+          contentHash: dom === null ? hash : contentHash(dom),
           fetchedAt: response.startedAt,
           recrawl: (job.flags & UrlFlag.Recrawl) !== 0,
           maxDistance: policy.dedup.nearDupDistance,
@@ -79,11 +83,12 @@ export async function keepContent(
       earlier: answer?.earlier ?? null,
       near: verdict?.kind === 'near' ? { url: answer?.ofUrl ?? null, distance: verdict.distance } : null,
       bodyKept: stored !== null,
+      rendered: dom,
     });
   }
 
   const content: ContentFields = {
-    ...(analysis ? analysis.markup : {}),
+    ...(analysis ? { ...analysis.markup, charset: dom === null ? analysis.markup.charset : (response.charset ?? analysis.markup.charset) } : {}),
     contentHash: hash,
     storageKey: stored?.storageKey ?? null,
     dedup: { simhash, duplicateOf: verdict?.of ?? null, duplicateKind: verdict?.kind ?? null, duplicateDistance: verdict?.distance ?? null },

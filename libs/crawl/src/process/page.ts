@@ -16,6 +16,8 @@ export interface ProcessedResponse {
   status: Exclude<StatusClass, 'retry'>;
   /** The body's storage key and hash, when the fetch stage stored it already (it is not stored again). */
   stored?: StoredBody | null;
+  /** Whether the fetch stage rendered the page (`dom`: its rendered DOM, which the page's links and text come from). */
+  render?: { rendered: boolean; reason: string; dom: Buffer | null };
 }
 
 /**
@@ -37,7 +39,7 @@ export async function processFetched(
   let errorCode: string | null = null;
 
   if (status === 'ok') {
-    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored));
+    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored, fetched.render?.dom ?? null));
   } else if (status === 'not-modified') {
     // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
     deps.counters.add('notModified');
@@ -55,6 +57,7 @@ export async function processFetched(
     }
   }
 
+  if (fetched.render) content = { ...content, render: { rendered: fetched.render.rendered, reason: fetched.render.reason } };
   const record = recordOf(attempt, { state: 'done', at: response.startedAt, redirectTo, errorCode }, response, content);
   return { record, discover, ack: true, result: { outcome: 'done', summary: { status: response.status, links: discover.length } } };
 }

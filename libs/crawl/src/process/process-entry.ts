@@ -4,7 +4,7 @@ import type { ProcessEntry } from '@trawl/frontier';
 import { inScope, fingerprint } from '@trawl/url';
 import type { PageRef } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
-import { decodeHandedPage, type HandedPage } from '../handed-page.js';
+import { decodeHandedPage, type HandedPage, type StoredRef } from '../handed-page.js';
 import { recordAndAck } from '../outcome.js';
 import { recordOf } from '../record.js';
 import type { LeaseRef } from '../records.js';
@@ -57,10 +57,11 @@ export async function processPage(deps: ProcessDeps, page: HandedPage, lease: Le
     // As in the fetch stage: seeds may have widened the scope since this copy was read.
     if (policy && !inScope(policy.scope, page.job.url)) policy = await deps.policy.refresh();
     if (!policy) throw new TrawlError(ErrorCode.Store, 'no crawl policy is published yet', { action: 'retry' });
-    const response: FetchResult = { ...page.response, body: await bodyOf(deps, page) };
+    const response: FetchResult = { ...page.response, body: await bodyOf(deps, page.body) };
     const status = classifyStatus(response.status, response.location !== null);
     const stored = page.body ? { storageKey: page.body.key, contentHash: page.body.contentHash, storedBytes: 0 } : null;
-    const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored });
+    const render = page.render ? { rendered: page.render.rendered, reason: page.render.reason, dom: page.render.dom ? await bodyOf(deps, page.render.dom) : null } : undefined;
+    const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored, render });
     if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover, { recheck: deliveries > 1 });
     if (outcome.record) await recordAndAck(deps, outcome.record, lease);
     deps.counters.add('processed');
@@ -82,12 +83,12 @@ export async function processPage(deps: ProcessDeps, page: HandedPage, lease: Le
   }
 }
 
-/** A handed page's body: kept in memory by this process's fetch stage, else read back from the store. */
-async function bodyOf(deps: Pick<ProcessDeps, 'bodies' | 'store'>, page: HandedPage): Promise<Buffer> {
-  if (!page.body) return Buffer.alloc(0);
-  const kept = deps.bodies?.take(page.body.key);
+/** A handed page's body (or rendered DOM): kept in memory by this process's fetch stage, else read back from the store. */
+async function bodyOf(deps: Pick<ProcessDeps, 'bodies' | 'store'>, ref: StoredRef | null): Promise<Buffer> {
+  if (!ref) return Buffer.alloc(0);
+  const kept = deps.bodies?.take(ref.key);
   if (kept) return kept;
-  const body = await deps.store.get(page.body.key);
-  if (body === null) throw new TrawlError(ErrorCode.Store, `the stored body ${page.body.key} is missing`, { action: 'fail' });
+  const body = await deps.store.get(ref.key);
+  if (body === null) throw new TrawlError(ErrorCode.Store, `the stored body ${ref.key} is missing`, { action: 'fail' });
   return body;
 }

@@ -1,0 +1,230 @@
+import { type Clock, sleep } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
+import { cachedRefusals, type RenderOverride, type RenderOverrides, type ResolvedPolicy } from '@trawl/model';
+import { decodeHtml } from '@trawl/parse';
+import {
+  type BeforeRequest,
+  type FetchedResponse,
+  needsRendering,
+  type RenderFetch,
+  type Renderer,
+  type RenderLearner,
+  type RenderResult,
+  type SsrfCheck,
+  type SubresourceCache,
+} from '@trawl/render';
+import { hostOf } from '@trawl/url';
+import type { Attempt } from '../attempt.js';
+import type { PipelineDeps } from '../deps.js';
+import { inlineAnalyzer } from '../process/analyzer.js';
+import { isHtml } from '../process/store-body.js';
+import type { Fetched } from './fetch-step.js';
+
+/** Rendering in the fetch stage (TRAWL_RENDER `auto` or `always`; absent: `never`). */
+export interface RenderDeps {
+  renderer: Renderer;
+  mode: 'auto' | 'always';
+  /** Per host, whether rendering pays (`auto`). */
+  learner: RenderLearner;
+  /** Operators' per-host overrides (`always`, `never`), over `mode` (absent: none). */
+  overrides?: Pick<RenderOverrides, 'of'>;
+  /** Scripts and styles shared by a host's pages (fetched once per process). */
+  cache?: SubresourceCache;
+  /** The fetch lib's address rule, asked before each request a page makes. */
+  ssrfCheck?: SsrfCheck;
+  /** TRAWL_RENDER_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** How long a fetch may hold its host's token (the fetch deadline plus margin): a render ends well within it. */
+  maxHoldMs: number;
+}
+
+/** Whether a page was rendered, and why (or why not). `dom`: the serialized rendered DOM. */
+export interface RenderedPage {
+  rendered: boolean;
+  reason: string;
+  dom: Buffer | null;
+}
+
+export interface RenderDecision {
+  render: boolean;
+  reason: string;
+  /** The page is one of its host's samples: its plain and rendered yields go to the learner. */
+  sample: boolean;
+}
+
+/** A render must end this long before the host's token could lapse. */
+const HOLD_MARGIN_MS = 2000;
+/** Below this, a render is not started at all. */
+const LEAST_RENDER_MS = 500;
+
+/**
+ * Render this page? An operator's override for the host first; then `always` renders every HTML
+ * page, and `auto` asks the classifier, then the host's learnt verdict.
+ */
+export function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearner, host: string, html: string, url: string, override: RenderOverride | null = null): RenderDecision {
+  if (override !== null) return { render: override === 'always', reason: `host set to ${override}`, sample: false };
+  if (mode === 'always') return { render: true, reason: 'always', sample: false };
+  return learner.decide(host, needsRendering(html, url));
+}
+
+/** A 200 HTML page with its whole body: the only kind worth a browser. */
+const renderable = (fetched: Fetched): boolean =>
+  fetched.status === 'ok' && !fetched.response.bodySkipped && !fetched.response.truncated && fetched.response.body.length > 0 && isHtml(fetched.response);
+
+/**
+ * The render of a fetched page, while its job still holds the host (see docs/architecture.md,
+ * "Rendering"): the browser's every request to the host goes through the fetcher, one at a time,
+ * each starting no earlier than the host's delay after the previous response ended (the page's
+ * own response first), refused when robots.txt disallows it or it is for another host (whose
+ * gate this job does not hold). The host's next due time becomes the last response's end plus
+ * the delay. A render that fails keeps the HTTP page as it is, with the reason.
+ */
+export async function renderUnderGate(
+  deps: Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer'> & { render: RenderDeps },
+  attempt: Attempt,
+  policy: ResolvedPolicy,
+  fetched: Fetched,
+  heldSince: number,
+): Promise<Fetched> {
+  if (!renderable(fetched)) return fetched;
+  const { render, clock } = deps;
+  const { job } = attempt;
+  const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
+  const override = (await render.overrides?.of(job.host)) ?? null;
+  const decision = renderDecisionOf(render.mode, render.learner, job.host, html, job.url, override);
+  if (!decision.render) return { ...fetched, render: { rendered: false, reason: decision.reason, dom: null } };
+
+  const holdLeftMs = heldSince + render.maxHoldMs - HOLD_MARGIN_MS - clock.now();
+  const timeoutMs = Math.min(render.timeoutMs, holdLeftMs);
+  if (timeoutMs < LEAST_RENDER_MS) {
+    if (decision.sample) render.learner.abandon(job.host);
+    return { ...fetched, render: { rendered: false, reason: `${decision.reason}; no time left under the host's hold`, dom: null } };
+  }
+  const turns = new HostTurns(clock, fetched.release.dueAt, Math.max(0, fetched.release.dueAt - fetched.response.endedAt));
+  // The render's timeout does not count its wait for a browser page (TRAWL_RENDER_CONCURRENCY):
+  // this signal ends it, waiting or not, before the host's token could lapse.
+  const holdEnds = AbortSignal.timeout(holdLeftMs);
+  const signal = attempt.signal ? AbortSignal.any([attempt.signal, holdEnds]) : holdEnds;
+  const result = await render.renderer.render(job.url, {
+    document: toFetchedResponse(fetched.response),
+    fetch: gatedFetch(deps.fetcher, turns, signal),
+    beforeRequest: underThisGate(deps, policy, job.host),
+    ...(render.ssrfCheck ? { ssrfCheck: render.ssrfCheck } : {}),
+    ...(render.cache ? { cache: render.cache } : {}),
+    timeoutMs,
+    signal,
+  });
+  const subrequests = result.requests.filter((r) => r.outcome === 'fetched').length;
+  if (subrequests > 0) deps.counters.add('renderRequests', subrequests);
+  const release = { ...fetched.release, dueAt: Math.max(fetched.release.dueAt, turns.dueAt) };
+  if (!result.ok) {
+    deps.counters.add('renderFailed');
+    if (decision.sample) render.learner.abandon(job.host);
+    deps.logger.warn({ url: job.url, code: result.error.code, reason: result.error.message }, 'render failed: the page is kept as fetched');
+    return { ...fetched, release, render: { rendered: false, reason: `${decision.reason}; render failed: ${result.error.code}`, dom: null } };
+  }
+  deps.counters.add('rendered');
+  if (decision.sample) {
+    await learnFrom(deps, render.learner, policy, job, html, result).catch((error: unknown) => {
+      render.learner.abandon(job.host);
+      deps.logger.warn({ err: error, url: job.url }, 'could not compare a rendered sample with its HTML');
+    });
+  }
+  return { ...fetched, release, render: { rendered: true, reason: decision.reason, dom: Buffer.from(result.html, 'utf8') } };
+}
+
+/** A sample's plain and rendered links and text, compared by the learner (parsed here: a few pages per host). */
+async function learnFrom(
+  deps: Pick<PipelineDeps, 'analyzer'>,
+  learner: RenderLearner,
+  policy: ResolvedPolicy,
+  job: Attempt['job'],
+  html: string,
+  result: RenderResult & { ok: true },
+): Promise<void> {
+  const analyzer = deps.analyzer ?? inlineAnalyzer;
+  const yieldOf = async (markup: string) => {
+    const { parsed } = await analyzer.analyze({ body: Buffer.from(markup, 'utf8'), charset: 'utf-8', url: job.url, maxLinks: policy.policy.maxLinksPerPage, productToken: policy.robots.productToken });
+    return { links: parsed.links.map((link) => link.url), textChars: parsed.text.text.length };
+  };
+  const [plain, rendered] = await Promise.all([yieldOf(html), yieldOf(result.html)]);
+  learner.observe(job.host, plain, rendered);
+}
+
+/**
+ * The host's turns for the browser's requests: one at a time, each starting no earlier than
+ * `delayMs` after the previous response ended (the first no earlier than the host's due time
+ * after the page's own response). `dueAt` is when the host may be fetched after the last one.
+ */
+export class HostTurns {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly clock: Clock,
+    private next: number,
+    private readonly delayMs: number,
+  ) {}
+
+  get dueAt(): number {
+    return this.next;
+  }
+
+  take<T>(request: () => Promise<{ value: T; endedAt: number }>): Promise<T> {
+    const turn = this.queue.then(async () => {
+      // The clock counts whole milliseconds: wait until the due one has passed (as the gate does).
+      while (this.clock.now() <= this.next) await sleep(this.next + 1 - this.clock.now());
+      try {
+        const { value, endedAt } = await request();
+        this.next = endedAt + this.delayMs;
+        return value;
+      } catch (error) {
+        this.next = this.clock.now() + this.delayMs;
+        throw error;
+      }
+    });
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+}
+
+/** The browser's network: trawl's fetcher (its SSRF guard, timeouts, body cap), in the host's turns. */
+function gatedFetch(fetcher: PipelineDeps['fetcher'], turns: HostTurns, jobSignal: AbortSignal | undefined): RenderFetch {
+  return (url, request) =>
+    turns.take(async () => {
+      const accept = request.headers.accept;
+      const signal = jobSignal ? AbortSignal.any([jobSignal, request.signal]) : request.signal;
+      const response = await fetcher.fetch(url, { signal, ...(accept ? { headers: { accept } } : {}) });
+      return { value: toFetchedResponse(response), endedAt: response.endedAt };
+    });
+}
+
+/** Refuses what this job's gate does not cover: another host, and what robots.txt (as cached) disallows. */
+function underThisGate(deps: Pick<PipelineDeps, 'robots' | 'clock'>, policy: ResolvedPolicy, host: string): BeforeRequest {
+  return async (url) => {
+    if (hostOrNull(url) !== host) return { allow: false, reason: 'other-host: not under this page\'s host gate' };
+    const [refusal] = await cachedRefusals({ cache: deps.robots, now: () => deps.clock.now() }, policy, [url]);
+    return refusal ? { allow: false, reason: `robots: ${refusal.reason}` } : { allow: true };
+  };
+}
+
+const hostOrNull = (url: string): string | null => {
+  try {
+    return hostOf(url);
+  } catch {
+    return null;
+  }
+};
+
+/** Headers the browser must not see from a decoded body (its length and encoding are the fetcher's). */
+const HOP_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/** A fetch result as the renderer takes it: lower-case single-valued headers, the decoded body. */
+export function toFetchedResponse(response: FetchResult): FetchedResponse {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) {
+    const lower = name.toLowerCase();
+    if (value === undefined || HOP_HEADERS.has(lower)) continue;
+    headers[lower] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return { status: response.status, headers, body: response.body };
+}

@@ -1,0 +1,26 @@
+import { testRedis } from '@trawl/redis/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RenderOverrides } from './render-overrides.js';
+
+const t = testRedis('render-overrides');
+afterAll(() => t.cleanup());
+
+describe('RenderOverrides', () => {
+  it('sets and clears a host override, seen by another process once its cached read is older than cacheMs', async () => {
+    let now = 1000;
+    const operator = new RenderOverrides(t.redis, t.prefix, () => now);
+    const worker = new RenderOverrides(t.redis, t.prefix, () => now, 2000);
+    expect(await worker.of('spa.example')).toBeNull();
+    await operator.set('spa.example', 'never');
+    expect(await operator.of('spa.example')).toBe('never');
+    // The worker read "none" a moment ago: it keeps that answer for cacheMs.
+    expect(await worker.of('spa.example')).toBeNull();
+    now += 2000;
+    expect(await worker.of('spa.example')).toBe('never');
+    await operator.set('spa.example', null);
+    now += 2000;
+    expect(await worker.of('spa.example')).toBeNull();
+    await t.redis.hset(`${t.prefix}:render:hosts`, 'odd.example', 'sometimes');
+    expect(await worker.of('odd.example')).toBeNull();
+  });
+});
