@@ -12,6 +12,8 @@ export {
   isTransientDbError,
   probePostgres,
   type RebuildRow,
+  type SpilledUrl,
+  type TakenSpill,
   type RecordPagesResult,
   type RejectedRecord,
   type RecordSitemapsResult,

@@ -25,3 +25,4 @@ export {
 } from './policy.js';
 export { cachedRefusals } from './robots-verdicts.js';
 export { type TimingListener, type TimingName, Timings, TIMINGS } from './timings.js';
+export { FrontierRefill, REFILL_DEFAULTS, type RefillDeps, type RefillOptions } from './refill.js';
