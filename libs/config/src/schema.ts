@@ -303,7 +303,7 @@ export const configSchema = z.object({
     redisMaxUrls: set(
       int(0).default(0),
       'TRAWL_FRONTIER_REDIS_MAX_URLS',
-      'The most queued URLs the frontier keeps in Redis (about 88 bytes each), over all partitions (each takes an equal share). Past it, newly queued URLs wait in PostgreSQL (`urls` rows still `queued`, with their band and entry), and each host\'s best of them — highest band, then discovery order — are paged back into Redis as its back queue runs low, ahead of need. Each host keeps TRAWL_FRONTIER_HOST_HEAD_URLS in Redis whatever the cap, and a URL that outranks one of its host\'s in Redis goes there too (so order and priority hold): Redis may hold somewhat more. Re-crawls spill like discoveries; sitemaps and operator refreshes never spill. 0: no limit, every queued URL is in Redis. Set it alike on every process.',
+      'The most queued URLs the frontier keeps in Redis (about 88 bytes each), over all partitions (each takes an equal share). Past it, newly queued URLs wait in PostgreSQL (`urls` rows still `queued`, with their band and entry), and each host\'s best of them — highest band, then discovery order — are paged back into Redis as its back queue runs low, ahead of need. Each host keeps TRAWL_FRONTIER_HOST_HEAD_URLS in Redis whatever the cap, and a URL that outranks its host\'s lowest in Redis goes there too while the host holds under twice that (so priority holds): Redis holds at most the cap plus about twice the head per host with work. Re-crawls spill like discoveries; sitemaps and operator refreshes never spill. 0: no limit, every queued URL is in Redis. Set it alike on every process.',
     ),
     hostHeadUrls: set(
       int(1, 10_000).default(16),
