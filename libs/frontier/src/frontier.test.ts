@@ -575,6 +575,23 @@ describe('idle hosts', () => {
     expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/3']);
   });
 
+  it('never expire while URLs of theirs wait in PostgreSQL (spilled), and ask for a refill instead', async () => {
+    const f = makeFrontier({ idleHostTtlMs: 300, redisMaxUrls: 1, hostHeadUrls: 1 });
+    const keys = f.keysOf(0);
+    const pushed = await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3')], { spill: true });
+    expect(pushed).toMatchObject({ pushed: 1, spills: [{ index: 1 }, { index: 2 }] });
+    expect(await f.hostState('a')).toMatchObject({ queued: 1, spilled: 2 });
+    const [lease] = (await f.claim(0, 10)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now());
+    await f.ack(0, [lease.id]);
+    // Nothing queued in Redis, no lease: idle but for its spilled URLs.
+    expect(await t.redis.pttl(`${keys.base}h:a`)).toBe(-1);
+    expect(await t.redis.smembers(keys.refill)).toEqual(['a']);
+    // Without the opt-in (a caller that cannot record spills) nothing spills.
+    expect(await f.push([item('b', '/1'), item('b', '/2')])).toMatchObject({ pushed: 2, spills: [] });
+  });
+
   it('a host whose hash expired starts afresh: due now, no back-off', async () => {
     const f = makeFrontier({ idleHostTtlMs: 200 });
     await f.push([item('c', '/1')]);
