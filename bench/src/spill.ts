@@ -19,6 +19,8 @@ interface Run {
   pages: number;
   /** Peaks over the crawl, sampled every 250 ms. */
   peakFrontierBytes: number;
+  /** Of it, the hosts' back queues alone (`<ns>:{p<n>}:q:*`). */
+  peakQueueBytes: number;
   peakQueued: number;
   peakSpilled: number;
   violations: number;
@@ -52,13 +54,18 @@ async function oneRun(web: TestWeb, redis: Redis, label: string, extra: Record<s
     TRAWL_LOG_LEVEL: 'warn',
     ...extra,
   };
-  const peaks = { bytes: 0, queued: 0, spilled: 0 };
+  const peaks = { bytes: 0, queueBytes: 0, queued: 0, spilled: 0 };
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
       // Every key of the frontier's partitions: back queues, host hashes, ready heaps, leases, streams.
-      const [{ bytes }, { queued, spilled }] = await Promise.all([keyBytes(redis, `${namespace}:{p`), counts(redis, namespace)]);
+      const [{ bytes }, { queued, spilled }, ...queues] = await Promise.all([
+        keyBytes(redis, `${namespace}:{p`),
+        counts(redis, namespace),
+        ...Array.from({ length: PARTITIONS }, (_, p) => keyBytes(redis, `${namespace}:{p${p}}:q:`)),
+      ]);
       peaks.bytes = Math.max(peaks.bytes, bytes);
+      peaks.queueBytes = Math.max(peaks.queueBytes, queues.reduce((sum, q) => sum + q.bytes, 0));
       peaks.queued = Math.max(peaks.queued, queued);
       peaks.spilled = Math.max(peaks.spilled, spilled);
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -74,6 +81,7 @@ async function oneRun(web: TestWeb, redis: Redis, label: string, extra: Record<s
       durationS: summary.durationMs / 1000,
       pagesPerSec: (summary.fetched * 1000) / summary.durationMs,
       peakFrontierBytes: peaks.bytes,
+      peakQueueBytes: peaks.queueBytes,
       peakQueued: peaks.queued,
       peakSpilled: peaks.spilled,
       violations: analysis.concurrency.violationCount + analysis.intervals.violationCount,
@@ -118,12 +126,13 @@ One \`trawl crawl\` process (TRAWL_CONCURRENCY=32, ${PARTITIONS} partitions, TRA
 re-crawl off) of a ${HOSTS} × ${PAGES} synthetic web on the shared Redis and PostgreSQL, once with the
 frontier uncapped and once capped. Every 250 ms the benchmark sums MEMORY USAGE over every key of
 the crawl's frontier partitions (\`<ns>:{p<n>}:*\`: back queues, host hashes, ready heaps, leases,
-the process streams) and reads the queued and spilled counters; the table gives the peaks. Judged
-from the web's request log.
+the process streams of fetched pages waiting to be parsed) and over the back queues alone
+(\`<ns>:{p<n>}:q:*\`), and reads the queued and spilled counters; the table gives each one's peak
+(not necessarily at the same moment). Judged from the web's request log.
 
 ${table(
-  ['frontier', 'pages', 'wall s', 'pages/s', 'peak frontier memory (KiB)', 'peak queued in Redis', 'peak spilled to PostgreSQL', 'politeness violations', 'fetched twice', 'missing'],
-  runs.map((r) => [r.label, fmt(r.pages), fmt(r.durationS, 1), fmt(r.pagesPerSec, 1), fmt(r.peakFrontierBytes / 1024), fmt(r.peakQueued), fmt(r.peakSpilled), r.violations, r.duplicates, r.missing]),
+  ['frontier', 'pages', 'wall s', 'pages/s', 'peak frontier memory (KiB)', 'of it, back queues (KiB)', 'peak queued in Redis', 'peak spilled to PostgreSQL', 'politeness violations', 'fetched twice', 'missing'],
+  runs.map((r) => [r.label, fmt(r.pages), fmt(r.durationS, 1), fmt(r.pagesPerSec, 1), fmt(r.peakFrontierBytes / 1024), fmt(r.peakQueueBytes / 1024), fmt(r.peakQueued), fmt(r.peakSpilled), r.violations, r.duplicates, r.missing]),
 )}
 
 The benchmark took ${fmt((Date.now() - started) / 1000)} s.`;
