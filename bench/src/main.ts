@@ -8,11 +8,12 @@ import { markdownBench } from './markdown.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
 import { seenSnapshotBench } from './seen-snapshot.js';
+import { spillBench } from './spill.js';
 import { testwebBench } from './testweb.js';
 import { parseProfileArgs } from './web-profile.js';
 import { workersBench } from './workers.js';
 
-// `--profile tiny` runs compare-broad, compare-polite, cost and workers on the tiny pages of the
+// `--profile tiny` runs compare-broad, compare-polite, cost, spill and workers on the tiny pages of the
 // earlier benchmarks instead of the realistic web (the default); the others ignore it.
 const { profile, rest: wanted } = parseProfileArgs(process.argv.slice(2));
 
@@ -31,6 +32,7 @@ const benches: Record<string, () => Promise<void>> = {
   cost: async () => (await import('./cost.js')).costBench(profile),
   testweb: () => testwebBench(),
   'seen-snapshot': () => seenSnapshotBench(),
+  spill: () => spillBench(profile),
 };
 
 const names = wanted.length > 0 ? wanted : Object.keys(benches);

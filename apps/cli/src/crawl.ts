@@ -141,8 +141,10 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       doneBeforeWipe = null;
     }
     const doneThisRun = stats.done - doneBase;
-    tail = stats.queued === 0;
-    if (stats.queued === 0 && stats.leased === 0) {
+    // Queued URLs are in Redis or, past TRAWL_FRONTIER_REDIS_MAX_URLS, spilled to PostgreSQL.
+    const queued = stats.queued + stats.spilled;
+    tail = queued === 0;
+    if (queued === 0 && stats.leased === 0) {
       // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
       if (!(await runtime.intact()).ok) continue;
       // Or because a rebuild has handed the crawl back and is still restoring URLs.
@@ -184,7 +186,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
         elapsedMs: now - started,
         fetched,
         pagesPerSec: rate,
-        queued: stats.queued,
+        queued,
         inFlight: stats.leased,
         hostsWaiting: stats.hostsWaiting,
         hostsReady: stats.hostsReady,
@@ -220,7 +222,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     deadLettered: delta.dead,
     urlsDiscovered: delta.urlsNew,
     bloomFalsePositives: delta.bloomFalsePositives,
-    left: { queued: stats.queued, inFlight: stats.leased },
+    left: { queued: stats.queued + stats.spilled, inFlight: stats.leased },
     blockedHosts: await frontier.blockedHosts(),
     fetchLateness: latenessOf(runtime),
     counters: delta,

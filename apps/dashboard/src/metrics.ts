@@ -21,6 +21,7 @@ export function dashboardMetrics(operator: CrawlOperator): Metrics {
     });
 
   gauge('trawl_frontier_queued_urls', 'URLs waiting in the frontier\'s back queues.', [], (s, set) => set(s.frontier.queued));
+  gauge('trawl_frontier_spilled_urls', 'URLs queued in PostgreSQL rather than Redis, past TRAWL_FRONTIER_REDIS_MAX_URLS (refilled as their hosts run low).', [], (s, set) => set(s.frontier.spilled));
   gauge('trawl_frontier_leased_urls', 'URLs leased out (dispatched, being fetched, or waiting for a retry).', [], (s, set) => set(s.frontier.leased));
   gauge('trawl_frontier_done_total', 'Leases acknowledged since the namespace was created.', [], (s, set) => set(s.frontier.done));
   gauge('trawl_frontier_oldest_queued_age_seconds', 'Age of the oldest queued URL (since it was queued).', [], (s, set) => set(s.frontier.oldestQueuedAgeS));

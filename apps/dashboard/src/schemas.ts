@@ -189,7 +189,8 @@ export const statsSchema = z
       })
       .describe('Seed admission'),
     frontier: z.object({
-      queued: z.number(),
+      queued: z.number().describe('URLs queued in Redis'),
+      spilled: z.number().describe('URLs queued in PostgreSQL, past TRAWL_FRONTIER_REDIS_MAX_URLS (also counted as queued in db.urls)'),
       leased: z.number(),
       hostsWaiting: z.number(),
       hostsReady: z.number(),
@@ -201,7 +202,7 @@ export const statsSchema = z
       processBacklog: z.number().describe('Fetched pages handed to the process stage and not yet recorded'),
       processOldestAgeS: z.number().nullable().describe('How long the oldest of them has waited'),
       partitions: z.array(
-        z.object({ partition: z.number(), queued: z.number(), leased: z.number(), hostsWaiting: z.number(), hostsReady: z.number(), done: z.number(), processBacklog: z.number() }),
+        z.object({ partition: z.number(), queued: z.number(), spilled: z.number(), leased: z.number(), hostsWaiting: z.number(), hostsReady: z.number(), done: z.number(), processBacklog: z.number() }),
       ),
     }),
     rate: z.object({

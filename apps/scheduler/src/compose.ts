@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ErrorCode } from '@trawl/core';
-import { policyFromConfig } from '@trawl/model';
+import { FrontierRefill, policyFromConfig } from '@trawl/model';
 import { Freshness } from '@trawl/db';
 import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, SeedsAdmission, sitemapSweep } from '@trawl/dispatch';
 import { type SweepName, SeedsWorker, SweepsQueue, SweepsWorker } from '@trawl/queue';
@@ -18,6 +18,12 @@ export interface SchedulerService {
 
 /** How often a scheduler looks at the frontier's queued count to pause or resume the seeds queue. */
 const ADMISSION_CHECK_MS = 1000;
+
+/** The refill of a frontier that spills past TRAWL_FRONTIER_REDIS_MAX_URLS, for the dispatcher. */
+function refillOf(runtime: Runtime): (partition: number) => Promise<number> {
+  const refill = new FrontierRefill({ db: runtime.db, frontier: runtime.frontier, logger: runtime.logger.child({ component: 'refill' }) });
+  return (partition) => refill.run(partition);
+}
 
 /** A member id that tells an operator which process it is. */
 export const memberIdFor = (role: string): string => `${role}@${hostname()}:${process.pid}:${randomUUID().slice(0, 6)}`;
@@ -43,6 +49,7 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
       policy: runtime.policy,
       clock: runtime.clock,
       logger: logger.child({ component: 'dispatcher' }),
+      ...(runtime.frontier.spills ? { refill: refillOf(runtime) } : {}),
     },
     { window: config.dispatch.window, pollMs: 25, leadMs: config.dispatch.leadMs, backlogMax: config.process.backlogMax },
   );

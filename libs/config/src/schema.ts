@@ -316,6 +316,16 @@ export const configSchema = z.object({
       'TRAWL_IDLE_HOST_TTL_MS',
       'A host with nothing queued and no URL out has its Redis state (due time, back-off, URL and query-variant counts) expire after this long, so the hosts of a broad crawl do not stay in Redis forever; its budgets then count afresh. 0: never. At least the longest wait a URL can be in (TRAWL_BACKOFF_MAX_MS, TRAWL_MAX_RETRY_AFTER_MS, TRAWL_RETRY_MAX_MS, TRAWL_MAX_DELAY_MS) plus TRAWL_LEASE_MS.',
     ),
+    redisMaxUrls: set(
+      int(0).default(0),
+      'TRAWL_FRONTIER_REDIS_MAX_URLS',
+      'The most queued URLs the frontier keeps in Redis (about 88 bytes each), over all partitions (each takes an equal share). Past it, newly queued URLs wait in PostgreSQL (`urls` rows still `queued`, with their band and entry), and each host\'s best of them — highest band, then discovery order — are paged back into Redis as its back queue runs low, ahead of need. Each host keeps TRAWL_FRONTIER_HOST_HEAD_URLS in Redis whatever the cap, and a URL that outranks its host\'s lowest in Redis goes there too while the host holds under twice that (so priority holds): Redis holds at most the cap plus about twice the head per host with work. Re-crawls spill like discoveries; sitemaps and operator refreshes never spill. Seed admission (TRAWL_FRONTIER_MAX_QUEUED) counts spilled URLs as queued: raise it too to let the frontier grow past Redis. 0: no limit, every queued URL is in Redis. Set it alike on every process.',
+    ),
+    hostHeadUrls: set(
+      int(1, 10_000).default(16),
+      'TRAWL_FRONTIER_HOST_HEAD_URLS',
+      'With TRAWL_FRONTIER_REDIS_MAX_URLS: URLs of each host kept in Redis past the cap, so no host waits for a refill; a host with URLs in PostgreSQL is refilled up to this many once it has half of it or fewer queued in Redis.',
+    ),
     maxQueued: set(
       int(0).optional(),
       'TRAWL_FRONTIER_MAX_QUEUED',

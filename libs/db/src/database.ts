@@ -42,6 +42,24 @@ export interface RebuildRow {
   fetched: boolean;
   /** Changed since the rebuild began (queued into the new frontier by the live crawl). */
   changedSince: boolean;
+  /** Queued, but waiting in PostgreSQL (spilled past TRAWL_FRONTIER_REDIS_MAX_URLS), not in Redis. */
+  spilled: boolean;
+}
+
+/** A queued URL the frontier spilled: it waits here, in its host's order, until a refill takes it. */
+export interface SpilledUrl {
+  hash: Buffer;
+  /** Its priority band (higher is served first). */
+  band: number;
+  /** Its back-queue entry as the frontier encoded it. */
+  entry: string;
+}
+
+/** A spilled URL a refill took (see `takeSpilled`). */
+export interface TakenSpill {
+  host: string;
+  band: number;
+  entry: string;
 }
 
 export interface PageHistory {
@@ -388,6 +406,67 @@ export class Database {
   }
 
   /**
+   * The frontier spilled these URLs (past TRAWL_FRONTIER_REDIS_MAX_URLS): they are queued, and
+   * wait here with their band and entry until a refill puts them into Redis.
+   */
+  async markSpilled(rows: readonly SpilledUrl[]): Promise<void> {
+    if (rows.length === 0) return;
+    const sorted = inKeyOrder(lastPerKey(rows));
+    // Rows are locked in key order (see inKeyOrder) before they are updated.
+    await this.pool.query(
+      `WITH x AS (SELECT * FROM unnest($1::bytea[], $2::smallint[], $3::text[]) AS x(h, b, e)),
+       k AS (SELECT u.url_hash, x.b, x.e FROM ${this.t.urls} u JOIN x ON x.h = u.url_hash WHERE u.state = 'new' ORDER BY u.url_hash FOR UPDATE OF u)
+       UPDATE ${this.t.urls} u SET state = 'queued', spill_band = k.b, spill_entry = k.e, updated_at = now() FROM k WHERE u.url_hash = k.url_hash AND u.state = 'new'`,
+      [sorted.map((r) => r.hash), sorted.map((r) => r.band), sorted.map((r) => storableText(r.entry))],
+    );
+  }
+
+  /**
+   * A refill takes up to `wanted` spilled URLs of each host — its best: highest band, then
+   * discovery order — and tags them with its token; they come back in that order, host by host.
+   * A host with URLs tagged by another refill not yet settled gives none (its URLs must come
+   * back in order).
+   */
+  async takeSpilled(token: string, hosts: readonly { host: string; wanted: number }[]): Promise<TakenSpill[]> {
+    if (hosts.length === 0) return [];
+    const { rows } = await this.pool.query<{ host: string; spill_band: number; spill_entry: string; id: string }>(
+      `WITH w AS (SELECT * FROM unnest($2::text[], $3::int[]) AS w(host, n)),
+       pick AS (
+         SELECT s.url_hash FROM w CROSS JOIN LATERAL (
+           SELECT u.url_hash FROM ${this.t.urls} u
+           WHERE u.host = w.host AND u.spill_band IS NOT NULL AND u.state = 'queued' AND u.refill IS NULL
+             AND NOT EXISTS (SELECT 1 FROM ${this.t.urls} x WHERE x.host = w.host AND x.spill_band IS NOT NULL AND x.refill IS NOT NULL)
+           ORDER BY u.spill_band DESC, u.id LIMIT w.n) s
+       )
+       UPDATE ${this.t.urls} u SET refill = $1 FROM pick WHERE u.url_hash = pick.url_hash AND u.refill IS NULL AND u.spill_band IS NOT NULL
+       RETURNING u.host, u.spill_band, u.spill_entry, u.id`,
+      [token, hosts.map((h) => h.host), hosts.map((h) => h.wanted)],
+    );
+    const order = new Map(hosts.map((h, i) => [h.host, i]));
+    rows.sort((a, b) => (order.get(a.host) ?? 0) - (order.get(b.host) ?? 0) || b.spill_band - a.spill_band || Number(a.id) - Number(b.id));
+    return rows.map((r) => ({ host: r.host, band: r.spill_band, entry: r.spill_entry }));
+  }
+
+  /** Tokens of refills whose rows are still tagged, of one partition (tokens start "p<n>:"). */
+  async unsettledRefills(partition: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ refill: string }>(`SELECT DISTINCT refill FROM ${this.t.urls} WHERE refill IS NOT NULL AND starts_with(refill, $1)`, [`p${partition}:`]);
+    return rows.map((r) => r.refill);
+  }
+
+  /**
+   * Writes a refill's outcome: landed, its rows are in Redis now (no longer spilled); void, they
+   * are free for another refill.
+   */
+  async settleRefill(token: string, landed: boolean): Promise<void> {
+    await this.pool.query(
+      landed
+        ? `UPDATE ${this.t.urls} SET spill_band = NULL, spill_entry = NULL, refill = NULL, updated_at = now() WHERE refill = $1`
+        : `UPDATE ${this.t.urls} SET refill = NULL WHERE refill = $1`,
+      [token],
+    );
+  }
+
+  /**
    * Discovery offered these URLs to the frontier and it refused them (the host's URL budget is
    * spent, the path has had its share of query variants): they are skipped for good, with why.
    */
@@ -410,14 +489,14 @@ export class Database {
    * since `since` (rows queued while the rebuild runs went into the new frontier already).
    */
   async urlsForRebuild(after: Buffer | null, since: Date, limit: number): Promise<RebuildRow[]> {
-    const { rows } = await this.pool.query<{ url_hash: Buffer; id: string; url: string; host: string; depth: number; state: UrlState; seed: boolean; fetched: boolean; changed: boolean }>(
-      `SELECT u.url_hash, u.id, u.url, u.host, u.depth, u.state, (u.depth = 0 AND u.discovered_from IS NULL) AS seed,
+    const { rows } = await this.pool.query<{ url_hash: Buffer; id: string; url: string; host: string; depth: number; state: UrlState; seed: boolean; fetched: boolean; changed: boolean; spilled: boolean }>(
+      `SELECT u.url_hash, u.id, u.url, u.host, u.depth, u.state, (u.depth = 0 AND u.discovered_from IS NULL) AS seed, (u.spill_band IS NOT NULL) AS spilled,
               (p.url_hash IS NOT NULL) AS fetched, (u.updated_at >= $2) AS changed
        FROM ${this.t.urls} u LEFT JOIN ${this.t.pages} p ON p.url_hash = u.url_hash
        WHERE u.url_hash > $1 ORDER BY u.url_hash LIMIT $3`,
       [after ?? Buffer.alloc(0), since, limit],
     );
-    return rows.map((r) => ({ hash: r.url_hash, id: Number(r.id), url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed }));
+    return rows.map((r) => ({ hash: r.url_hash, id: Number(r.id), url: r.url, host: r.host, depth: r.depth, state: r.state, seed: r.seed, fetched: r.fetched, changedSince: r.changed, spilled: r.spilled }));
   }
 
   /**

@@ -13,6 +13,8 @@ export {
   isTransientDbError,
   probePostgres,
   type RebuildRow,
+  type SpilledUrl,
+  type TakenSpill,
   type RecordPagesResult,
   type RejectedRecord,
   type RecordSitemapsResult,

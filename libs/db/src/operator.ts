@@ -86,9 +86,13 @@ export class OperatorQueries {
     return rows[0] ?? null;
   }
 
-  /** The URL is in the frontier again (an operator's refresh). */
+  /**
+   * The URL is in the frontier again (an operator's refresh), in Redis: if it was spilled, it no
+   * longer waits in PostgreSQL (its host's spilled count is then one too high for a while, which
+   * a refill that finds none corrects).
+   */
   async markRequeued(hash: Buffer): Promise<void> {
-    await this.pool.query(`UPDATE ${this.t.urls} SET state = 'queued', updated_at = now() WHERE url_hash = $1`, [hash]);
+    await this.pool.query(`UPDATE ${this.t.urls} SET state = 'queued', spill_band = NULL, spill_entry = NULL, updated_at = now() WHERE url_hash = $1`, [hash]);
   }
 
   /** Does PostgreSQL know this host at all (a URL of it was ever discovered)? */

@@ -13,6 +13,12 @@ export interface DispatcherDeps {
   policy: Pick<PolicyFollower, 'get'>;
   clock: Clock;
   logger: Logger;
+  /**
+   * With TRAWL_FRONTIER_REDIS_MAX_URLS: one refill round of a partition (`FrontierRefill.run`),
+   * run before each claim, at most every `refillEveryMs`, so hosts are topped up from PostgreSQL
+   * ahead of need. Absent: nothing spills, nothing to refill.
+   */
+  refill?: (partition: number) => Promise<number>;
 }
 
 export interface DispatcherOptions {
@@ -38,6 +44,8 @@ export interface DispatcherOptions {
    * shrinks in proportion to the backlog. Absent: the backlog is not looked at.
    */
   backlogMax?: number;
+  /** Refill rounds of a partition at most this often (default 100 ms). */
+  refillEveryMs?: number;
 }
 
 /** Lease ids the dispatcher issues: `p<partition>-<sequence>`, also the fetch job's id. */
@@ -70,6 +78,8 @@ export class Dispatcher {
    * and the jobs this dispatcher added since.
    */
   private readonly depth = new Map<number, { waiting: number; backlog: number; at: number; added: number }>();
+  /** Per partition: when its last refill round began. */
+  private readonly refilledAt = new Map<number, number>();
 
   constructor(
     private readonly deps: DispatcherDeps,
@@ -130,6 +140,7 @@ export class Dispatcher {
     const { frontier, queues, clock } = this.deps;
     const resolved = await this.deps.policy.get();
     if (!resolved) return this.options.pollMs;
+    await this.refill(partition);
     let room = await this.roomIn(partition);
     const maxPages = resolved.policy.maxPages;
     if (maxPages !== null && room > 0) {
@@ -152,6 +163,23 @@ export class Dispatcher {
     // and still reach their workers before they are due.
     const untilNext = claim.nextDueAt - this.options.leadMs - clock.now();
     return Math.max(Math.floor(this.options.leadMs / 3), Math.min(this.options.pollMs, untilNext));
+  }
+
+  /**
+   * Tops up hosts running low from PostgreSQL (see `DispatcherDeps.refill`). A failed round is
+   * logged and left for the next: claiming goes on from what Redis holds.
+   */
+  private async refill(partition: number): Promise<void> {
+    const { refill, clock } = this.deps;
+    if (!refill) return;
+    const now = clock.now();
+    if (now - (this.refilledAt.get(partition) ?? -Infinity) < (this.options.refillEveryMs ?? 100)) return;
+    this.refilledAt.set(partition, now);
+    try {
+      await refill(partition);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, partition }, 'frontier refill failed; trying again next round');
+    }
   }
 
   /**

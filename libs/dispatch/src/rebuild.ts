@@ -260,7 +260,9 @@ export function restoreItemOf(row: RebuildRow): RestoreItem | null {
     // PostgreSQL: a restored redirect target starts from 0 hops.
     const flags = (row.fetched ? UrlFlag.Recrawl : 0) | (row.seed ? UrlFlag.Seed : 0);
     const priority = row.fetched ? RECRAWL_PRIORITY_FLOOR : row.seed ? PRIORITY.seed : PRIORITY.link;
-    return { ...base, flags, priority, queue: true };
+    // A spilled URL stays in PostgreSQL: only its host's spilled count is restored, and a refill
+    // takes it from there.
+    return { ...base, flags, priority, queue: true, ...(row.spilled ? { spilled: true } : {}) };
   }
   if (row.state === 'done' || row.state === 'failed') return { ...base, flags: 0, priority: PRIORITY.link, queue: false };
   return null;

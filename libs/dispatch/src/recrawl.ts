@@ -9,7 +9,7 @@ import type { Logger } from '@trawl/telemetry';
 export const RECRAWL_PRIORITY_FLOOR = 0.75;
 
 export interface RecrawlSweepDeps {
-  db: Pick<Database, 'pool' | 'options' | 'markQueued'>;
+  db: Pick<Database, 'pool' | 'options' | 'markQueued' | 'markSpilled'>;
   frontier: Pick<Frontier, 'push'>;
   counters: Pick<Counters, 'add'>;
   clock: Clock;
@@ -39,9 +39,14 @@ export async function recrawlSweep(deps: RecrawlSweepDeps, options: { batch: num
       priority: RECRAWL_PRIORITY_FLOOR + (1 - RECRAWL_PRIORITY_FLOOR) * recrawlPriority({ changeIntervalS: page.changeFrequencyS, checkedAt: page.checkedAt, failures: page.failures }, now),
     })),
     // Re-crawls are not new URLs: the per-host budget and the query-variant cap count discoveries.
-    { maxUrlsPerHost: 0, maxQueryVariants: 0 },
+    // Past TRAWL_FRONTIER_REDIS_MAX_URLS they wait in PostgreSQL like discoveries.
+    { maxUrlsPerHost: 0, maxQueryVariants: 0, spill: true },
   );
-  await deps.db.markQueued(pages.map((p) => p.hash));
+  const spilled = new Set(result.spills.map((s) => s.index));
+  await Promise.all([
+    deps.db.markQueued(pages.filter((_, i) => !spilled.has(i)).map((p) => p.hash)),
+    deps.db.markSpilled(result.spills.map((s) => ({ hash: (pages[s.index] as { hash: Buffer }).hash, band: s.band, entry: s.entry }))),
+  ]);
   deps.counters.add('recrawlsQueued', result.pushed);
   deps.logger.info({ pushed: result.pushed }, 're-crawl sweep');
   return { pushed: result.pushed };

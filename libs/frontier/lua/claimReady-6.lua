@@ -27,6 +27,8 @@
   ARGV[11] rank window: how many of the earliest-due hosts are looked at (at least ARGV[3])
   ARGV[12] weight of authority  ARGV[13] weight of seed priority
   ARGV[14] authority saturation: distinct linking hosts that give authority 1
+  ARGV[15] head (0 = nothing spills): a host with spilled URLs (field sp) left with half of this
+          or fewer queued joins the SET <base>refill, so a refill tops it up before it runs dry
   Returns { nextDueMs (-1 if no host waits), expiredCount, id, host, band, entry, dueMs, id, host, ... }
   (dueMs: when the host may be fetched, so a job handed out ahead of time can wait for it)
   nextDueMs is -2 (PAUSED) when an operator paused the whole crawl: nothing is claimed.
@@ -41,6 +43,13 @@ local max = tonumber(ARGV[3])
 local leaseMs = tonumber(ARGV[4])
 local bands = tonumber(ARGV[5])
 local keys = { ready = KEYS[1], leases = KEYS[2], leaseData = KEYS[3], tombstones = KEYS[4], stats = KEYS[5] }
+local head = tonumber(ARGV[15] or '0')
+-- A host running low while PostgreSQL holds more of its URLs asks for a refill.
+local function runningLow(hostKey, host, left)
+  if head > 0 and left * 2 <= head and tonumber(redis.call('HGET', hostKey, 'sp') or '0') > 0 then
+    redis.call('SADD', base .. 'refill', host)
+  end
+end
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[7]))
 for _, id in ipairs(expired) do requeueLease(base, keys, id, now) end
@@ -83,7 +92,7 @@ if max > 0 then
       if entry then band = b; break end
     end
     if entry then
-      redis.call('HINCRBY', hostKey, 'n', -1)
+      runningLow(hostKey, host, redis.call('HINCRBY', hostKey, 'n', -1))
       local id = ARGV[6] .. '-' .. redis.call('INCR', KEYS[6])
       redis.call('HSET', hostKey, 'claim', id)
       redis.call('ZADD', KEYS[2], now + leaseMs, id)
@@ -97,6 +106,7 @@ if max > 0 then
     elseif not paused then
       -- A ready host with nothing queued: repair the count rather than fail.
       redis.call('HSET', hostKey, 'n', 0)
+      runningLow(hostKey, host, 0)
     end
   end
   if claimed > 0 then redis.call('HINCRBY', KEYS[5], 'queued', -claimed) end

@@ -13,7 +13,8 @@
            its hash and its query-variant counts expire after this long, so the hosts of a broad
            crawl do not stay in Redis forever. It must exceed any wait a lease of the host can
            still be in (back-off, Retry-After, a retry's delay): those leave the host idle too.
-           pushUrls and lease expiry PERSIST the hash again when URLs are queued.
+           pushUrls and lease expiry PERSIST the hash again when URLs are queued. A host with
+           URLs spilled to PostgreSQL (field sp) is not idle: it waits for a refill.
   ARGV[12] alive-until (ms) when this attempt fetched the lease's URL and goes on to record it,
            else '': while it keeps renewing that time (renewLease) and until the lease is
            acknowledged, no other attempt of the lease passes the gate (acquireHost), and no
@@ -59,7 +60,8 @@ if state[1] == id then
   held = 1
 end
 local idleTtl = tonumber(ARGV[11] or '0')
-if idleTtl > 0 and redis.call('HEXISTS', hostKey, 'claim') == 0 and tonumber(redis.call('HGET', hostKey, 'n') or '0') <= 0 then
+local idle = redis.call('HMGET', hostKey, 'claim', 'n', 'sp')
+if idleTtl > 0 and not idle[1] and tonumber(idle[2] or '0') <= 0 and tonumber(idle[3] or '0') <= 0 then
   redis.call('PEXPIRE', hostKey, idleTtl)
   redis.call('PEXPIRE', base .. 'v:' .. host, idleTtl)
 end

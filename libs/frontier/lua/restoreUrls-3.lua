@@ -12,8 +12,10 @@
           rebuild says "not before the rebuild began plus the fetch hold" (the politeness delay)
   ARGV[5..] quintuples, in ascending fingerprint order:
     fingerprint (lowercase hex), kind ('q': queue the URL and count it in its host's budget;
-    'c': only count it: the URL was queued once and is settled now), host, band, entry
-  Returns { queued, counted, skipped (already restored) }
+    'c': only count it: the URL was queued once and is settled now; 's': it waits in PostgreSQL
+    (spilled): count it in its host's spilled URLs (field sp) and have the host refilled), host,
+    band, entry
+  Returns { queued, counted, skipped (already restored) }; spilled URLs are among the counted
 ]]
 --- @include "hostReady"
 local base = ARGV[1]
@@ -43,6 +45,13 @@ for i = 5, #ARGV, 5 do
       redis.call('PERSIST', hostKey)
       queued = queued + 1
       hostReady(base, KEYS[1], host, now)
+    elseif kind == 's' then
+      redis.call('HINCRBY', hostKey, 'sp', 1)
+      if tonumber(band) > tonumber(redis.call('HGET', hostKey, 'spb') or '-1') then redis.call('HSET', hostKey, 'spb', band) end
+      redis.call('PERSIST', hostKey)
+      redis.call('SADD', base .. 'refill', host)
+      redis.call('HINCRBY', KEYS[2], 'spilled', 1)
+      counted = counted + 1
     else
       counted = counted + 1
     end

@@ -154,6 +154,7 @@ describe('Frontier push and claim', () => {
       refused: 1,
       refusedVariants: 0,
       refusals: [{ index: 2, reason: 'host-budget' }],
+      spills: [],
     });
     expect((await f.stats()).queued).toBe(3);
   });
@@ -165,7 +166,7 @@ describe('Frontier push and claim', () => {
       [v('/cal?d=1', 'a/cal'), v('/cal?d=2', 'a/cal'), v('/cal?d=3', 'a/cal'), v('/s?q=1', 'a/s'), v('/plain', null)],
       { maxQueryVariants: 2 },
     );
-    expect(result).toEqual({ pushed: 4, refused: 0, refusedVariants: 1, refusals: [{ index: 2, reason: 'query-variants' }] });
+    expect(result).toEqual({ pushed: 4, refused: 0, refusedVariants: 1, refusals: [{ index: 2, reason: 'query-variants' }], spills: [] });
     expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 2 })).toMatchObject({ pushed: 0, refusedVariants: 1 });
     expect(await f.push([v('/cal?d=4', 'a/cal')], { maxQueryVariants: 0 })).toMatchObject({ pushed: 1 });
   });
@@ -176,7 +177,7 @@ describe('Frontier push and claim', () => {
     const calendar = ['/cal/2031/05/17', '/cal?d=2031-05-18', '/cal/2031/05/19', '/cal?d=2031-05-20'];
     const limits = { maxQueryVariants: 10, maxDateVariants: 3 };
     const result = await f.push([...calendar.map(day), day('/search?q=1'), day('/search?q=2')], limits);
-    expect(result).toEqual({ pushed: 5, refused: 0, refusedVariants: 1, refusals: [{ index: 3, reason: 'query-variants' }] });
+    expect(result).toEqual({ pushed: 5, refused: 0, refusedVariants: 1, refusals: [{ index: 3, reason: 'query-variants' }], spills: [] });
     // Each dated post is its own pattern: never capped by the calendar's share.
     expect(await f.push(['/blog/2026/11/28/a', '/blog/2026/11/29/b', '/blog/2026/11/30/c', '/blog/2026/12/01/d'].map(day), limits)).toMatchObject({ pushed: 4 });
     expect(await f.push([day('/cal/2031/05/21')], { ...limits, maxDateVariants: 0 })).toMatchObject({ pushed: 1 });
@@ -581,6 +582,23 @@ describe('idle hosts', () => {
     expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/3']);
   });
 
+  it('never expire while URLs of theirs wait in PostgreSQL (spilled), and ask for a refill instead', async () => {
+    const f = makeFrontier({ idleHostTtlMs: 300, redisMaxUrls: 1, hostHeadUrls: 1 });
+    const keys = f.keysOf(0);
+    const pushed = await f.push([item('a', '/1'), item('a', '/2'), item('a', '/3')], { spill: true });
+    expect(pushed).toMatchObject({ pushed: 1, spills: [{ index: 1 }, { index: 2 }] });
+    expect(await f.hostState('a')).toMatchObject({ queued: 1, spilled: 2 });
+    const [lease] = (await f.claim(0, 10)).leases as [Lease];
+    await f.acquire(ticket(lease));
+    await f.release(ticket(lease), clock.now());
+    await f.ack(0, [lease.id]);
+    // Nothing queued in Redis, no lease: idle but for its spilled URLs.
+    expect(await t.redis.pttl(`${keys.base}h:a`)).toBe(-1);
+    expect(await t.redis.smembers(keys.refill)).toEqual(['a']);
+    // Without the opt-in (a caller that cannot record spills) nothing spills.
+    expect(await f.push([item('b', '/1'), item('b', '/2')])).toMatchObject({ pushed: 2, spills: [] });
+  });
+
   it('a host whose hash expired starts afresh: due now, no back-off', async () => {
     const f = makeFrontier({ idleHostTtlMs: 200 });
     await f.push([item('c', '/1')]);
@@ -723,11 +741,11 @@ describe('a push the client sends twice', () => {
     const f = makeFrontier({ maxUrlsPerHost: 2 });
     const keys = f.keysOf(0);
     // The script exactly as the frontier runs it, called twice with the same arguments.
-    const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-3');
-    const args = [keys.base, clock.now(), 2, 'call-1', 0, 'a', 2, '0 0 0 /1', '', 0, 'a', 2, '0 0 0 /2', '', 0, 'a', 2, '0 0 0 /3', '', 0];
+    const { lua } = loadScript(fileURLToPath(new URL('../lua', import.meta.url)), 'pushUrls-4');
+    const args = [keys.base, clock.now(), 2, 'call-1', 0, 0, 0, 'a', 2, '0 0 0 /1', '', 0, 'a', 2, '0 0 0 /2', '', 0, 'a', 2, '0 0 0 /3', '', 0];
     const script = lua;
-    const first = await t.redis.eval(script, 3, keys.ready, keys.stats, keys.live, ...args);
-    const again = await t.redis.eval(script, 3, keys.ready, keys.stats, keys.live, ...args);
+    const first = await t.redis.eval(script, 4, keys.ready, keys.stats, keys.live, keys.refill, ...args);
+    const again = await t.redis.eval(script, 4, keys.ready, keys.stats, keys.live, keys.refill, ...args);
     expect(first).toEqual([2, 1, 0, '..b']);
     expect(again).toEqual(first);
     expect(await f.stats()).toMatchObject({ queued: 2 });

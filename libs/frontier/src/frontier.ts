@@ -3,13 +3,13 @@ import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 import { isDateVariant } from '@trawl/url';
 import { decodeEntry, encodeEntry, type FrontierUrl, UrlFlag } from './entry.js';
-import { type FrontierKeys, frontierKeys, hostKey, inLinksKey } from './keys.js';
+import { type FrontierKeys, frontierKeys, hostKey, inLinksKey, refillMarkKey } from './keys.js';
 import { entryTime } from './process-stream.js';
 import { AUTHORITY_SATURATION, type HostRankOptions, type HostScoreParts, hostScore, NO_HOST_RANK, rankedHosts } from './rank.js';
 import { HashRing } from './ring.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', [
-  'pushUrls-3',
+  'pushUrls-4',
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
@@ -21,8 +21,11 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'restoreUrls-3',
   'renewLease-2',
   'noteHosts-1',
+  'takeRefill-2',
+  'refillHosts-4',
+  'settleRefill-2',
 ]);
-const SCRIPT_VERSION = 'frontier9';
+const SCRIPT_VERSION = 'frontier10';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -35,7 +38,10 @@ type ScriptName =
   | 'releaseHolder'
   | 'restoreUrls'
   | 'renewLease'
-  | 'noteHosts';
+  | 'noteHosts'
+  | 'takeRefill'
+  | 'refillHosts'
+  | 'settleRefill';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
@@ -48,6 +54,9 @@ export const HANDED_UNTIL = 9e12;
 
 /** Largest number of URLs sent to one script call; bigger pushes are split. */
 const PUSH_CHUNK = 1000;
+
+/** `hostHeadUrls` unless set (TRAWL_FRONTIER_HOST_HEAD_URLS's default). */
+const DEFAULT_HOST_HEAD_URLS = 16;
 
 export interface FrontierOptions {
   /** Key namespace, e.g. "trawl" or a test's own prefix. */
@@ -63,6 +72,17 @@ export interface FrontierOptions {
   busyRetryMs: number;
   /** URLs ever queued per host; 0 for no limit. */
   maxUrlsPerHost: number;
+  /**
+   * The most queued URLs the frontier keeps in Redis, over all partitions (each takes its share);
+   * past it, URLs are spilled: the caller keeps them in PostgreSQL, and a refill brings each
+   * host's best back as its queue runs low. 0 or unset: no limit, nothing spills.
+   */
+  redisMaxUrls?: number;
+  /**
+   * With a cap: URLs of each host kept in Redis even past it (so a host never waits for a
+   * refill), and the level a refill tops a host up to once it has half of it or fewer.
+   */
+  hostHeadUrls?: number;
   /**
    * A host left idle (nothing queued, no lease holding it) has its Redis state expire after this
    * long (0: never). Longer than any wait a lease of the host may still be in.
@@ -114,6 +134,12 @@ export interface PushLimits {
   maxQueryVariants?: number;
   /** URLs ever queued per host and date pattern: one calendar's dates, in any of its forms (0: none). */
   maxDateVariants?: number;
+  /**
+   * The caller records spilled URLs in PostgreSQL (`PushResult.spills`), so past `redisMaxUrls`
+   * they may spill. Without it every URL goes to Redis, cap or not (sitemaps, which have no
+   * `urls` row; an operator's refresh).
+   */
+  spill?: boolean;
 }
 
 export type RefusalReason = 'host-budget' | 'query-variants';
@@ -126,6 +152,8 @@ export interface PushResult {
   refusedVariants: number;
   /** Each refused item, by its position in the pushed array, and why. */
   refusals: { index: number; reason: RefusalReason }[];
+  /** Items spilled past TRAWL_FRONTIER_REDIS_MAX_URLS: queued, but kept by the caller in PostgreSQL. */
+  spills: Spill[];
 }
 
 /** One URL `trawl frontier rebuild` restores from PostgreSQL (see `Frontier.restore`). */
@@ -136,6 +164,33 @@ export interface RestoreItem extends FrontierUrl {
   priority: number;
   /** true: queue it; false: only count it in its host's budget (it was queued once, and is settled). */
   queue: boolean;
+  /** Queued, but waiting in PostgreSQL (spilled): counted in its host's spilled URLs, refilled from there. */
+  spilled?: boolean;
+}
+
+/** A URL the frontier spilled: its caller keeps it in PostgreSQL with this band and entry. */
+export interface Spill {
+  /** Its position in the pushed array. */
+  index: number;
+  band: number;
+  /** Its back-queue entry, as a refill gives it back (`RefillItem.entry`). */
+  entry: string;
+}
+
+/** A refill under way in one partition (see `Frontier.beginRefill`). */
+export interface RefillTicket {
+  partition: number;
+  /** "p<partition>:<uuid>": PostgreSQL tags the rows this refill takes with it. */
+  token: string;
+  /** The hosts to refill, and how many URLs each wants at most. */
+  hosts: { host: string; wanted: number }[];
+}
+
+/** One spilled URL a refill puts back, in its host's order (best first). */
+export interface RefillItem {
+  host: string;
+  band: number;
+  entry: string;
 }
 
 export interface Lease extends FrontierUrl {
@@ -189,8 +244,10 @@ export interface ClaimResult {
 
 export interface PartitionStats {
   partition: number;
-  /** URLs waiting in back queues. */
+  /** URLs waiting in back queues (in Redis). */
   queued: number;
+  /** URLs queued but waiting in PostgreSQL (spilled past TRAWL_FRONTIER_REDIS_MAX_URLS). */
+  spilled: number;
   /** URLs leased out (dispatched, being fetched, or waiting for a retry). */
   leased: number;
   /** Hosts with queued URLs that no lease holds. */
@@ -247,6 +304,11 @@ export class Frontier {
     return this.options.partitions === 1 ? 0 : this.ring.owner(host);
   }
 
+  /** The band an item is queued in: the one it names (clamped to the bands there are), else its priority's. */
+  private bandFor(item: PushItem): number {
+    return item.band === undefined ? this.bandOf(item.priority) : Math.min(this.options.bands - 1, Math.max(0, Math.floor(item.band)));
+  }
+
   bandOf(priority: number): number {
     const clamped = Math.min(1, Math.max(0, Number.isFinite(priority) ? priority : 0));
     return Math.min(this.options.bands - 1, Math.floor(clamped * this.options.bands));
@@ -277,28 +339,32 @@ export class Frontier {
     });
     const now = this.options.clock.now();
     const calls: Promise<void>[] = [];
-    const result: PushResult = { pushed: 0, refused: 0, refusedVariants: 0, refusals: [] };
+    const result: PushResult = { pushed: 0, refused: 0, refusedVariants: 0, refusals: [], spills: [] };
+    const cap = limits.spill ? this.partitionCap() : 0;
     for (const [partition, list] of byPartition) {
       const keys = this.keysOf(partition);
       for (let i = 0; i < list.length; i += PUSH_CHUNK) {
         const chunk = list.slice(i, i + PUSH_CHUNK);
         // A call id per call: pushUrls runs once even if the client resends it after a reconnect.
-        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, randomUUID(), this.options.requireLiveMark ? 1 : 0];
-        for (const { item } of chunk) {
+        const args: (string | number)[] = [keys.base, now, maxUrlsPerHost, randomUUID(), this.options.requireLiveMark ? 1 : 0, cap, this.hostHead()];
+        const sent = chunk.map(({ item }) => ({ band: this.bandFor(item), entry: encodeEntry(item, item.host) }));
+        chunk.forEach(({ item }, j) => {
           const variant = item.variantKey ?? '';
-          const cap = variant === '' ? 0 : isDateVariant(variant) ? maxDateVariants : maxQueryVariants;
-          const band = item.band === undefined ? this.bandOf(item.priority) : Math.min(this.options.bands - 1, Math.max(0, Math.floor(item.band)));
-          args.push(item.host, band, encodeEntry(item, item.host), variant, cap);
-        }
+          const variantCap = variant === '' ? 0 : isDateVariant(variant) ? maxDateVariants : maxQueryVariants;
+          const { band, entry } = sent[j] as { band: number; entry: string };
+          args.push(item.host, band, entry, variant, variantCap);
+        });
         calls.push(
-          this.scripts.pushUrls([keys.ready, keys.stats, keys.live], args).then((reply) => {
+          this.scripts.pushUrls([keys.ready, keys.stats, keys.live, keys.refill], args).then((reply) => {
             const [pushed, refused, refusedVariants, verdicts] = reply as [number, number, number, string];
             result.pushed += Number(pushed);
             result.refused += Number(refused);
             result.refusedVariants += Number(refusedVariants);
             for (let j = 0; j < chunk.length; j += 1) {
               const verdict = verdicts[j];
-              if (verdict === 'b' || verdict === 'v') result.refusals.push({ index: (chunk[j] as { index: number }).index, reason: verdict === 'b' ? 'host-budget' : 'query-variants' });
+              const index = (chunk[j] as { index: number }).index;
+              if (verdict === 'b' || verdict === 'v') result.refusals.push({ index, reason: verdict === 'b' ? 'host-budget' : 'query-variants' });
+              else if (verdict === 's') result.spills.push({ index, ...(sent[j] as { band: number; entry: string }) });
             }
           }),
         );
@@ -306,7 +372,68 @@ export class Frontier {
     }
     await Promise.all(calls);
     result.refusals.sort((a, b) => a.index - b.index);
+    result.spills.sort((a, b) => a.index - b.index);
     return result;
+  }
+
+  /** Each partition's share of `redisMaxUrls` (0: no cap). */
+  private partitionCap(): number {
+    const max = this.options.redisMaxUrls ?? 0;
+    return max > 0 ? Math.max(1, Math.ceil(max / this.options.partitions)) : 0;
+  }
+
+  /** URLs of a host kept in Redis past the cap (0 when nothing spills). */
+  private hostHead(): number {
+    return this.partitionCap() > 0 ? Math.max(1, this.options.hostHeadUrls ?? DEFAULT_HOST_HEAD_URLS) : 0;
+  }
+
+  /** Whether this frontier spills past a cap (`redisMaxUrls`), so it needs refilling. */
+  get spills(): boolean {
+    return this.partitionCap() > 0;
+  }
+
+  /**
+   * Begins a refill of one partition: takes its refill lock (one refill of a partition at a time,
+   * so each host's URLs come back in order) and names up to `maxHosts` hosts whose back queues run
+   * low while PostgreSQL holds more of their URLs. Null: none needs one, or another refill of the
+   * partition is under way. The caller reads each host's best spilled URLs, tags them with the
+   * ticket's token, and lands them with `landRefill` within `lockMs` (else the refill is void).
+   */
+  async beginRefill(partition: number, maxHosts: number, lockMs: number): Promise<RefillTicket | null> {
+    const keys = this.keysOf(partition);
+    const token = `p${partition}:${randomUUID()}`;
+    const raw = (await this.scripts.takeRefill([keys.refill, keys.refillLock], [keys.base, token, Math.max(1, Math.floor(lockMs)), Math.max(1, Math.floor(maxHosts)), this.hostHead(), this.options.clock.now()])) as (string | number)[];
+    if (raw.length === 0) return null;
+    const hosts: RefillTicket['hosts'] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) hosts.push({ host: String(raw[i]), wanted: Number(raw[i + 1]) });
+    return { partition, token, hosts };
+  }
+
+  /**
+   * Lands a refill: appends `items` (each host's best spilled URLs, in order) to their back
+   * queues, at most once per token. `found`: how many URLs the refill found of each host asked
+   * for (a host whose count says PostgreSQL holds URLs of it, but of which none is found for
+   * `graceMs`, has its count reset). Returns 'landed', or why not: 'applied' (it landed before)
+   * or 'void' (its lock lapsed, or `settleRefill` voided it): then nothing changed.
+   */
+  async landRefill(ticket: RefillTicket, found: ReadonlyMap<string, number>, items: readonly RefillItem[], graceMs: number): Promise<'landed' | 'applied' | 'void'> {
+    const keys = this.keysOf(ticket.partition);
+    const args: (string | number)[] = [keys.base, this.options.clock.now(), ticket.token, this.hostHead(), graceMs, ticket.hosts.length];
+    for (const { host } of ticket.hosts) args.push(host, found.get(host) ?? 0);
+    for (const item of items) args.push(item.host, item.band, item.entry);
+    const [landed, outcome] = (await this.scripts.refillHosts([keys.ready, keys.stats, keys.refill, keys.refillLock], args)) as [number, string | number];
+    return Number(landed) === 1 ? 'landed' : outcome === 'applied' ? 'applied' : 'void';
+  }
+
+  /**
+   * The outcome of a refill whose rows are still tagged with its token (its process died or
+   * failed before writing it): 'applied' if it landed; else 'void', for good. Frees the
+   * partition's refill lock if that refill holds it.
+   */
+  async settleRefill(partition: number, token: string): Promise<'applied' | 'void'> {
+    const keys = this.keysOf(partition);
+    const outcome = await this.scripts.settleRefill([refillMarkKey(keys, token), keys.refillLock], [token]);
+    return outcome === 'applied' ? 'applied' : 'void';
   }
 
   /**
@@ -333,6 +460,7 @@ export class Frontier {
         rank.weights.authority,
         rank.weights.seed,
         AUTHORITY_SATURATION,
+        this.hostHead(),
       ],
     )) as (string | number)[];
     const leases: Lease[] = [];
@@ -588,7 +716,7 @@ export class Frontier {
           const args: (string | number)[] = [keys.base, now, generation, Math.ceil(notBefore)];
           for (const item of list.slice(i, i + PUSH_CHUNK)) {
             const entry = encodeEntry({ ...item, flags: item.flags | UrlFlag.Verify }, item.host);
-            args.push(item.hash.toString('hex'), item.queue ? 'q' : 'c', item.host, this.bandOf(item.priority), entry);
+            args.push(item.hash.toString('hex'), item.queue ? (item.spilled ? 's' : 'q') : 'c', item.host, this.bandOf(item.priority), entry);
           }
           const [queued, counted, skipped] = (await this.scripts.restoreUrls([keys.ready, keys.stats, keys.restored], args)) as [number, number, number];
           total.queued += Number(queued);
@@ -601,12 +729,13 @@ export class Frontier {
   }
 
   /**
-   * URLs waiting in back queues over all partitions: one counter per partition (kept by the
-   * scripts that push and claim), so it costs one HGET a partition however deep the frontier.
+   * URLs queued over all partitions, in Redis's back queues and spilled to PostgreSQL: counters
+   * per partition (kept by the scripts that push, claim and refill), so it costs one HMGET a
+   * partition however deep the frontier.
    */
   async queuedCount(): Promise<number> {
-    const counts = await Promise.all(this.keys.map((keys) => this.redis.hget(keys.stats, 'queued')));
-    return counts.reduce((sum, n) => sum + Number(n ?? 0), 0);
+    const counts = await Promise.all(this.keys.map((keys) => this.redis.hmget(keys.stats, 'queued', 'spilled')));
+    return counts.flat().reduce((sum, n) => sum + Number(n ?? 0), 0);
   }
 
   async stats(): Promise<FrontierStats> {
@@ -617,7 +746,7 @@ export class Frontier {
       this.keys.map(async (keys, p): Promise<PartitionStats> => {
         const replies = (await this.redis
           .pipeline()
-          .hmget(keys.stats, 'queued', 'done')
+          .hmget(keys.stats, 'queued', 'done', 'spilled')
           .zcard(keys.leases)
           .zcard(keys.ready)
           .zcount(keys.ready, '-inf', now)
@@ -628,11 +757,12 @@ export class Frontier {
           if (error) throw error;
           return value;
         });
-        const [queued, done] = counters as (string | null)[];
+        const [queued, done, spilled] = counters as (string | null)[];
         const first = (oldest as [string, string[]][])[0];
         return {
           partition: p,
           queued: Number(queued ?? 0),
+          spilled: Math.max(0, Number(spilled ?? 0)),
           done: Number(done ?? 0),
           leased: Number(leased),
           hostsWaiting: Number(waiting),
@@ -642,10 +772,11 @@ export class Frontier {
         };
       }),
     );
-    const sum = (field: 'queued' | 'leased' | 'hostsWaiting' | 'hostsReady' | 'done' | 'processBacklog'): number => partitions.reduce((s, p) => s + p[field], 0);
+    const sum = (field: 'queued' | 'spilled' | 'leased' | 'hostsWaiting' | 'hostsReady' | 'done' | 'processBacklog'): number => partitions.reduce((s, p) => s + p[field], 0);
     const oldest = partitions.map((p) => p.processOldestAt).filter((at): at is number => at !== null);
     return {
       queued: sum('queued'),
+      spilled: sum('spilled'),
       leased: sum('leased'),
       hostsWaiting: sum('hostsWaiting'),
       hostsReady: sum('hostsReady'),
@@ -794,6 +925,8 @@ export class Frontier {
     claim: string | null;
     fetching: boolean;
     queued: number;
+    /** Queued URLs waiting in PostgreSQL (spilled). */
+    spilled: number;
     total: number;
     streak: number;
     backoffMs: number;
@@ -811,6 +944,7 @@ export class Frontier {
       claim: state.claim ?? null,
       fetching: state.tok !== undefined && Number(state.tokUntil ?? 0) > this.options.clock.now(),
       queued: Number(state.n ?? 0),
+      spilled: Math.max(0, Number(state.sp ?? 0)),
       total: Number(state.total ?? 0),
       streak: Number(state.streak ?? 0),
       backoffMs: Number(state.backoff ?? 0),

@@ -2,10 +2,13 @@
  * Every frontier key of a partition carries the same Redis Cluster hash tag `{p<n>}`, so a
  * partition lives in one slot and each Lua script touches one slot. Per-host keys are built
  * inside the scripts from `base`:
- *   <base>h:<host>          HASH  due, claim, tok, tokUntil, gap (the last delay asked), n (queued), total (ever queued), seed (its seeds' highest priority)
+ *   <base>h:<host>          HASH  due, claim, tok, tokUntil, gap (the last delay asked), n (queued), total (ever queued),
+ *                                 seed (its seeds' highest priority), sp (spilled: queued in PostgreSQL),
+ *                                 spb (their highest band at most), spz (when a refill first found none of them)
  *   <base>q:<host>:<band>   LIST  back queue entries of one priority band
  *   <base>v:<host>          HASH  URLs ever queued per query-variant key (TRAWL_MAX_QUERY_VARIANTS)
  *   <base>in:<host>         HLL   the distinct hosts that link to it (its authority; see rank.ts)
+ *   <base>rf:<token>        STRING a refill's outcome, 'applied' or 'void' (kept a week)
  * A host's `h:` and `v:` keys expire once it is idle (`idleHostTtlMs`); its `in:` key that long
  * after the last new link to it was noted.
  */
@@ -36,6 +39,10 @@ export interface FrontierKeys {
    * an entry is deleted once its page is recorded.
    */
   process: string;
+  /** SET: hosts with URLs spilled to PostgreSQL whose back queues run low (TRAWL_FRONTIER_REDIS_MAX_URLS). */
+  refill: string;
+  /** STRING: the token of the refill under way (one at a time per partition). */
+  refillLock: string;
 }
 
 export function frontierKeys(prefix: string, partition: number): FrontierKeys {
@@ -54,8 +61,13 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     holders: `${base}holders`,
     live: `${base}live`,
     process: `${base}process`,
+    refill: `${base}refill`,
+    refillLock: `${base}refilling`,
   };
 }
+
+/** A refill's outcome mark (see settleRefill). */
+export const refillMarkKey = (keys: FrontierKeys, token: string): string => `${keys.base}rf:${token}`;
 
 export const hostKey = (keys: FrontierKeys, host: string): string => `${keys.base}h:${host}`;
 

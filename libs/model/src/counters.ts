@@ -18,6 +18,8 @@ export const COUNTERS = [
   'linksFound',
   'urlsNew',
   'urlsPushed',
+  /** URLs queued in PostgreSQL rather than Redis, past TRAWL_FRONTIER_REDIS_MAX_URLS (a refill brings them back). */
+  'urlsSpilled',
   'bloomFalsePositives',
   'outOfScope',
   'tooDeep',

@@ -275,7 +275,8 @@ export class Discovery {
 
   /**
    * Pushes URLs to the frontier under the policy's limits and records the outcome: what it took
-   * is `queued`, what it refused (host budget, query variants) `skipped` with why. Returns those
+   * is `queued` (in Redis, or spilled: then its row keeps its band and entry until a refill
+   * takes it), what it refused (host budget, query variants) `skipped` with why. Returns those
    * it took.
    */
   private async pushAndMark<T extends PushItem & { hash: Buffer }>(items: readonly T[]): Promise<T[]> {
@@ -284,17 +285,20 @@ export class Discovery {
     // A push retried after an error may have landed the first time: the copies it pushes again
     // are flagged Verify, so at most one of two is fetched.
     let tries = 0;
-    const { pushed, refused, refusedVariants, refusals } = await this.withRetries(() =>
-      frontier.push(tries++ === 0 ? items : items.map((item) => ({ ...item, flags: item.flags | UrlFlag.Verify })), this.deps.limits()),
+    const { pushed, refused, refusedVariants, refusals, spills } = await this.withRetries(() =>
+      frontier.push(tries++ === 0 ? items : items.map((item) => ({ ...item, flags: item.flags | UrlFlag.Verify })), { ...this.deps.limits(), spill: true }),
     );
     counters.add('urlsPushed', pushed);
     counters.add('overBudget', refused);
     counters.add('overQueryVariants', refusedVariants);
+    counters.add('urlsSpilled', spills.length);
     const refusedAt = new Set(refusals.map((r) => r.index));
+    const spilledAt = new Set(spills.map((s) => s.index));
     const queued = items.filter((_, i) => !refusedAt.has(i));
     await this.withRetries(() =>
       Promise.all([
-        db.markQueued(queued.map((c) => c.hash)),
+        db.markQueued(items.filter((_, i) => !refusedAt.has(i) && !spilledAt.has(i)).map((c) => c.hash)),
+        db.markSpilled(spills.map((s) => ({ hash: (items[s.index] as T).hash, band: s.band, entry: s.entry }))),
         db.markRefused(refusals.map((r) => ({ hash: (items[r.index] as T).hash, reason: REFUSAL_REASONS[r.reason] }))),
       ]),
     );

@@ -37,6 +37,8 @@ export function frontierOptions(config: Config, prefix: string, clock: Clock): F
     busyRetryMs: 250,
     maxUrlsPerHost: config.policy.maxUrlsPerHost,
     idleHostTtlMs: config.dispatch.idleHostTtlMs,
+    redisMaxUrls: config.dispatch.redisMaxUrls,
+    hostHeadUrls: config.dispatch.hostHeadUrls,
     requireLiveMark: true,
     rank: {
       leadMs: config.dispatch.hostRankLeadMs,

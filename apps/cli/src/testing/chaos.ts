@@ -43,6 +43,8 @@ export interface ChaosOptions {
   /** disk-full: the content disk's size before and after the fix. */
   diskBytes?: { small: number; fixed: number };
   seed?: number;
+  /** Settings added to every process's environment (e.g. a frontier capped in Redis). */
+  env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -127,7 +129,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const contentDir = join(REPO, '.trawl', 'test-content', namespace);
   mkdirSync(contentDir, { recursive: true });
   const disk = options.fault === 'disk-full' ? SmallDisk.mount(contentDir, (options.diskBytes ?? DEFAULT_DISK).small) : null;
-  const env = chaosEnv(namespace, options, contentDir);
+  const env = { ...chaosEnv(namespace, options, contentDir), ...options.env };
   if (options.autoRebuild) env.TRAWL_AUTO_REBUILD = 'true';
   if (options.defaultTimeouts) for (const key of ['TRAWL_FETCH_DEADLINE_MS', 'TRAWL_FIRST_BYTE_TIMEOUT_MS', 'TRAWL_IDLE_TIMEOUT_MS', 'TRAWL_STALLED_MS', 'TRAWL_LEASE_MS']) delete env[key];
   const seeds = web.rootUrls();

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { dropNamespace as dropNamespaceOn } from '@trawl/runtime/testing';
+import { analyzeLog, type TestWeb } from '@trawl/testweb';
 
 export const REPO = fileURLToPath(new URL('../../../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
@@ -20,6 +21,29 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export const uniqueNamespace = (label: string) => `t_${label}_${randomUUID().slice(0, 8)}`;
+
+/**
+ * What a finished crawl from `seeds` looks like in the synthetic web's request log: coverage,
+ * pages fetched more than once, and politeness (requests in flight per host, gaps shorter than
+ * `minIntervalMs`). A complete, once-only, polite crawl gives `{ expected, missing: [],
+ * unexpected: [], fetchedTwice: [], concurrencyViolations: [], maxPerHost: 1, intervalViolations: [] }`.
+ */
+export function crawlVerdict(web: TestWeb, seeds: readonly string[], minIntervalMs: number) {
+  const expected = web.groundTruth([...seeds], 'any');
+  const report = analyzeLog(web.log, { minIntervalMs, expected });
+  return {
+    expected: expected.size,
+    missing: report.coverage?.missing,
+    unexpected: report.coverage?.unexpected,
+    fetchedTwice: report.duplicates.pages,
+    concurrencyViolations: report.concurrency.violations,
+    maxPerHost: report.concurrency.maxPerHost,
+    intervalViolations: report.intervals.violations,
+  };
+}
+
+/** `crawlVerdict` of a complete, once-only, polite crawl of `expected` pages. */
+export const completeAndPolite = (expected: number) => ({ expected, missing: [], unexpected: [], fetchedTwice: [], concurrencyViolations: [], maxPerHost: 1, intervalViolations: [] });
 
 export interface Proc {
   child: ChildProcess;
