@@ -16,6 +16,9 @@ export async function chaosBench(): Promise<void> {
   const results: ChaosResult[] = [];
   const cases: [ChaosFault, Partial<Parameters<typeof runChaos>[0]>][] = [
     ['none', {}],
+    // One worker dies (and a new one starts): the crawl should take at most ~10 s longer than
+    // without the fault, and no host wait over 5 s past its due time.
+    ['kill-workers', { maxKills: 1, at: 0.3 }],
     ['kill-workers', { killEveryMs: 3000, at: 0.1 }],
     ['kill-processors', { killEveryMs: 5000, maxKills: 6, at: 0.1 }],
     ['restart-redis', {}],

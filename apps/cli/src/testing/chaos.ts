@@ -408,8 +408,9 @@ function longestGapAround(log: readonly RequestLogEntry[], at: number, withinMs:
 }
 
 /** A case's name in the chaos table: the fault, and how it was run when not the plain way. */
-export function chaosLabel(r: Pick<ChaosResult, 'fault' | 'autoRebuild' | 'defaultTimeouts'>): string {
-  const how = [r.autoRebuild ? 'auto rebuild' : null, r.defaultTimeouts ? 'default timeouts' : null].filter(Boolean);
+export function chaosLabel(r: Pick<ChaosResult, 'fault' | 'autoRebuild' | 'defaultTimeouts' | 'deaths'>): string {
+  const kills = r.fault === 'kill-workers' || r.fault === 'kill-processors' ? r.deaths.length : null;
+  const how = [kills === null ? null : `${kills} ${kills === 1 ? 'kill' : 'kills'}`, r.autoRebuild ? 'auto rebuild' : null, r.defaultTimeouts ? 'default timeouts' : null].filter(Boolean);
   return how.length > 0 ? `${r.fault} (${how.join(', ')})` : r.fault;
 }
 
