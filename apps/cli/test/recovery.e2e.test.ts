@@ -2,7 +2,7 @@ import { frontierKeys } from '@trawl/frontier';
 import { createRedis } from '@trawl/redis';
 import { analyzeLog, type RequestLogEntry, TestWeb } from '@trawl/testweb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropNamespace, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { dropNamespace, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor, worstWaitAcross } from '../src/testing/index.js';
 
 /**
  * A dead worker is a throughput dip, not a stall: trawl as a service (one scheduler, two workers,
@@ -91,25 +91,6 @@ async function crawl(kill: boolean): Promise<Run> {
     await web.stop();
     await dropNamespace(namespace);
   }
-}
-
-/**
- * Over the hosts whose wait spans a moment: the longest gap from the end of a host's last
- * response before it to the host's next request, less the politeness delay.
- */
-function worstWaitAcross(log: readonly RequestLogEntry[], at: number, delayMs: number): { host: string; waitMs: number } {
-  const byHost = new Map<string, RequestLogEntry[]>();
-  for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
-  let worst = { host: '', waitMs: 0 };
-  for (const [host, entries] of byHost) {
-    entries.sort((a, b) => a.start - b.start);
-    const next = entries.findIndex((e) => e.start > at);
-    if (next <= 0) continue;
-    const previous = entries[next - 1] as RequestLogEntry;
-    const waitMs = (entries[next] as RequestLogEntry).start - Math.max(previous.end, previous.start) - delayMs;
-    if (waitMs > worst.waitMs) worst = { host, waitMs };
-  }
-  return worst;
 }
 
 describe('a worker SIGKILLed mid-crawl, in service mode with default settings', () => {

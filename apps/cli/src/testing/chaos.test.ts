@@ -1,6 +1,6 @@
 import type { RequestLogEntry } from '@trawl/testweb';
 import { describe, expect, it } from 'vitest';
-import { quietFrom, silenceAround } from './chaos.js';
+import { quietFrom, silenceAround, worstWaitAcross } from './chaos.js';
 
 const at = (start: number) => ({ start }) as RequestLogEntry;
 
@@ -19,5 +19,19 @@ describe('the chaos harness: the silence a fault caused, from the web log', () =
   it('began with the last request before it: what the server logged until then was in flight at the fault', () => {
     expect(quietFrom(log, 1000)).toBe(1900);
     expect(quietFrom([], 1000)).toBe(1000);
+  });
+});
+
+describe('the chaos harness: the worst wait past due across a fault', () => {
+  const entry = (host: string, start: number, end: number) => ({ host, start, end }) as RequestLogEntry;
+  // Delay 100 ms. Host a: polite before and after the kill at 1000; host b: its response ended at
+  // 950 and its next request came at 4050 (3 s past due); host c: nothing after the kill.
+  const log = [entry('a', 800, 850), entry('a', 950, 1000), entry('a', 1100, 1150), entry('b', 900, 950), entry('b', 4050, 4100), entry('c', 900, 950)];
+
+  it('is the longest end-to-next-request gap over the hosts whose wait spans the moment, less the delay', () => {
+    expect(worstWaitAcross(log, 1000, 100)).toEqual({ host: 'b', waitMs: 3000 });
+    // Before every request, or after the last one of each host: no host's wait spans it.
+    expect(worstWaitAcross(log, 0, 100)).toEqual({ host: '', waitMs: 0 });
+    expect(worstWaitAcross(log, 5000, 100)).toEqual({ host: '', waitMs: 0 });
   });
 });

@@ -85,6 +85,11 @@ export interface ChaosResult {
    * of one of its responses and its next request, less the politeness delay.
    */
   worstPastDueMs: number;
+  /**
+   * kill and wipe faults: the worst wait past due of a host whose wait spans a kill or the wipe
+   * (see `worstWaitAcross`), the one the fault caused; else null.
+   */
+  faultWaitMs: number | null;
   wallMs: number;
   /** What happened when, relative to the start (kills, restarts, the rebuild, the fatal exit). */
   events: string[];
@@ -263,7 +268,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     const judged = await judge(web, expected, options, namespace, deaths, wipe);
     const wipeSilenceMs = wipedAt ? silenceAround(web.log, wipedAt) : null;
     note(`longest silence ${judged.longestSilenceMs} ms from +${((judged.longestSilenceFrom - started) / 1000).toFixed(1)} s${wipedAt ? `; around the wipe (+${((wipedAt - started) / 1000).toFixed(1)} s): ${wipeSilenceMs} ms` : ''}`);
-    return { fault: options.fault, autoRebuild: options.autoRebuild === true, defaultTimeouts: options.defaultTimeouts === true, ...judged, wipeSilenceMs, wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
+    const faultMoments = [...deaths.filter((d) => d.how === 'SIGKILL').map((d) => d.at), ...(wipedAt ? [wipedAt] : [])];
+    const faultWaitMs = faultMoments.length === 0 ? null : Math.max(...faultMoments.map((at) => worstWaitAcross(web.log, at, options.delayMs).waitMs));
+    return { fault: options.fault, autoRebuild: options.autoRebuild === true, defaultTimeouts: options.defaultTimeouts === true, ...judged, wipeSilenceMs, faultWaitMs, wallMs, events, deaths: deaths.map((d) => ({ ...d, at: d.at - started })) };
   } finally {
     const procs = [crawl.proc, ...workers.map((w) => w.proc), ...processors.map((w) => w.proc)];
     for (const p of procs) if (alive(p)) p.child.kill('SIGTERM');
@@ -407,6 +414,25 @@ function longestGapAround(log: readonly RequestLogEntry[], at: number, withinMs:
   return longest;
 }
 
+/**
+ * Over the hosts whose wait spans a moment (a kill, a wipe): the longest gap from the end of a
+ * host's last response before it to the host's next request, less the politeness delay.
+ */
+export function worstWaitAcross(log: readonly RequestLogEntry[], at: number, delayMs: number): { host: string; waitMs: number } {
+  const byHost = new Map<string, RequestLogEntry[]>();
+  for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
+  let worst = { host: '', waitMs: 0 };
+  for (const [host, entries] of byHost) {
+    entries.sort((a, b) => a.start - b.start);
+    const next = entries.findIndex((e) => e.start > at);
+    if (next <= 0) continue;
+    const previous = entries[next - 1] as RequestLogEntry;
+    const waitMs = (entries[next] as RequestLogEntry).start - Math.max(previous.end, previous.start) - delayMs;
+    if (waitMs > worst.waitMs) worst = { host, waitMs };
+  }
+  return worst;
+}
+
 /** A case's name in the chaos table: the fault, and how it was run when not the plain way. */
 export function chaosLabel(r: Pick<ChaosResult, 'fault' | 'autoRebuild' | 'defaultTimeouts' | 'deaths'>): string {
   const kills = r.fault === 'kill-workers' || r.fault === 'kill-processors' ? r.deaths.length : null;
@@ -418,7 +444,7 @@ export function chaosLabel(r: Pick<ChaosResult, 'fault' | 'autoRebuild' | 'defau
 export function chaosRow(r: ChaosResult): (string | number)[] {
   const explained = r.fetchedTwice.filter((d) => d.explained !== null).length;
   const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-  return [chaosLabel(r), r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs)];
+  return [chaosLabel(r), r.expected, r.fetched, `${r.fetchedTwice.length} (${explained} explained)`, r.lost.length, r.politenessViolations, seconds(r.wallMs), seconds(r.longestSilenceMs), seconds(r.worstPastDueMs), r.faultWaitMs === null ? '–' : seconds(r.faultWaitMs)];
 }
 
-export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time', 'longest silence', 'worst wait past due'];
+export const CHAOS_HEADERS = ['fault', 'pages expected', 'fetched', 'fetched twice', 'lost', 'politeness violations', 'wall time', 'longest silence', 'worst wait past due', 'worst wait past due across the fault'];

@@ -170,5 +170,5 @@ export function hostileCrawlEnv(
   };
 }
 
-export { chaosEnv, CHAOS_HEADERS, type ChaosFault, type ChaosOptions, type ChaosResult, chaosLabel, chaosRow, type DoubleFetch, runChaos, silenceAround, stalls } from './chaos.js';
+export { chaosEnv, CHAOS_HEADERS, type ChaosFault, type ChaosOptions, type ChaosResult, chaosLabel, chaosRow, type DoubleFetch, runChaos, silenceAround, stalls, worstWaitAcross } from './chaos.js';
 export { freePort, PrivatePostgres, PrivateRedis, SmallDisk } from './servers.js';
