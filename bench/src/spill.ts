@@ -1,4 +1,4 @@
-import { dropNamespace, REDIS_URL, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
+import { dropNamespace, REDIS_URL, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { createRedis, type Redis } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { keyBytes } from './redis-memory.js';
@@ -118,9 +118,9 @@ export async function spillBench(profile: BenchProfile): Promise<void> {
     await web.stop();
     redis.disconnect();
   }
-  const md = `## A frontier larger than its Redis cap: ${fmt(HOSTS * PAGES)} pages
+  const md = `## A frontier larger than its Redis cap: ${fmt(HOSTS * PAGES)} pages — ${shape.label}
 
-Command: \`${shape.command}\`. ${machine()} · pages: ${shape.label}
+Command: \`${shape.command}\`. ${machine({ 'trawl build': trawlRuntime() })} · pages: ${shape.label}
 
 One \`trawl crawl\` process (TRAWL_CONCURRENCY=32, ${PARTITIONS} partitions, TRAWL_MIN_DELAY_MS=${DELAY_MS},
 re-crawl off) of a ${HOSTS} × ${PAGES} synthetic web on the shared Redis and PostgreSQL, once with the
