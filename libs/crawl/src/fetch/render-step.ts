@@ -67,6 +67,19 @@ export function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearne
   return learner.decide(host, needsRendering(html, url));
 }
 
+const SCRIPT_TAG = /<script\b/i;
+
+/**
+ * No `<script` anywhere in the body's bytes (any case), in a charset where ASCII is ASCII (not
+ * UTF-16, declared or by its byte-order mark): `needsRendering` would answer `no-scripts`.
+ */
+function scriptless(response: FetchResult): boolean {
+  const { body, charset } = response;
+  if (charset !== null && charset !== undefined && /^utf-?16/i.test(charset)) return false;
+  if (body.length >= 2 && ((body[0] === 0xff && body[1] === 0xfe) || (body[0] === 0xfe && body[1] === 0xff))) return false;
+  return !SCRIPT_TAG.test(body.toString('latin1'));
+}
+
 /** A 200 HTML page with its whole body: the only kind worth a browser. */
 const renderable = (fetched: Fetched): boolean =>
   fetched.status === 'ok' && !fetched.response.bodySkipped && !fetched.response.truncated && fetched.response.body.length > 0 && isHtml(fetched.response);
@@ -89,8 +102,11 @@ export async function renderUnderGate(
   if (!renderable(fetched)) return fetched;
   const { render, clock } = deps;
   const { job } = attempt;
-  const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
   const override = (await render.overrides?.of(job.host)) ?? null;
+  // Most pages of a plain site: no script tag at all, so the classifier's answer is known without
+  // decoding the page on this loop.
+  if (override === null && render.mode === 'auto' && scriptless(fetched.response)) return { ...fetched, render: { rendered: false, reason: 'no-scripts', dom: null } };
+  const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
   const decision = renderDecisionOf(render.mode, render.learner, job.host, html, job.url, override);
   if (!decision.render) return { ...fetched, render: { rendered: false, reason: decision.reason, dom: null } };
 
