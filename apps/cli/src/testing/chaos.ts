@@ -420,7 +420,11 @@ function longestGapAround(log: readonly RequestLogEntry[], at: number, withinMs:
  */
 export function worstWaitAcross(log: readonly RequestLogEntry[], at: number, delayMs: number): { host: string; waitMs: number } {
   const byHost = new Map<string, RequestLogEntry[]>();
-  for (const e of log) byHost.set(e.host, [...(byHost.get(e.host) ?? []), e]);
+  for (const e of log) {
+    const entries = byHost.get(e.host);
+    if (entries) entries.push(e);
+    else byHost.set(e.host, [e]);
+  }
   let worst = { host: '', waitMs: 0 };
   for (const [host, entries] of byHost) {
     entries.sort((a, b) => a.start - b.start);
