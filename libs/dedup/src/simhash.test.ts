@@ -167,20 +167,28 @@ describe('simhashBands', () => {
   });
 });
 
-describe('the ASCII fast path', () => {
-  // A text with one non-ASCII separator (an em dash) takes the Unicode path; the same text
-  // without it the ASCII one. Both must give the same words and the same fingerprint.
-  const alphabet = "abcXYZ09 '.,-_\t\n!?'\"()AbC";
+describe('the fast path (ASCII, with common typographic breaks and apostrophes)', () => {
+  // A text ending in a separator the fast path does not know (a three-em dash, U+2E3B) takes
+  // the Unicode path; the same text without it the fast one. Both must give the same words and
+  // the same fingerprint.
+  const unicodeOnly = ' \u2E3B';
+  const typographic = '\u00a0\u00a9\u00b7\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u20ac\u200b\u00ad';
+  const alphabet = `abcXYZ09 '.,-_\t\n!?'"()AbC${typographic}`;
   let seed = 7;
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const texts = Array.from({ length: 2000 }, () => Array.from({ length: 1 + Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
+  const texts = Array.from({ length: 3000 }, () => Array.from({ length: 1 + Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
   texts.push("don't stop", "a''b", "'quoted' words", "it's 9 O'Clock", "  spaced   out  ", "", "'", "a'", "'a", "rock'n'roll");
+  texts.push('don\u2019t stop', 'a\u2019\u2019b', '\u2018quoted\u2019 words', 'l\u2019\u00e9t\u00e9', 'x \u00b7 y', 'wait\u2026 what', '5\u00a0000 \u20ac');
 
   it('normalizes exactly as the Unicode path does', () => {
-    for (const text of texts) expect(normalizeText(text), JSON.stringify(text)).toBe(normalizeText(`${text} \u2014`));
+    for (const text of texts) expect(normalizeText(text), JSON.stringify(text)).toBe(normalizeText(`${text}${unicodeOnly}`));
   });
 
   it('fingerprints exactly as the Unicode path does', () => {
-    for (const text of texts) expect(simhash(text), JSON.stringify(text)).toBe(simhash(`${text} \u2014`));
+    for (const text of texts) expect(simhash(text), JSON.stringify(text)).toBe(simhash(`${text}${unicodeOnly}`));
+  });
+
+  it('keeps to the Unicode path for characters it does not know (accents, ligatures, symbols that fold to letters)', () => {
+    expect(normalizeText('Caf\u00e9 \ufb01ne \u2122 \u00bd')).toBe('caf\u00e9 fine tm 1 2');
   });
 });

@@ -1,8 +1,4 @@
-import xxhash from 'xxhash-wasm';
-
-// xxHash64 compiled to WebAssembly: instantiated once when the module loads (no I/O: the
-// binary is inlined in the package), so every function below is synchronous.
-const { h64Raw } = await xxhash();
+import { xxh64Into } from './xxh64.js';
 
 /**
  * Words per shingle. Word 3-grams: a one-word edit touches 3 shingles. Measured on random
@@ -22,7 +18,7 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
  * the space-separated parts.
  */
 export function normalizeText(text: string): string {
-  return ASCII_ONLY.test(text) ? normalizedAscii(text).toString('latin1') : normalizeUnicode(text);
+  return normalizedFast(text)?.toString('latin1') ?? normalizeUnicode(text);
 }
 
 function normalizeUnicode(text: string): string {
@@ -35,17 +31,35 @@ function normalizeUnicode(text: string): string {
     .trim();
 }
 
-// eslint-disable-next-line no-control-regex -- "every character is ASCII" includes the control characters
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/**
+ * Characters outside ASCII that `normalizeUnicode` turns into a word break wherever they stand
+ * (after NFKC they hold no letter, digit or mark): no-break and typographic spaces, dashes,
+ * quotation marks, bullets, the ellipsis, common symbols. Prose in Latin script is ASCII but for
+ * these. Each candidate is kept only if the Unicode path agrees, between letters and between
+ * digits, so the set cannot drift from it.
+ */
+const BREAKS = new Set(
+  [
+    0xa0, 0xa2, 0xa3, 0xa5, 0xa7, 0xa9, 0xab, 0xad, 0xae, 0xb0, 0xb1, 0xb6, 0xb7, 0xbb, 0xbf, 0xa1, 0xd7, 0xf7, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
+    0x2008, 0x2009, 0x200a, 0x200b, 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2018, 0x201a, 0x201c, 0x201d, 0x201e, 0x2020, 0x2021, 0x2022, 0x2026,
+    0x2030, 0x2039, 0x203a, 0x202f, 0x2060, 0x20ac, 0x2190, 0x2192, 0x2212, 0x25cf, 0x2605, 0x2713, 0xfeff,
+  ].filter((code) => {
+    const c = String.fromCharCode(code);
+    return normalizeUnicode(`a${c}b`) === 'a b' && normalizeUnicode(`1${c}2`) === '1 2' && normalizeUnicode(`${c}x${c}`) === 'x';
+  }),
+);
+/** The typographic apostrophe: dropped inside a word, as the ASCII one. */
+const RIGHT_QUOTE = 0x2019;
 
 /**
- * `normalizeUnicode` for text that is all ASCII (most pages in Latin script are), in one pass
- * over the character codes, straight to the bytes SimHash hashes: the same result (NFKC leaves
- * ASCII alone; its letters and digits are [a-z0-9] once lowercased; it has no marks or CJK),
- * several times faster than the Unicode regular expressions. simhash.test.ts checks the two
+ * `normalizeUnicode` in one pass over the character codes, straight to the bytes SimHash hashes,
+ * for text that is ASCII but for BREAKS and the typographic apostrophe (most pages in Latin
+ * script): the same result (NFKC leaves ASCII alone; its letters and digits are [a-z0-9] once
+ * lowercased; it has no marks or CJK), several times faster than the Unicode regular
+ * expressions. Null when the text holds any other character. simhash.test.ts checks the two
  * agree.
  */
-function normalizedAscii(text: string): Buffer {
+function normalizedFast(text: string): Buffer | null {
   const out = Buffer.allocUnsafe(text.length);
   let n = 0;
   let pendingSpace = false;
@@ -56,10 +70,12 @@ function normalizedAscii(text: string): Buffer {
       if (pendingSpace && n > 0) out[n++] = 0x20;
       pendingSpace = false;
       out[n++] = c;
-    } else if (c === 0x27 && n > 0 && !pendingSpace && isAsciiAlnum(text.charCodeAt(i + 1))) {
+    } else if ((c === 0x27 || c === RIGHT_QUOTE) && n > 0 && !pendingSpace && isAsciiAlnum(text.charCodeAt(i + 1))) {
       // An apostrophe inside a word ("don't") is dropped: the word goes on.
-    } else {
+    } else if (c < 0x80 || BREAKS.has(c)) {
       pendingSpace = true;
+    } else {
+      return null;
     }
   }
   return out.subarray(0, n);
@@ -98,18 +114,21 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   const size = options.shingleSize ?? DEFAULT_SHINGLE_SIZE;
   // Encoded once; a shingle is then a byte range (its words and the single spaces between
   // them), hashed in place: no string per shingle, no UTF-8 encoding per hash.
-  const encoded = ASCII_ONLY.test(text) ? normalizedAscii(text) : Buffer.from(normalizeUnicode(text), 'utf8');
+  const encoded = normalizedFast(text) ?? Buffer.from(normalizeUnicode(text), 'utf8');
   if (encoded.length === 0) return null;
-  // A plain Uint8Array view: its subarrays are cheaper to make than a Buffer's.
+  // A plain Uint8Array view: indexing it is cheaper than a Buffer's.
   const bytes = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length);
-  const starts = [0];
-  const ends: number[] = [];
-  for (let i = encoded.indexOf(0x20); i !== -1; i = encoded.indexOf(0x20, i + 1)) {
-    ends.push(i);
-    starts.push(i + 1);
+  // Word k spans [starts[k], ends[k]): the words are exactly the space-separated parts.
+  const { starts, ends } = wordBounds(bytes.length);
+  let words = 0;
+  starts[0] = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 0x20) {
+      ends[words++] = i;
+      starts[words] = i + 1;
+    }
   }
-  ends.push(bytes.length);
-  const words = starts.length;
+  ends[words++] = bytes.length;
   // The votes are counted bit-sliced: plane k holds bit k of the number of hashes with a one
   // at each of 32 positions (one counter per half of the 64-bit hash), so adding a hash is a
   // ripple of carries (about two steps on average) instead of 64 increments.
@@ -117,21 +136,31 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   const hi = new Int32Array(32);
   let count = 0;
   for (let i = 0; i <= Math.max(0, words - size); i++) {
-    // The 64-bit hash's halves through a typed-array view: no BigInt arithmetic per shingle.
-    HASH[0] = h64Raw(bytes.subarray(starts[i], ends[Math.min(i + size, words) - 1]));
-    addToPlanes(lo, (HALVES[0] as number) | 0);
-    addToPlanes(hi, (HALVES[1] as number) | 0);
+    // The 64-bit hash as two 32-bit halves in numbers: no BigInt per shingle.
+    xxh64Into(bytes, starts[i] as number, ends[Math.min(i + size, words) - 1] as number, HALVES);
+    addToPlanes(lo, HALVES[0] as number);
+    addToPlanes(hi, HALVES[1] as number);
     count++;
   }
   // A bit is set when more than half the shingles voted for it.
   return BigInt.asIntN(64, (BigInt(majority(hi, count) >>> 0) << 32n) | BigInt(majority(lo, count) >>> 0));
 }
 
-const HASH = new BigUint64Array(1);
-/** HASH's two 32-bit halves, low first: the machine's byte order, which must be little-endian. */
-const HALVES = new Uint32Array(HASH.buffer);
-HASH[0] = 1n;
-if (HALVES[0] !== 1) throw new Error('@trawl/dedup: SimHash needs a little-endian machine');
+/** A shingle's hash, low half first. */
+const HALVES = new Int32Array(2);
+
+let STARTS = new Int32Array(4096);
+let ENDS = new Int32Array(4096);
+
+/** Word bounds for a text of `bytes` bytes (at most one word per two bytes, plus one), reused from call to call. */
+function wordBounds(bytes: number): { starts: Int32Array; ends: Int32Array } {
+  const most = (bytes >> 1) + 2;
+  if (STARTS.length < most) {
+    STARTS = new Int32Array(most);
+    ENDS = new Int32Array(most);
+  }
+  return { starts: STARTS, ends: ENDS };
+}
 
 function addToPlanes(planes: Int32Array, word: number): void {
   let carry = word;
