@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { extractText } from './extract-text.js';
+import { cleanLines, countWords, extractText, WORDS } from './extract-text.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -126,5 +126,48 @@ describe('extractText', () => {
     const page = extractText(`<body>${'<p>word word word word</p>'.repeat(20_000)}</body>`, 'http://x.example/', { maxTextChars: 1000 });
     expect(page.text.length).toBeLessThanOrEqual(1000);
     expect(page.wordCount).toBeGreaterThan(150);
+  });
+});
+
+describe('countWords', () => {
+  // Letters of several scripts, digits, marks, CJK, apostrophes, spaces, punctuation, an emoji
+  // (a surrogate pair), an astral letter, a lone surrogate.
+  const alphabet = ['a', 'Z', '7', ' ', '\n', "'", '\u2019', '.', '-', '\u00e9', '\u0301', '\u0436', '\u05d0', '\u4e2d', '\u3042', '\u30a2', '\u00b7', '\u00a0', '\u{1F600}', '\u{1D400}', '\ud800', '\u00bd', '\u0663'];
+  let seed = 11;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+
+  it('counts what the word pattern matches, on random text of many scripts', () => {
+    for (let n = 0; n < 5000; n++) {
+      const text = Array.from({ length: Math.floor(random() * 30) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      expect(countWords(text), JSON.stringify(text)).toBe(text.match(WORDS)?.length ?? 0);
+    }
+  });
+
+  it('counts a contraction once and each CJK character that starts a word', () => {
+    expect(countWords("don't stop \u2014 it\u2019s 9 o'clock")).toBe(5);
+    expect(countWords('\u4e2d\u6587 text')).toBe(3);
+    expect(countWords('abc\u4e2d\u6587')).toBe(1);
+    expect(countWords('')).toBe(0);
+  });
+});
+
+describe('cleanLines', () => {
+  /** The definition: whitespace runs without a line break one space, with one a line break, the ends trimmed. */
+  const reference = (raw: string): string => raw.replace(/[^\S\n]+/g, ' ').replace(/ ?\n[ \n]*/g, '\n').trim();
+  const alphabet = ['a', 'b', ' ', ' ', '\n', '\n', '\t', '\r', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '.', '\u00e9', '\u4e2d'];
+  let seed = 5;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+
+  it('folds whitespace as the definition does, on random text', () => {
+    for (let n = 0; n < 5000; n++) {
+      const text = Array.from({ length: Math.floor(random() * 25) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      expect(cleanLines(text), JSON.stringify(text)).toBe(reference(text));
+    }
+  });
+
+  it('returns clean text as it is', () => {
+    expect(cleanLines('one line\nand another')).toBe('one line\nand another');
+    expect(cleanLines('  padded \n\n  twice  ')).toBe('padded\ntwice');
+    expect(cleanLines(' \n\t ')).toBe('');
   });
 });

@@ -88,8 +88,40 @@ export function textFrom(reading: HtmlReading, url: string): ExtractedText {
  * space and trimmed, blank lines dropped. In two passes rather than line by line: a whitespace
  * run without a line break becomes a space, one with a line break a single line break.
  */
-function cleanLines(raw: string): string {
-  return safe(raw).replace(/[^\S\n]+/g, ' ').replace(/ ?\n[ \n]*/g, '\n').trim();
+export function cleanLines(raw: string): string {
+  const text = safe(raw);
+  const parts: string[] = [];
+  // text[from, i) is kept as it is; a whitespace run is cut out only where it is not already
+  // what it becomes (a single space, or a single line break when it holds one).
+  let from = 0;
+  let i = 0;
+  while (i < text.length) {
+    if (!isSpace(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let lineBreak = false;
+    for (; i < text.length && isSpace(text.charCodeAt(i)); i++) if (text.charCodeAt(i) === 0x0a) lineBreak = true;
+    if (start === 0 || i === text.length) {
+      // Leading and trailing whitespace is trimmed.
+      if (start > from) parts.push(text.slice(from, start));
+      from = i;
+    } else if (i - start !== 1 || text.charCodeAt(start) !== (lineBreak ? 0x0a : 0x20)) {
+      parts.push(text.slice(from, start), lineBreak ? '\n' : ' ');
+      from = i;
+    }
+  }
+  if (from === 0 && parts.length === 0) return text;
+  if (from < text.length) parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/** What `\s` matches in a regular expression (and `trim` removes): ASCII and Unicode spaces, line terminators, the BOM. */
+function isSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 /** A page too deeply nested to parse as a tree: strip the markup in one linear pass. */
@@ -184,7 +216,64 @@ function absolute(href: string, baseHref: string | null, pageUrl: string): strin
 }
 
 /** Words as the near-duplicate tokenizer counts them: letter/digit runs, CJK characters one each. */
-function countWords(text: string): number {
-  return text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[\p{L}\p{N}\p{M}]+(?:['’][\p{L}\p{N}\p{M}]+)*/gu)?.length ?? 0;
+/**
+ * Words in the text: a CJK character is a word of its own where a word would start; otherwise a
+ * word is a run of letters, digits and marks, an apostrophe inside it included ("don't" is one
+ * word). The same count as matching WORDS globally, without building the array of matches: one
+ * pass over the character codes, classifying each code once (CLASS) and astral ones by the
+ * regular expressions.
+ */
+export function countWords(text: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    let width = 1;
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      code = text.codePointAt(i) as number;
+      width = code > 0xffff ? 2 : 1;
+    }
+    const kind = classOf(code);
+    if (inWord) {
+      if (kind === NOT_WORD && (code === 0x27 || code === 0x2019) && classOf(text.codePointAt(i + 1) ?? 0x20) !== NOT_WORD) {
+        // An apostrophe between word characters: the word goes on past it.
+      } else if (kind === NOT_WORD) {
+        inWord = false;
+      }
+    } else if (kind === CJK) {
+      count++;
+    } else if (kind === WORD) {
+      count++;
+      inWord = true;
+    }
+    i += width - 1;
+  }
+  return count;
 }
 
+/** What WORDS would match: its pattern, kept for the classification below and for tests. */
+export const WORDS = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[\p{L}\p{N}\p{M}]+(?:['’][\p{L}\p{N}\p{M}]+)*/gu;
+const WORD_CHAR = /^[\p{L}\p{N}\p{M}]$/u;
+const CJK_CHAR = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]$/u;
+const UNKNOWN = 0;
+const NOT_WORD = 1;
+const WORD = 2;
+/** A word character that starts a word of its own (it is also a WORD inside a run). */
+const CJK = 3;
+/** The class of each BMP code, filled on first sight; astral codes are asked every time. */
+const CLASS = new Uint8Array(0x10000);
+
+function classOf(code: number): number {
+  if (code < 0x80) return (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a) ? WORD : NOT_WORD;
+  if (code > 0xffff) return classify(code);
+  const known = CLASS[code] as number;
+  if (known !== UNKNOWN) return known;
+  const kind = classify(code);
+  CLASS[code] = kind;
+  return kind;
+}
+
+function classify(code: number): number {
+  const char = String.fromCodePoint(code);
+  return CJK_CHAR.test(char) ? CJK : WORD_CHAR.test(char) ? WORD : NOT_WORD;
+}
