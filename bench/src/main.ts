@@ -21,7 +21,7 @@ const benches: Record<string, () => Promise<void>> = {
   memory: () => memoryBench(),
   crawl: () => crawlBench(Number(process.env.BENCH_ROUNDS ?? 3)),
   hostile: () => hostileBench(),
-  profile: () => profileBench(),
+  profile: () => profileBench(profile),
   analyze: () => analyzeBench(Number(process.env.BENCH_ROUNDS ?? 7)),
   markdown: async () => markdownBench(Number(process.env.BENCH_ROUNDS ?? 7)),
   'compare-broad': () => compareBench(Number(process.env.BENCH_ROUNDS ?? 3), 'broad', profile),

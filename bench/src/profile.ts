@@ -7,6 +7,7 @@ import { TestWeb } from '@trawl/testweb';
 import pg from 'pg';
 import { SCENARIOS } from './compare.js';
 import { fmt, machine, table, writeSection } from './report.js';
+import { type BenchProfile, profiledWeb } from './web-profile.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -72,15 +73,37 @@ async function pgStats(): Promise<{ xact: number; inserted: number; updated: num
   return { xact: Number(r.xact), inserted: Number(r.ins), updated: Number(r.upd), fetched: Number(r.fet) };
 }
 
+/** Self time per function (name and file), from a V8 CPU profile, in µs. */
+function bySelf(profile: CpuProfile): [string, number][] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame || frame.functionName === '(idle)') return;
+    const file = frame.url.replace(/^.*\/(node_modules|libs|apps)\//, '$1/');
+    const name = `${frame.functionName || '(anonymous)'} ${file}`;
+    totals.set(name, (totals.get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
+/** The thread a `--cpu-prof` file belongs to: `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`, thread 0 the main one. */
+function threadOf(file: string): number {
+  const parts = file.split('.');
+  return Number(parts[parts.length - 3] ?? 0);
+}
+
 /**
- * Where trawl's time goes on the broad case: one `trawl crawl` process under --cpu-prof, with
- * Redis commands (INFO commandstats, scripts' inner calls included) and PostgreSQL transactions
- * per page measured around the run. Nothing else may use Redis or PostgreSQL meanwhile.
+ * Where trawl's time goes on the broad case: one `trawl crawl` process with default settings under
+ * --cpu-prof (every thread writes a profile of its own), with Redis commands (INFO commandstats,
+ * scripts' inner calls included) and PostgreSQL transactions per page measured around the run.
+ * Nothing else may use Redis or PostgreSQL meanwhile.
  */
-export async function profileBench(): Promise<void> {
-  const scenario = SCENARIOS.find((s) => s.id === 'broad');
-  if (!scenario) throw new Error('no broad scenario');
-  const web = await TestWeb.start(scenario.web);
+export async function profileBench(benchProfile: BenchProfile): Promise<void> {
+  const base = SCENARIOS.find((s) => s.id === 'broad');
+  if (!base) throw new Error('no broad scenario');
+  const pages_ = profiledWeb('profile', base.web, benchProfile);
+  const web = await TestWeb.start(pages_.web);
   const dir = mkdtempSync(join(tmpdir(), 'trawl-profile-'));
   writeFileSync(join(dir, 'hosts'), web.hostsFile());
   const namespace = uniqueNamespace('profile');
@@ -88,8 +111,6 @@ export async function profileBench(): Promise<void> {
     TRAWL_NAMESPACE: namespace,
     TRAWL_ALLOW_NETWORKS: '127.1.0.0/16',
     TRAWL_HOSTS_FILE: join(dir, 'hosts'),
-    TRAWL_MIN_DELAY_MS: '0',
-    TRAWL_CONCURRENCY: '32',
     TRAWL_CONTENT_DIR: join(dir, 'content'),
     TRAWL_LOG_LEVEL: 'warn',
   };
@@ -106,18 +127,29 @@ export async function profileBench(): Promise<void> {
     .map(([name, calls]) => [name, (calls - (redisBefore.get(name) ?? 0)) / pages] as [string, number])
     .filter(([, perPage]) => perPage > 0.01)
     .sort((a, b) => b[1] - a[1]);
-  const profileFile = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-  const profile = profileFile ? (JSON.parse(readFileSync(join(dir, profileFile), 'utf8')) as CpuProfile) : null;
-  const packages = profile ? byPackage(profile) : [];
-  const totalMs = profile ? busyTime(profile) : 0;
+  const threads = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => ({ thread: threadOf(f), profile: JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile }))
+    .sort((a, b) => busyTime(b.profile) - busyTime(a.profile));
+  const threadSections = threads.map(({ thread, profile }) => {
+    const busy = busyTime(profile);
+    const name = thread === 0 ? 'main thread' : `worker thread ${thread}`;
+    return `### ${name}: ${fmt(busy / 1000)} ms busy, ${fmt(busy / 1000 / pages, 2)} ms per page
 
-  const md = `## Profile of trawl on the broad case — tiny pages (2 KB, 1–3 ms)
+By package (inclusive: a package's share counts the code it calls; shares overlap):
+${table(['package', 'ms per page', 'share'], byPackage(profile).slice(0, 12).map(([n, t]) => [n, fmt(t / 1000 / pages, 3), `${fmt((t / busy) * 100, 1)} %`]))}
+
+Functions by self time:
+${table(['function', 'ms per page', 'share'], bySelf(profile).slice(0, 15).map(([n, t]) => [n.replace(/\|/g, '\\|'), fmt(t / 1000 / pages, 3), `${fmt((t / busy) * 100, 1)} %`]))}`;
+  });
+
+  const md = `## Profile of trawl on the broad case — ${pages_.label}
 
 Command: \`npm run bench -- profile\`. ${machine()}
 
-One \`trawl crawl\` process (32 jobs at once) on the broad web (500 hosts × 10 pages), under
-\`--cpu-prof\`: ${fmt(pages)} pages in ${fmt(summary.durationMs / 1000, 2)} s, ${fmt((pages * 1000) / summary.durationMs, 1)} pages/s, ${fmt(summary.process.cpuMs / pages, 2)} CPU ms per page
-(all threads, start-up excluded).
+One \`trawl crawl\` process with default settings on the broad web (${base.web.hosts} hosts × ${base.web.pagesPerHost} pages), under
+\`--cpu-prof\` (one profile per thread): ${fmt(pages)} pages in ${fmt(summary.durationMs / 1000, 2)} s, ${fmt((pages * 1000) / summary.durationMs, 1)} pages/s, ${fmt(summary.process.cpuMs / pages, 2)} CPU ms per page
+(the process's utime + stime over its threads, start-up included, divided by pages; profiling adds its own cost).
 
 Redis commands per page (\`INFO commandstats\` delta; calls made inside Lua scripts are counted too):
 ${table(['command', 'per page'], commands.slice(0, 15).map(([name, n]) => [name, fmt(n, 2)]))}
@@ -125,9 +157,9 @@ ${table(['command', 'per page'], commands.slice(0, 15).map(([name, n]) => [name,
 PostgreSQL per page (\`pg_stat_database\` delta, whole database): ${fmt((pgAfter.xact - pgBefore.xact) / pages, 2)} transactions (each
 statement is its own), ${fmt((pgAfter.inserted - pgBefore.inserted) / pages, 2)} rows inserted, ${fmt((pgAfter.updated - pgBefore.updated) / pages, 2)} rows updated.
 
-Main-thread CPU by package (inclusive: a package's share counts the code it calls; shares overlap and
-do not add up to 100 %; ms over the whole run, start-up included; ${fmt(totalMs / 1000)} ms busy in all):
-${table(['package', 'ms', 'share'], packages.slice(0, 14).map(([name, t]) => [name, fmt(t / 1000), `${fmt((t / totalMs) * 100, 1)} %`]))}`;
-  writeSection('profile', md);
+Busy time per thread (sampled, start-up included):
+
+${threadSections.join('\n\n')}`;
+  writeSection(benchProfile === 'tiny' ? 'profile-tiny' : 'profile', md);
   console.log(md);
 }

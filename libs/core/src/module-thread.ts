@@ -37,7 +37,12 @@ function tsxApi(): string {
  */
 export function startModuleThread(entry: URL, data: unknown = null): Worker {
   const fromSources = entry.pathname.endsWith('.ts');
-  return new Worker(BOOTSTRAP, { eval: true, workerData: { entry: entry.href, tsx: fromSources ? tsxApi() : null, data }, execArgv: [] });
+  return new Worker(BOOTSTRAP, { eval: true, workerData: { entry: entry.href, tsx: fromSources ? tsxApi() : null, data }, execArgv: profilingArgs() });
+}
+
+/** The process's `--cpu-prof` flags, so a profiled process profiles its threads too (each writes a file of its own). */
+export function profilingArgs(): string[] {
+  return process.execArgv.filter((arg) => arg.startsWith('--cpu-prof'));
 }
 
 /**

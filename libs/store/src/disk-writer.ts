@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { ThreadCalls } from '@trawl/core';
+import { profilingArgs, ThreadCalls } from '@trawl/core';
 
 /** One body to compress and write: to `temp` first, then renamed to `path`. */
 export interface DiskWrite {
@@ -59,7 +59,7 @@ parentPort.on('message', ({ id, input: m }) => {
 export class DiskWriter {
   // No inherited flags: the code is CommonJS and needs no loader (`--input-type=module` or a
   // TypeScript loader given to the process would only get in its way).
-  private readonly calls = new ThreadCalls<DiskWrite, number>({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, execArgv: [] }) });
+  private readonly calls = new ThreadCalls<DiskWrite, number>({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, execArgv: profilingArgs() }) });
 
   /** Resolves with the compressed size once the body is in place. */
   write(job: DiskWrite): Promise<number> {
