@@ -67,17 +67,37 @@ export function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearne
   return learner.decide(host, needsRendering(html, url));
 }
 
-const SCRIPT_TAG = /<script\b/i;
-
 /**
- * No `<script` anywhere in the body's bytes (any case), in a charset where ASCII is ASCII (not
- * UTF-16, declared or by its byte-order mark): `needsRendering` would answer `no-scripts`.
+ * No `<script` tag anywhere in the body's bytes (any case, followed by a character that ends the
+ * name), in a charset where ASCII is ASCII (not UTF-16, declared or by its byte-order mark):
+ * `needsRendering` would answer `no-scripts`. One loop over the bytes, no string made.
  */
 function scriptless(response: FetchResult): boolean {
   const { body, charset } = response;
   if (charset !== null && charset !== undefined && /^utf-?16/i.test(charset)) return false;
   if (body.length >= 2 && ((body[0] === 0xff && body[1] === 0xfe) || (body[0] === 0xfe && body[1] === 0xff))) return false;
-  return !SCRIPT_TAG.test(body.toString('latin1'));
+  return !hasScriptTag(body);
+}
+
+const SCRIPT = [0x73, 0x63, 0x72, 0x69, 0x70, 0x74];
+
+/** `/<script\b/i` over bytes read as latin1. */
+export function hasScriptTag(bytes: Uint8Array): boolean {
+  const last = bytes.length - 1 - SCRIPT.length;
+  for (let i = 0; i <= last; i++) {
+    if (bytes[i] !== 0x3c || ((bytes[i + 1] as number) | 0x20) !== 0x73) continue;
+    let k = 1;
+    while (k < SCRIPT.length && ((bytes[i + 1 + k] as number) | 0x20) === SCRIPT[k]) k++;
+    if (k === SCRIPT.length && !isWordByte(bytes[i + 1 + SCRIPT.length])) return true;
+  }
+  return false;
+}
+
+/** A byte `\b` counts as a word character: [A-Za-z0-9_] (undefined: the end of the body). */
+function isWordByte(byte: number | undefined): boolean {
+  if (byte === undefined) return false;
+  const lower = byte | 0x20;
+  return (lower >= 0x61 && lower <= 0x7a) || (byte >= 0x30 && byte <= 0x39) || byte === 0x5f;
 }
 
 /** A 200 HTML page with its whole body: the only kind worth a browser. */
