@@ -1,4 +1,9 @@
-import { xxh64Into } from './xxh64.js';
+import xxhash from 'xxhash-wasm';
+
+// xxHash64 compiled to WebAssembly: instantiated once when the module loads (no I/O: the
+// binary is inlined in the package), so every function below is synchronous. (XXH64 written in
+// 32-bit halves in plain JavaScript was measured too: no faster, see docs/perf-log.md.)
+const { h64Raw } = await xxhash();
 
 /**
  * Words per shingle. Word 3-grams: a one-word edit touches 3 shingles. Measured on random
@@ -136,18 +141,21 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   const hi = new Int32Array(32);
   let count = 0;
   for (let i = 0; i <= Math.max(0, words - size); i++) {
-    // The 64-bit hash as two 32-bit halves in numbers: no BigInt per shingle.
-    xxh64Into(bytes, starts[i] as number, ends[Math.min(i + size, words) - 1] as number, HALVES);
-    addToPlanes(lo, HALVES[0] as number);
-    addToPlanes(hi, HALVES[1] as number);
+    // The 64-bit hash's halves through a typed-array view: no BigInt arithmetic per shingle.
+    HASH[0] = h64Raw(bytes.subarray(starts[i] as number, ends[Math.min(i + size, words) - 1] as number));
+    addToPlanes(lo, (HALVES[0] as number) | 0);
+    addToPlanes(hi, (HALVES[1] as number) | 0);
     count++;
   }
   // A bit is set when more than half the shingles voted for it.
   return BigInt.asIntN(64, (BigInt(majority(hi, count) >>> 0) << 32n) | BigInt(majority(lo, count) >>> 0));
 }
 
-/** A shingle's hash, low half first. */
-const HALVES = new Int32Array(2);
+const HASH = new BigUint64Array(1);
+/** HASH's two 32-bit halves, low first: the machine's byte order, which must be little-endian. */
+const HALVES = new Uint32Array(HASH.buffer);
+HASH[0] = 1n;
+if (HALVES[0] !== 1) throw new Error('@trawl/dedup: SimHash needs a little-endian machine');
 
 let STARTS = new Int32Array(4096);
 let ENDS = new Int32Array(4096);
