@@ -11,5 +11,11 @@ CREATE TABLE render_overrides (
   set_by text
 );
 
+-- Where a rendered page's DOM is in the content store (content-addressed, stored beside the
+-- body by the fetch stage), so `trawl export warc` can write it as a conversion record as the
+-- live WARC writer does. Null: not rendered, or recorded before this column.
+ALTER TABLE crawled_pages ADD COLUMN rendered_key text;
+
 -- Down Migration
+ALTER TABLE crawled_pages DROP COLUMN rendered_key;
 DROP TABLE render_overrides;
