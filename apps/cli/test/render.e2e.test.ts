@@ -80,9 +80,9 @@ describe('rendering with the default settings', () => {
 
     // The decision and its reason, per page, from PostgreSQL.
     const db = new Database({ url: DATABASE_URL, schema: namespace });
-    let rows: { url: string; rendered: boolean; render_reason: string | null }[];
+    let rows: { url: string; rendered: boolean; render_reason: string | null; rendered_key: string | null }[];
     try {
-      rows = (await db.pool.query<{ url: string; rendered: boolean; render_reason: string | null }>(`SELECT url, rendered, render_reason FROM "${namespace}".crawled_pages WHERE http_status = 200`)).rows;
+      rows = (await db.pool.query<{ url: string; rendered: boolean; render_reason: string | null; rendered_key: string | null }>(`SELECT url, rendered, render_reason, rendered_key FROM "${namespace}".crawled_pages WHERE http_status = 200`)).rows;
     } finally {
       await db.close();
     }
@@ -96,6 +96,9 @@ describe('rendering with the default settings', () => {
     const pageOf = (url: string) => (new URL(url).pathname === '/' ? 0 : Number(new URL(url).pathname.split('/').pop()));
     const needed = (r: { url: string }) => hostOf(r.url) !== PLAIN && scriptedNeedsRender(SCRIPTED[hostOf(r.url)] as ScriptedKind, pageOf(r.url));
     const rendered = rows.filter((r) => r.rendered);
+    // Each rendered page's DOM is where its row says (for `trawl export warc`); no other row names one.
+    expect(rendered.filter((r) => r.rendered_key === null)).toEqual([]);
+    expect(rows.filter((r) => !r.rendered && r.rendered_key !== null)).toEqual([]);
     const hits = rendered.filter(needed).length;
     const precision = hits / rendered.length;
     const recall = hits / rows.filter(needed).length;

@@ -3,7 +3,7 @@ import { Freshness, type FreshnessQuery, OperatorQueries } from '@trawl/db';
 import { addSeeds } from '@trawl/dispatch';
 import { type AdmissionStatus, UrlFlag } from '@trawl/frontier';
 import { discoverQueues, openQueue, type QueueSpec, type SeedsJobData } from '@trawl/queue';
-import { restorePauses, type Runtime } from '@trawl/runtime';
+import { restorePauses, restoreRenderOverrides, setRenderOverride, type Runtime } from '@trawl/runtime';
 import { HostInspector, iso } from './hosts.js';
 import { CrawlStats, type CrawlSnapshot } from './stats.js';
 
@@ -82,9 +82,12 @@ export class CrawlOperator {
     return status === null ? null : { ...status, render_override: renderOverride };
   }
 
-  /** Sets a host's rendering override (null: TRAWL_RENDER decides), for every worker of the crawl. */
-  setRenderOverride(host: string, mode: RenderOverride | null): Promise<void> {
-    return this.renderOverrides.set(host, mode);
+  /**
+   * Sets a host's rendering override (null: TRAWL_RENDER decides), for every worker of the crawl:
+   * in PostgreSQL (durable) and then Redis (what the workers read).
+   */
+  setRenderOverride(host: string, mode: RenderOverride | null, by: string | null): Promise<void> {
+    return setRenderOverride(this.runtime, host, mode, by);
   }
 
   recentFetches(host: string, limit: number) {
@@ -124,6 +127,11 @@ export class CrawlOperator {
   /** The pause as PostgreSQL records it, restored into the frontier (a wiped or rebuilt Redis). */
   restorePauses(): Promise<number> {
     return restorePauses(this.runtime);
+  }
+
+  /** The rendering overrides as PostgreSQL records them, restored into Redis. */
+  restoreRenderOverrides(): Promise<number> {
+    return restoreRenderOverrides(this.runtime);
   }
 
   async paused() {

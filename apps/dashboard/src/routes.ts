@@ -199,14 +199,14 @@ export function apiRoutes(operator: CrawlOperator, idempotency: IdempotencyStore
       operationId: 'setDomainRender',
       summary: 'Override whether one host\'s pages are rendered',
       description:
-        'Every worker of the crawl follows it within a few seconds, for the pages it fetches from then on: `always` renders each HTML page of the host in headless Chromium, `never` none, `auto` clears the override (TRAWL_RENDER decides). Kept in Redis with the crawl (not in PostgreSQL: a Redis that loses the crawl loses it). With TRAWL_RENDER=never no worker renders at all, whatever the override.',
+        'Every worker of the crawl follows it within a few seconds, for the pages it fetches from then on: `always` renders each HTML page of the host in headless Chromium, `never` none, `auto` clears the override (TRAWL_RENDER decides). Kept in PostgreSQL (a frontier rebuilt after Redis lost the crawl restores it) and in Redis, which the workers read. With TRAWL_RENDER=never no worker renders at all, whatever the override.',
       tag: 'domains',
       params: hostParams,
       body: renderOverrideBody,
       responses: { 200: { description: 'Set', schema: hostRenderOverride } },
-      handler: async ({ params, body }) => {
+      handler: async ({ params, body, caller }) => {
         const mode = body.mode === 'auto' ? null : body.mode;
-        await operator.setRenderOverride(params.host, mode);
+        await operator.setRenderOverride(params.host, mode, caller.tokenId);
         return { status: 200, body: { host: params.host, render_override: mode } };
       },
     }),

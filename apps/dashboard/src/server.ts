@@ -81,6 +81,8 @@ export async function startDashboard(runtime: Runtime, options: DashboardOptions
   const operator = new CrawlOperator(runtime, { rediscoverQueuesMs: options.rediscoverQueuesMs });
   const restored = await operator.restorePauses();
   if (restored > 0) log.info({ paused: restored }, 'pauses restored from PostgreSQL');
+  const overrides = await operator.restoreRenderOverrides();
+  if (overrides > 0) log.info({ overrides }, 'rendering overrides restored from PostgreSQL');
 
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,

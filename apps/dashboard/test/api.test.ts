@@ -7,8 +7,9 @@ import { fingerprint } from '@trawl/url';
 import { decodeFetchJob, FetchQueues, FetchWorker } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import { decodeEntry, UrlFlag } from '@trawl/frontier';
+import { OperatorQueries } from '@trawl/db';
 import { RenderOverrides } from '@trawl/model';
-import { pauseBlockedHost, type Runtime, serveProcessMetrics } from '@trawl/runtime';
+import { pauseBlockedHost, restoreRenderOverrides, type Runtime, serveProcessMetrics } from '@trawl/runtime';
 import { createRedis } from '@trawl/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DashboardServer, startDashboard } from '../src/index.js';
@@ -190,14 +191,22 @@ describe('POST /v1/crawl/seeds', () => {
     expect(again.body).toMatchObject({ enqueued: 0, already_seen: 1 });
   });
 
-  it('sets and clears a host\'s rendering override, for every worker (Redis), and refuses an unknown mode', async () => {
+  it('sets and clears a host\'s rendering override, for every worker (Redis) and durably (PostgreSQL), and refuses an unknown mode', async () => {
     const overrides = new RenderOverrides(runtime.redis, runtime.config.namespace, () => 0, 0);
+    const durable = async () => (await new OperatorQueries(runtime.db.pool, runtime.config.namespace).renderOverrides()).filter((r) => r.host === 'render.example').map((r) => r.mode);
     expect(await call('POST', '/v1/crawl/domains/render.example/render', { body: { mode: 'never' } })).toMatchObject({ status: 200, body: { host: 'render.example', render_override: 'never' } });
     expect(await overrides.of('render.example')).toBe('never');
+    expect(await durable()).toEqual(['never']);
     expect((await call('POST', '/v1/crawl/domains/render.example/render', { body: { mode: 'sometimes' } })).status).toBe(400);
+    expect(await overrides.of('render.example')).toBe('never');
+    expect(await durable()).toEqual(['never']);
+    // Redis loses it: the dashboard's restore (as at its start, or a rebuild's) puts it back.
+    await runtime.redis.hdel(`${runtime.config.namespace}:render:hosts`, 'render.example');
+    expect(await restoreRenderOverrides(runtime)).toBeGreaterThanOrEqual(1);
     expect(await overrides.of('render.example')).toBe('never');
     expect(await call('POST', '/v1/crawl/domains/render.example/render', { body: { mode: 'auto' } })).toMatchObject({ status: 200, body: { render_override: null } });
     expect(await overrides.of('render.example')).toBeNull();
+    expect(await durable()).toEqual([]);
   });
 
   it('refuses a request with malformed URLs whole, naming each, and applies nothing', async () => {

@@ -5,7 +5,7 @@ import { FrontierRefill, policyFromConfig } from '@trawl/model';
 import { Freshness } from '@trawl/db';
 import { addSeeds, Dispatcher, publishConfigPolicy, recrawlSweep, Scheduler, SeedsAdmission, sitemapSweep } from '@trawl/dispatch';
 import { type SweepName, SeedsWorker, SweepsQueue, SweepsWorker } from '@trawl/queue';
-import { restorePauses, type Runtime } from '@trawl/runtime';
+import { restorePauses, restoreRenderOverrides, type Runtime } from '@trawl/runtime';
 import { rebuildFromDatabase } from './rebuild.js';
 
 export interface SchedulerService {
@@ -39,8 +39,10 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
     pagesBaseline: options.pagesBaseline ?? (await runtime.frontier.stats()).done,
     logger: logger.child({ component: 'policy' }),
   });
-  // Operator pauses outlive Redis: restore them from PostgreSQL before dispatching anything.
+  // Operator pauses and rendering overrides outlive Redis: restore them from PostgreSQL before
+  // dispatching anything.
   await restorePauses(runtime);
+  await restoreRenderOverrides(runtime);
   const discovery = runtime.discovery();
   const dispatcher = new Dispatcher(
     {
@@ -68,6 +70,7 @@ export async function startSchedulerService(runtime: Runtime, options: { memberI
       guard: () => runtime.intact(),
       onRestored: async () => {
         await restorePauses(runtime);
+        await restoreRenderOverrides(runtime);
         await publishConfigPolicy(runtime.policyStore, config, { pagesBaseline: (await runtime.frontier.stats()).done, logger: logger.child({ component: 'policy' }) });
         await scheduleSweeps(sweepsQueue, config);
       },

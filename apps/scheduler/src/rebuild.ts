@@ -1,6 +1,6 @@
 import { FETCH_HOLD_MARGIN_MS } from '@trawl/config';
 import { quietKey, rebuildFrontier, type RebuildOptions, type RebuildReport, type SeenSnapshotLoad, waitForQuietWorkers } from '@trawl/dispatch';
-import { restorePauses, type Runtime, settingsRecorded } from '@trawl/runtime';
+import { restorePauses, restoreRenderOverrides, type Runtime, settingsRecorded } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
 
 /**
@@ -55,6 +55,7 @@ export async function rebuildFromDatabase(runtime: Runtime, logger: Logger, opti
       recordSettings: () => runtime.settings.record(),
       markLive: () => runtime.frontier.markLive(),
       restorePauses: () => restorePauses(runtime),
+      restoreRenderOverrides: () => restoreRenderOverrides(runtime),
       settingsPresent: () => settingsRecorded(runtime.redis, config.namespace),
       fetchHoldMs,
       clock: runtime.clock,

@@ -225,10 +225,10 @@ export const configSchema = z.object({
     allowHosts: set(list().default([]), 'TRAWL_RENDER_ALLOW_HOSTS', 'Other hosts a page may load from (comma-separated, `host` or `host:port`), as far as the renderer\'s policy goes; a crawl refuses them all the same (see TRAWL_RENDER_OTHER_HOSTS).'),
     maxRequestsPerPage: set(int(1).default(200), 'TRAWL_RENDER_MAX_REQUESTS', 'Requests one page may make; later ones are refused.'),
     cacheBytes: set(int(0).default(64 * 1024 * 1024), 'TRAWL_RENDER_CACHE_BYTES', 'Scripts and stylesheets kept in memory for the crawl\'s other pages (a site\'s app.js is fetched once).'),
-    samplePages: set(int(0, 100).default(3), 'TRAWL_RENDER_SAMPLE_PAGES', 'With TRAWL_RENDER=auto: pages of each host rendered to learn whether rendering it pays (0: only the page\'s own signals decide).'),
+    samplePages: set(int(0, 100).default(3), 'TRAWL_RENDER_SAMPLE_PAGES', 'With TRAWL_RENDER=auto: pages of each host rendered to learn whether rendering it pays (0: only the page\'s own signals decide). Counted for the whole crawl (the tally and verdict are kept in Redis): every worker, and each restart, shares them.'),
     minExtraLinks: set(int(1).default(3), 'TRAWL_RENDER_MIN_EXTRA_LINKS', 'A sample gains when the browser finds at least this many links its HTML did not have…'),
     minLinkGain: set(num(0, 100).default(0.2), 'TRAWL_RENDER_MIN_LINK_GAIN', '…and they are at least this share of the HTML\'s links (0.2: a fifth more). A host keeps being rendered when half its samples gained.'),
-    reviewAfterMs: set(int(0).default(6 * 3_600_000), 'TRAWL_RENDER_REVIEW_AFTER_MS', 'How long a host\'s verdict stands before it is sampled again.'),
+    reviewAfterMs: set(int(0).default(6 * 3_600_000), 'TRAWL_RENDER_REVIEW_AFTER_MS', 'How long a host\'s verdict stands before it is sampled again (by whichever worker fetches the host next).'),
   }),
 
   fetch: z.object({

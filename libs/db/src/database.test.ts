@@ -92,16 +92,18 @@ describe('Database', () => {
     expect(counts.urls.done).toBeGreaterThanOrEqual(1);
   });
 
-  it('records whether a page was rendered and why; a 304 keeps what the last full visit said', async () => {
+  it('records whether a page was rendered, why, and where its DOM is; a 304 keeps what the last full visit said', async () => {
     const url = 'http://render.example/app';
     const read = async () =>
-      (await db.pool.query(`SELECT rendered, render_reason FROM "${db.options.schema}".crawled_pages WHERE url_hash = $1`, [fp(url)])).rows[0] as unknown;
+      (await db.pool.query(`SELECT rendered, render_reason, rendered_key FROM "${db.options.schema}".crawled_pages WHERE url_hash = $1`, [fp(url)])).rows[0] as unknown;
     await db.recordPages([record(url)]);
-    expect(await read()).toEqual({ rendered: false, render_reason: null });
-    await db.recordPages([record(url, { fetchedAt: 1_700_000_001_000, render: { rendered: true, reason: 'empty-app-root' } })]);
-    expect(await read()).toEqual({ rendered: true, render_reason: 'empty-app-root' });
+    expect(await read()).toEqual({ rendered: false, render_reason: null, rendered_key: null });
+    await db.recordPages([record(url, { fetchedAt: 1_700_000_001_000, render: { rendered: true, reason: 'empty-app-root', domKey: 'sha256:dom' } })]);
+    expect(await read()).toEqual({ rendered: true, render_reason: 'empty-app-root', rendered_key: 'sha256:dom' });
     await db.recordPages([record(url, { fetchedAt: 1_700_000_002_000, httpStatus: 304 })]);
-    expect(await read()).toEqual({ rendered: true, render_reason: 'empty-app-root' });
+    expect(await read()).toEqual({ rendered: true, render_reason: 'empty-app-root', rendered_key: 'sha256:dom' });
+    await db.recordPages([record(url, { fetchedAt: 1_700_000_003_000, render: { rendered: false, reason: 'plain-html' } })]);
+    expect(await read()).toEqual({ rendered: false, render_reason: 'plain-html', rendered_key: null });
   });
 
   it('records a page whose URL was never discovered (a hand-made job)', async () => {

@@ -119,6 +119,8 @@ export interface PageRecord {
 export interface PageRender {
   rendered: boolean;
   reason: string;
+  /** The rendered DOM's key in the content store (null or absent: not rendered, or not stored). */
+  domKey?: string | null;
 }
 
 export interface PageRecrawlStats {
@@ -627,13 +629,13 @@ export class Database {
            $28::float8[], $29::float8[], $30::float8[], $31::float8[], $32::timestamptz[], $33::float8[], $34::int[],
            $35::bigint[], $36::bytea[], $37::text[], $38::smallint[],
            $39::text[], $40::text[], $41::text[], $42::int[], $43::text[],
-           $44::bool[], $45::text[]
+           $44::bool[], $45::text[], $46::text[]
          ) AS r(h, url, host, depth, state, status, ctype, chash, skey, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg, freq, changed, nxt, etag, lastmod,
                 charset, noindex, nofollow, skipped,
                 rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
                 simhash, dup_of, dup_kind, dup_dist,
                 title, description, language, words, text_key,
-                rendered, render_reason)
+                rendered, render_reason, rendered_key)
        ),
        pages AS (
          INSERT INTO ${this.t.pages} AS p (url_hash, url, host, depth, state, http_status, content_type, content_hash, storage_key, fetched_at, last_crawled_at,
@@ -641,12 +643,12 @@ export class Database {
            change_frequency_s, last_changed_at, next_crawl_at, etag, last_modified, charset, noindex, nofollow, body_skipped,
            change_visits, change_count, changed_s, unchanged_s, checked_at, recrawl_interval_s, recrawl_failures,
            simhash, duplicate_of, duplicate_kind, duplicate_distance, title, description, language, word_count, text_key,
-           rendered, render_reason)
+           rendered, render_reason, rendered_key)
          SELECT h, url, host, depth, state, status, ctype, chash, skey, fetched, fetched, clen, trunc, fms, redir, canon, links, ecode, emsg,
            freq, changed, nxt, etag, lastmod, charset, noindex, nofollow, skipped,
            rc_visits, rc_changes, rc_changed_s, rc_unchanged_s, rc_checked, rc_interval, rc_failures,
            simhash, dup_of, dup_kind, dup_dist, title, description, language, words, text_key,
-           rendered, render_reason
+           rendered, render_reason, rendered_key
          FROM x
          ORDER BY h
          ON CONFLICT (url_hash) DO UPDATE SET
@@ -666,7 +668,7 @@ export class Database {
            recrawl_failures = COALESCE(EXCLUDED.recrawl_failures, p.recrawl_failures),
            ${keep304('simhash')}, ${keep304('duplicate_of')}, ${keep304('duplicate_kind')}, ${keep304('duplicate_distance')},
            ${keep304('title')}, ${keep304('description')}, ${keep304('language')}, ${keep304('word_count')}, ${keep304('text_key')},
-           ${keep304('rendered')}, ${keep304('render_reason')}
+           ${keep304('rendered')}, ${keep304('render_reason')}, ${keep304('rendered_key')}
          -- Late, stale records change nothing (see recordPages).
          WHERE p.fetched_at <= EXCLUDED.fetched_at
            AND (p.state IS DISTINCT FROM 'done' OR EXCLUDED.state = 'done' OR EXCLUDED.fetched_at >= p.next_crawl_at)
@@ -723,6 +725,7 @@ export class Database {
         pageText('textKey'),
         rows.map((r) => r.render?.rendered ?? false),
         rows.map((r) => (r.render ? storableText(r.render.reason) : null)),
+        rows.map((r) => r.render?.domKey ?? null),
       ],
     );
     return new Set(applied.map((r) => r.url_hash.toString('latin1')));

@@ -27,6 +27,8 @@ export interface PageForExport {
   wordCount: number | null;
   /** Where the page's visible text is stored (the content store's key), if it has any. */
   textKey: string | null;
+  /** Where the DOM a headless browser rendered is stored, if the page was rendered. */
+  renderedKey: string | null;
 }
 
 export interface PagesForExportOptions {
@@ -83,10 +85,12 @@ export async function* pagesForExport(db: Pick<Database, 'pool' | 'options'>, op
       canonical_url: string | null;
       word_count: number | null;
       text_key: string | null;
+      rendered_key: string | null;
     }>(
       `SELECT p.url_hash, p.url, p.http_status, p.content_type, p.charset, p.fetched_at, p.storage_key, p.content_hash,
               p.content_length, p.redirect_to, p.truncated, p.body_skipped, p.duplicate_kind, d.url AS duplicate_of_url,
-              p.duplicate_distance, p.title, p.description, p.language, p.canonical_url, p.word_count, p.text_key
+              p.duplicate_distance, p.title, p.description, p.language, p.canonical_url, p.word_count, p.text_key,
+              p.rendered_key
        FROM ${pages} p LEFT JOIN ${pages} d ON d.url_hash = p.duplicate_of
        WHERE p.url_hash > $1 AND ${exported('$2', '$3')}
        ORDER BY p.url_hash LIMIT $4`,
@@ -114,6 +118,7 @@ export async function* pagesForExport(db: Pick<Database, 'pool' | 'options'>, op
         canonicalUrl: r.canonical_url,
         wordCount: r.word_count,
         textKey: r.text_key,
+        renderedKey: r.rendered_key,
       };
     }
     const last = rows.at(-1);

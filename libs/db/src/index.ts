@@ -36,4 +36,4 @@ export {
   type StoredCapture,
 } from './near-dup.js';
 export { countPagesForExport, type PageForExport, pagesForExport, type PagesForExportOptions } from './export-rows.js';
-export { type KnownUrl, OperatorQueries, type PausedHostRow, type RecentFetch } from './operator.js';
+export { type KnownUrl, OperatorQueries, type PausedHostRow, type RecentFetch, type RenderOverrideRow } from './operator.js';

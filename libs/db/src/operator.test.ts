@@ -31,6 +31,17 @@ describe('OperatorQueries', () => {
     expect((await ops.pausedHosts()).map((r) => r.host)).toEqual(['a.example']);
   });
 
+  it('keeps each host\'s last rendering override, refuses an unknown mode, and forgets a cleared one', async () => {
+    await ops.setRenderOverride('r.example', 'always', 'tok:1234');
+    await ops.setRenderOverride('r.example', 'never', 'tok:9999');
+    await ops.setRenderOverride('s.example', 'always');
+    expect((await ops.renderOverrides()).map((r) => [r.host, r.mode, r.setBy])).toEqual([['r.example', 'never', 'tok:9999'], ['s.example', 'always', null]]);
+    await expect(ops.setRenderOverride('r.example', 'sometimes' as 'always')).rejects.toThrow(/check constraint/);
+    await ops.setRenderOverride('r.example', null);
+    await ops.setRenderOverride('gone.example', null);
+    expect((await ops.renderOverrides()).map((r) => r.host)).toEqual(['s.example']);
+  });
+
   it('reads the oldest queued URL, a URL by fingerprint, and requeues it', async () => {
     expect(await ops.oldestQueuedAt()).toBeNull();
     const a = discovered('http://b.example/1');

@@ -10,6 +10,14 @@ export interface PausedHostRow {
   reason: string | null;
 }
 
+/** An operator's rendering override for one host, as PostgreSQL keeps it. */
+export interface RenderOverrideRow {
+  host: string;
+  mode: 'always' | 'never';
+  setAt: number;
+  setBy: string | null;
+}
+
 /** One recent fetch of a host, as crawled_pages records it. */
 export interface RecentFetch {
   url: string;
@@ -43,14 +51,14 @@ const ms = (date: Date | null): number | null => (date === null ? null : date.ge
  * method is one statement.
  */
 export class OperatorQueries {
-  private readonly t: { urls: string; pages: string; paused: string };
+  private readonly t: { urls: string; pages: string; paused: string; render: string };
 
   constructor(
     private readonly pool: pg.Pool,
     schema: string,
   ) {
     if (!IDENTIFIER.test(schema)) throw new Error(`invalid schema name: ${schema}`);
-    this.t = { urls: `"${schema}".urls`, pages: `"${schema}".crawled_pages`, paused: `"${schema}".paused_hosts` };
+    this.t = { urls: `"${schema}".urls`, pages: `"${schema}".crawled_pages`, paused: `"${schema}".paused_hosts`, render: `"${schema}".render_overrides` };
   }
 
   async pausedHosts(): Promise<PausedHostRow[]> {
@@ -73,6 +81,27 @@ export class OperatorQueries {
   /** Records a host trawl paused itself, with why (kept as first paused). */
   async setBlocked(host: string, reason: string): Promise<void> {
     await this.pool.query(`INSERT INTO ${this.t.paused} (host, paused_by, reason) VALUES ($1, 'trawl', $2) ON CONFLICT (host) DO NOTHING`, [host, reason]);
+  }
+
+  /** Every host's rendering override (migration 1700000000095), by host. */
+  async renderOverrides(): Promise<RenderOverrideRow[]> {
+    const { rows } = await this.pool.query<{ host: string; mode: 'always' | 'never'; set_at: Date; set_by: string | null }>(
+      `SELECT host, mode, set_at, set_by FROM ${this.t.render} ORDER BY host`,
+    );
+    return rows.map((r) => ({ host: r.host, mode: r.mode, setAt: r.set_at.getTime(), setBy: r.set_by }));
+  }
+
+  /** Records a host's rendering override (the last one set wins) or, with null, its end. */
+  async setRenderOverride(host: string, mode: 'always' | 'never' | null, by: string | null = null): Promise<void> {
+    if (mode === null) {
+      await this.pool.query(`DELETE FROM ${this.t.render} WHERE host = $1`, [host]);
+      return;
+    }
+    await this.pool.query(
+      `INSERT INTO ${this.t.render} (host, mode, set_by) VALUES ($1, $2, $3)
+       ON CONFLICT (host) DO UPDATE SET mode = EXCLUDED.mode, set_at = now(), set_by = EXCLUDED.set_by`,
+      [host, mode, by],
+    );
   }
 
   /** When the oldest URL still queued was queued (null: none is). */

@@ -73,6 +73,7 @@ describe('rebuildFrontier with spilled URLs', () => {
       recordSettings: async () => void (settings += 1),
       markLive: () => frontier.markLive(),
       restorePauses: async () => 0,
+      restoreRenderOverrides: async () => 0,
       settingsPresent: async () => settings > 0,
       fetchHoldMs: 1000,
       clock,

@@ -23,6 +23,7 @@ const config = loadConfig({ env: { TRAWL_NAMESPACE: 't_rebuild', TRAWL_SCOPE: 'd
 const clock = new ManualClock(Date.now());
 const frontier = new Frontier(t.redis, { prefix: namespace, partitions: 2, bands: 4, leaseMs: 300_000, fetchHoldMs: 65_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock });
 let settingsRecorded = 0;
+let overridesRestored = 0;
 let deps: RebuildDeps;
 
 // One URL per host, so a single claim takes every queued URL at once.
@@ -53,6 +54,11 @@ beforeAll(async () => {
       const rows = await new OperatorQueries(db.db.pool, db.schema).pausedHosts();
       if (rows.length > 0) await frontier.pauseHosts(rows.map((r) => r.host));
       return rows.length;
+    },
+    // The runtime's restoreRenderOverrides is tested on a real runtime (the scheduler's tests).
+    restoreRenderOverrides: async () => {
+      overridesRestored += 1;
+      return 0;
     },
     settingsPresent: async () => settingsRecorded > 0,
     fetchHoldMs: 65_000,
@@ -94,6 +100,7 @@ describe('rebuildFrontier', () => {
     // It had handed the crawl back before its scan: settings, policy, pauses, live marks. The
     // hosts of its first two steps are crawlable already; the rest wait for the scan to resume.
     expect(settingsRecorded).toBe(1);
+    expect(overridesRestored).toBe(1);
     expect(await frontier.isPaused('paused.example')).toBe(true);
     expect((await deps.policyStore.load())?.scope.domains).toContain('seed.example');
     expect(await t.redis.hget(rebuildKey(namespace), 'cursor')).toMatch(/^[0-9a-f]{32}$/);
@@ -116,6 +123,8 @@ describe('rebuildFrontier', () => {
     expect(report).toMatchObject({ resumed: true, seeds: 1, leftToCrawl: 1 });
     expect(await frontier.isPaused('paused.example')).toBe(true);
     expect(settingsRecorded).toBe(1);
+    // The resumed run does not hand back again.
+    expect(overridesRestored).toBe(1);
     expect(await t.redis.exists(rebuildKey(namespace))).toBe(0);
     expect(await rebuildStalled(t.redis, namespace, clock.now() + 60_000, 10_000)).toBe(false);
 

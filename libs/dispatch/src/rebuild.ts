@@ -29,6 +29,8 @@ export interface RebuildDeps {
   markLive: () => Promise<void>;
   /** Puts operator pauses back from their durable copy in PostgreSQL; returns how many. */
   restorePauses: () => Promise<number>;
+  /** Puts operators' rendering overrides back from PostgreSQL into Redis; returns how many. */
+  restoreRenderOverrides: () => Promise<number>;
   /** Whether the namespace's settings are in Redis (an intact crawl needs no rebuild). */
   settingsPresent: () => Promise<boolean>;
   /**
@@ -105,8 +107,8 @@ export const rebuildKey = (namespace: string): string => `${namespace}:rebuild`;
  *   the rebuild began were queued into the new frontier by the live crawl and are left alone, so
  *   the crawl runs meanwhile.
  * - Before the scan it hands the crawl back (`handBack`): the crawl policy again (this process's
- *   configuration, its scope widened to every seed PostgreSQL knows), the operator pauses, the
- *   live marks and the namespace settings. Schedulers waiting for the rebuild start dispatching
+ *   configuration, its scope widened to every seed PostgreSQL knows), the operator pauses and
+ *   rendering overrides, the live marks and the namespace settings. Schedulers waiting for the rebuild start dispatching
  *   then, and each host is fetched as soon as its URLs are restored (no earlier than its due
  *   time) rather than after the whole table. A scan stopped after the hand-back is resumed by
  *   running the rebuild again (no --force needed) or by a scheduler with TRAWL_AUTO_REBUILD
@@ -180,7 +182,7 @@ export async function rebuildFrontier(deps: RebuildDeps, options: RebuildOptions
 
 /**
  * Hands the crawl back before the scan: the policy (this configuration's, every seed in scope),
- * the operator pauses, the live marks and, last, the namespace settings, which let schedulers
+ * the operator pauses and rendering overrides, the live marks and, last, the namespace settings, which let schedulers
  * dispatch and workers fetch again. From then on each host is crawled as soon as the scan has
  * restored its URLs, instead of every host waiting for the whole table (minutes on a large
  * crawl). What the crawl does meanwhile is safe: a link it discovers that PostgreSQL already
@@ -195,6 +197,9 @@ async function handBack(deps: RebuildDeps, key: string, seeds: readonly string[]
   // Operator pauses were lost with Redis: put them back (from PostgreSQL) before anything is claimed.
   const paused = await deps.restorePauses();
   if (paused > 0) logger.info({ paused }, 'operator pauses restored');
+  // So were the rendering overrides: back before a worker fetches one of their hosts.
+  const overrides = await deps.restoreRenderOverrides();
+  if (overrides > 0) logger.info({ overrides }, 'rendering overrides restored');
   await deps.markLive();
   await deps.redis.hset(key, 'handedBack', '1', 'beat', String(deps.clock.now()));
   await deps.recordSettings();

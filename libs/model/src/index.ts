@@ -28,5 +28,6 @@ export {
 } from './policy.js';
 export { cachedRefusals } from './robots-verdicts.js';
 export { RENDER_OVERRIDES, type RenderOverride, RenderOverrides } from './render-overrides.js';
+export { RedisHostVerdicts } from './render-verdicts.js';
 export { type TimingListener, type TimingName, Timings, TIMINGS } from './timings.js';
 export { FrontierRefill, REFILL_DEFAULTS, type RefillDeps, type RefillOptions } from './refill.js';

@@ -23,4 +23,16 @@ describe('RenderOverrides', () => {
     await t.redis.hset(`${t.prefix}:render:hosts`, 'odd.example', 'sometimes');
     expect(await worker.of('odd.example')).toBeNull();
   });
+
+  it('restores overrides in one call, replacing a cached read, and leaves hosts it does not name', async () => {
+    const now = 1000;
+    const worker = new RenderOverrides(t.redis, `${t.prefix}r`, () => now, 60_000);
+    await worker.set('kept.example', 'always');
+    expect(await worker.of('spa.example')).toBeNull();
+    await worker.restore([{ host: 'spa.example', mode: 'always' }, { host: 'static.example', mode: 'never' }]);
+    await worker.restore([]);
+    expect(await worker.of('spa.example')).toBe('always');
+    expect(await worker.of('static.example')).toBe('never');
+    expect(await worker.of('kept.example')).toBe('always');
+  });
 });

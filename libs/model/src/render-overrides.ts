@@ -9,8 +9,9 @@ export const RENDER_OVERRIDES: readonly RenderOverride[] = ['always', 'never'];
  * Per-host rendering overrides set by operators (the dashboard's host page, the API), shared by
  * every process of the crawl through Redis (`<namespace>:render:hosts`, host → mode). A fetch
  * stage reads a host's override at most once per `cacheMs`; a host without one follows
- * TRAWL_RENDER. Overrides are settings, not crawl state: a Redis that loses the crawl loses them
- * (set them again), unlike pauses, which PostgreSQL keeps.
+ * TRAWL_RENDER. This is the fast copy: PostgreSQL's `render_overrides` is the source of truth
+ * (the API writes it first), and a frontier rebuilt after Redis lost the crawl puts them back
+ * (`restore`), like pauses.
  */
 export class RenderOverrides {
   private readonly key: string;
@@ -30,6 +31,13 @@ export class RenderOverrides {
     if (mode === null) await this.redis.hdel(this.key, host);
     else await this.redis.hset(this.key, host, mode);
     this.cached.delete(host);
+  }
+
+  /** Puts overrides back from their durable copy, in one round trip; hosts not named keep theirs. */
+  async restore(overrides: readonly { host: string; mode: RenderOverride }[]): Promise<void> {
+    if (overrides.length === 0) return;
+    await this.redis.hset(this.key, Object.fromEntries(overrides.map((o) => [o.host, o.mode])));
+    for (const { host } of overrides) this.cached.delete(host);
   }
 
   /** A host's override, as read within the last `cacheMs`. */

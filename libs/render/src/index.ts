@@ -27,14 +27,22 @@ export {
 } from './classify.js';
 export {
   compareYields,
+  claimSample,
   type Comparison,
   DEFAULT_LEARNER_SETTINGS,
+  freshHostState,
   type HostRenderState,
   type HostVerdict,
+  type HostVerdictStore,
   type LearnerDecision,
+  MemoryHostVerdicts,
   type PageYield,
+  recordSample,
+  releaseSample,
   RenderLearner,
   type RenderLearnerSettings,
+  type SampleRules,
+  standingState,
 } from './learner.js';
 export { cacheable, DEFAULT_REQUEST_POLICY, refusedBy, type RequestFacts, type RequestPolicySettings } from './policy.js';
 export { type MemoryCacheOptions, MemorySubresourceCache } from './cache.js';

@@ -1,7 +1,7 @@
 import { ManualClock } from '@trawl/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { needsRendering } from './classify.js';
-import { compareYields, DEFAULT_LEARNER_SETTINGS, RenderLearner } from './learner.js';
+import { compareYields, DEFAULT_LEARNER_SETTINGS, MemoryHostVerdicts, RenderLearner } from './learner.js';
 
 const prose = 'word '.repeat(300);
 /** Looks plain to the classifier (text, links, an opaque bundle), yet its bundle adds a menu of links. */
@@ -29,70 +29,100 @@ describe('compareYields', () => {
 describe('RenderLearner', () => {
   const settings = { ...DEFAULT_LEARNER_SETTINGS, sampleSize: 3, reviewAfterMs: 60_000, maxHosts: 2 };
 
-  it('samples a host whose pages look plain, and keeps rendering when the browser finds more', () => {
+  it('samples a host whose pages look plain, and keeps rendering when the browser finds more', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
     expect(page.render).toBe(false);
     for (let i = 1; i <= 3; i++) {
-      expect(learner.decide('h.example', page)).toEqual({ render: true, reason: `sampling ${i}/3`, sample: true });
-      learner.observe('h.example', plain, i === 2 ? same : richer);
+      expect(await learner.decide('h.example', page)).toEqual({ render: true, reason: `sampling ${i}/3`, sample: true });
+      await learner.observe('h.example', plain, i === 2 ? same : richer);
     }
-    expect(learner.state('h.example')).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
-    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: false });
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: false });
   });
 
-  it('stops rendering a host where the browser finds nothing more, except pages the classifier flags', () => {
+  it('stops rendering a host where the browser finds nothing more, except pages the classifier flags', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
     for (let i = 0; i < 3; i++) {
-      learner.decide('h.example', page);
-      learner.observe('h.example', plain, i === 0 ? richer : same);
+      await learner.decide('h.example', page);
+      await learner.observe('h.example', plain, i === 0 ? richer : same);
     }
-    expect(learner.state('h.example').verdict).toBe('plain');
-    expect(learner.decide('h.example', page)).toEqual({ render: false, reason: 'plain-html', sample: false });
-    expect(learner.decide('h.example', needsRendering(SHELL, 'https://h.example/x'))).toEqual({ render: true, reason: 'empty-app-root', sample: false });
+    expect((await learner.state('h.example')).verdict).toBe('plain');
+    expect(await learner.decide('h.example', page)).toEqual({ render: false, reason: 'plain-html', sample: false });
+    expect(await learner.decide('h.example', needsRendering(SHELL, 'https://h.example/x'))).toEqual({ render: true, reason: 'empty-app-root', sample: false });
   });
 
-  it('counts samples in flight: concurrent pages of a new host render sampleSize of them, a failed one is replaced', () => {
+  it('counts samples in flight: concurrent pages of a new host render sampleSize of them, a failed one is replaced', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
-    const decisions = Array.from({ length: 5 }, () => learner.decide('h.example', page));
+    const decisions = await Promise.all(Array.from({ length: 5 }, () => learner.decide('h.example', page)));
     expect(decisions.map((d) => d.render)).toEqual([true, true, true, false, false]);
-    learner.abandon('h.example');
-    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
-    expect(learner.state('h.example')).toMatchObject({ pending: 3, samples: 0 });
+    await learner.abandon('h.example');
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
+    expect(await learner.state('h.example')).toMatchObject({ pending: 3, samples: 0 });
   });
 
-  it('never renders a page without scripts, and does not count it as a sample', () => {
+  it('never renders a page without scripts, and does not count it as a sample', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
-    expect(learner.decide('h.example', needsRendering(NO_SCRIPTS, 'https://h.example/'))).toEqual({ render: false, reason: 'no-scripts', sample: false });
-    expect(learner.state('h.example')).toMatchObject({ verdict: 'sampling', samples: 0 });
+    expect(await learner.decide('h.example', needsRendering(NO_SCRIPTS, 'https://h.example/'))).toEqual({ render: false, reason: 'no-scripts', sample: false });
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'sampling', samples: 0 });
   });
 
-  it('samples the host again once its verdict is older than reviewAfterMs', () => {
+  it('samples the host again once its verdict is older than reviewAfterMs', async () => {
     const clock = new ManualClock();
     const learner = new RenderLearner(settings, clock);
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
-    for (let i = 0; i < 3; i++) learner.observe('h.example', plain, same);
-    expect(learner.state('h.example').verdict).toBe('plain');
+    for (let i = 0; i < 3; i++) await learner.observe('h.example', plain, same);
+    expect((await learner.state('h.example')).verdict).toBe('plain');
     clock.advance(59_999);
-    expect(learner.decide('h.example', page).render).toBe(false);
+    expect((await learner.decide('h.example', page)).render).toBe(false);
     clock.advance(1);
-    expect(learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
   });
 
-  it('with sampleSize 0 only the classifier decides', () => {
+  it('with sampleSize 0 only the classifier decides', async () => {
     const learner = new RenderLearner({ ...settings, sampleSize: 0 }, new ManualClock());
-    expect(learner.decide('h.example', needsRendering(LOOKS_PLAIN, 'https://h.example/')).render).toBe(false);
-    expect(learner.decide('h.example', needsRendering(SHELL, 'https://h.example/'))).toMatchObject({ render: true, sample: false });
+    expect((await learner.decide('h.example', needsRendering(LOOKS_PLAIN, 'https://h.example/'))).render).toBe(false);
+    expect(await learner.decide('h.example', needsRendering(SHELL, 'https://h.example/'))).toMatchObject({ render: true, sample: false });
   });
 
-  it('forgets the least recently decided host beyond maxHosts', () => {
+  it('forgets the least recently decided host beyond maxHosts', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
-    for (let i = 0; i < 3; i++) learner.observe('a.example', plain, richer);
-    learner.state('b.example');
-    learner.state('a.example');
-    learner.state('c.example'); // b goes, a was used since
-    expect(learner.state('a.example').verdict).toBe('render');
+    for (let i = 0; i < 3; i++) await learner.observe('a.example', plain, richer);
+    await learner.state('b.example');
+    await learner.state('a.example');
+    await learner.state('c.example'); // b goes, a was used since
+    expect((await learner.state('a.example')).verdict).toBe('render');
+  });
+
+  it('answers a host with a verdict from memory, and asks the store again only after cacheMs while its samples are all out', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryHostVerdicts(10);
+    const claims = vi.spyOn(store, 'claim');
+    const learner = new RenderLearner({ ...settings, sampleSize: 1 }, clock, store, 2000);
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    expect(await learner.decide('h.example', page)).toMatchObject({ sample: true });
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: false, sample: false });
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: false, sample: false });
+    expect(claims).toHaveBeenCalledTimes(1);
+    clock.advance(2000);
+    await learner.decide('h.example', page);
+    expect(claims).toHaveBeenCalledTimes(2);
+    await learner.observe('h.example', plain, richer);
+    for (let i = 0; i < 10; i++) expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: false });
+    expect(claims).toHaveBeenCalledTimes(2);
+  });
+
+  it('frees the slots of samples never observed nor abandoned (a worker died) claimTtlMs after the last claim', async () => {
+    const clock = new ManualClock();
+    const learner = new RenderLearner({ ...settings, claimTtlMs: 120_000 }, clock, new MemoryHostVerdicts(10), 0);
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    for (let i = 0; i < 3; i++) await learner.decide('h.example', page);
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: false });
+    clock.advance(119_999);
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: false });
+    clock.advance(1);
+    expect(await learner.decide('h.example', page)).toEqual({ render: true, reason: 'sampling 1/3', sample: true });
   });
 });

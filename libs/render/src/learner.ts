@@ -6,7 +6,9 @@ import type { RenderClassification } from './classify.js';
  * may still add links with scripts (a menu, "related" lists built from JSON). So the first
  * `sampleSize` pages of a host with scripts are rendered, each compared with its plain HTML, and
  * the host keeps being rendered only if the browser found materially more in enough of them. The
- * verdict is reviewed after `reviewAfterMs` (sites change their front ends).
+ * verdict is reviewed after `reviewAfterMs` (sites change their front ends). The tally and the
+ * verdict live in a `HostVerdictStore`: one process's memory, or Redis (shared by every worker of
+ * the crawl and kept across restarts, so a host is sampled once per review, not once per process).
  */
 export interface RenderLearnerSettings {
   /** Pages of a host rendered to learn from (0: never sample; only the classifier decides). */
@@ -23,6 +25,11 @@ export interface RenderLearnerSettings {
   reviewAfterMs: number;
   /** Hosts remembered (least recently decided forgotten first). */
   maxHosts: number;
+  /**
+   * How long a sample handed out stands without being observed or abandoned (its worker died
+   * mid-render): then its slot is free again. Longer than any render may hold its host.
+   */
+  claimTtlMs: number;
 }
 
 export const DEFAULT_LEARNER_SETTINGS: Readonly<RenderLearnerSettings> = Object.freeze({
@@ -33,6 +40,7 @@ export const DEFAULT_LEARNER_SETTINGS: Readonly<RenderLearnerSettings> = Object.
   minGainShare: 0.5,
   reviewAfterMs: 6 * 3600_000,
   maxHosts: 100_000,
+  claimTtlMs: 120_000,
 });
 
 /** What one version of a page (plain or rendered) offered: its links (absolute, normalized by the caller) and text size. */
@@ -57,6 +65,8 @@ export interface HostRenderState {
   pending: number;
   gains: number;
   decidedAt: number | null;
+  /** When the last sample was handed out (pending samples lapse `claimTtlMs` after it). */
+  claimedAt: number | null;
 }
 
 export interface LearnerDecision {
@@ -64,6 +74,24 @@ export interface LearnerDecision {
   reason: string;
   /** The result should be reported back with `observe` (the page is one of the host's samples). */
   sample: boolean;
+}
+
+/** What a host's tally follows, wherever it is kept. */
+export type SampleRules = Pick<RenderLearnerSettings, 'sampleSize' | 'minGainShare' | 'reviewAfterMs' | 'claimTtlMs'>;
+
+/**
+ * Where hosts' tallies and verdicts live. Each call is one atomic step (in Redis, one script), so
+ * learners in many processes never hand out more than `sampleSize` samples of a host between them.
+ */
+export interface HostVerdictStore {
+  /** The host's standing state (a verdict older than `reviewAfterMs` is none). */
+  read(host: string, rules: SampleRules, now: number): Promise<HostRenderState>;
+  /** Hands out one of the host's samples if it is still sampling and a slot is free. */
+  claim(host: string, rules: SampleRules, now: number): Promise<{ state: HostRenderState; granted: boolean }>;
+  /** A sample's outcome; the verdict falls once `sampleSize` samples are in. */
+  record(host: string, gained: boolean, rules: SampleRules, now: number): Promise<HostRenderState>;
+  /** A sample handed out that will not be observed: its slot is free again. */
+  release(host: string, rules: SampleRules, now: number): Promise<HostRenderState>;
 }
 
 /** Pure: did the browser find materially more on this page? */
@@ -76,68 +104,154 @@ export function compareYields(plain: PageYield, rendered: PageYield, settings: R
   return { extraLinks, plainLinks: plainLinks.size, extraTextChars, gained: linkGain || extraTextChars >= settings.minExtraTextChars };
 }
 
-export class RenderLearner {
+export const freshHostState = (): HostRenderState => ({ verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null, claimedAt: null });
+
+/**
+ * Pure: a host's state as it stands at `now`: a verdict due for review is none (sample again),
+ * and samples handed out more than `claimTtlMs` after the last claim have lapsed. The store's Lua
+ * scripts (`@trawl/model`, `lua/includes/hostTally.lua`) follow the same rules.
+ */
+export function standingState(state: HostRenderState, rules: SampleRules, now: number): HostRenderState {
+  if (state.verdict !== 'sampling' && state.decidedAt !== null && now - state.decidedAt >= rules.reviewAfterMs) return freshHostState();
+  if (state.pending > 0 && state.claimedAt !== null && now - state.claimedAt >= rules.claimTtlMs) return { ...state, pending: 0 };
+  return state;
+}
+
+/** Pure: one sample handed out, if the host is sampling and has a slot free. */
+export function claimSample(state: HostRenderState, rules: SampleRules, now: number): { state: HostRenderState; granted: boolean } {
+  const standing = standingState(state, rules, now);
+  if (standing.verdict !== 'sampling' || standing.samples + standing.pending >= rules.sampleSize) return { state: standing, granted: false };
+  return { state: { ...standing, pending: standing.pending + 1, claimedAt: now }, granted: true };
+}
+
+/** Pure: a sample's outcome counted; the verdict once `sampleSize` are in. A host with a verdict counts nothing. */
+export function recordSample(state: HostRenderState, gained: boolean, rules: SampleRules, now: number): HostRenderState {
+  const standing = standingState(state, rules, now);
+  if (standing.verdict !== 'sampling') return standing;
+  const next = { ...standing, pending: Math.max(0, standing.pending - 1), samples: standing.samples + 1, gains: standing.gains + (gained ? 1 : 0) };
+  if (next.samples < rules.sampleSize) return next;
+  return { ...next, verdict: next.gains >= rules.minGainShare * next.samples ? 'render' : 'plain', decidedAt: now };
+}
+
+/** Pure: a sample handed out and abandoned. */
+export function releaseSample(state: HostRenderState, rules: SampleRules, now: number): HostRenderState {
+  const standing = standingState(state, rules, now);
+  return { ...standing, pending: Math.max(0, standing.pending - 1) };
+}
+
+/** One process's tallies (the default): at most `maxHosts`, the least recently used forgotten first. */
+export class MemoryHostVerdicts implements HostVerdictStore {
   private readonly hosts = new Map<string, HostRenderState>();
+
+  constructor(private readonly maxHosts: number = DEFAULT_LEARNER_SETTINGS.maxHosts) {}
+
+  async read(host: string, rules: SampleRules, now: number): Promise<HostRenderState> {
+    return this.put(host, standingState(this.hosts.get(host) ?? freshHostState(), rules, now));
+  }
+
+  async claim(host: string, rules: SampleRules, now: number): Promise<{ state: HostRenderState; granted: boolean }> {
+    const claimed = claimSample(this.hosts.get(host) ?? freshHostState(), rules, now);
+    return { state: this.put(host, claimed.state), granted: claimed.granted };
+  }
+
+  async record(host: string, gained: boolean, rules: SampleRules, now: number): Promise<HostRenderState> {
+    return this.put(host, recordSample(this.hosts.get(host) ?? freshHostState(), gained, rules, now));
+  }
+
+  async release(host: string, rules: SampleRules, now: number): Promise<HostRenderState> {
+    return this.put(host, releaseSample(this.hosts.get(host) ?? freshHostState(), rules, now));
+  }
+
+  private put(host: string, state: HostRenderState): HostRenderState {
+    // Re-inserted: the map's order is least recently used first.
+    this.hosts.delete(host);
+    if (this.hosts.size >= this.maxHosts) {
+      const oldest = this.hosts.keys().next().value;
+      if (oldest !== undefined) this.hosts.delete(oldest);
+    }
+    this.hosts.set(host, state);
+    return { ...state };
+  }
+}
+
+/**
+ * The learner a fetch stage asks. It keeps what it last heard of each host: a host with a
+ * verdict is answered from memory until the verdict is due for review (no round trip to the
+ * store per page), and a host whose samples are all handed out (to this process or another) is
+ * asked again after `cacheMs`. Only pages that may become samples cost a call to the store.
+ */
+export class RenderLearner {
+  private readonly known = new Map<string, { state: HostRenderState; at: number }>();
+  private readonly rules: SampleRules;
 
   constructor(
     readonly settings: RenderLearnerSettings = DEFAULT_LEARNER_SETTINGS,
     private readonly clock: Clock = systemClock,
-  ) {}
+    private readonly store: HostVerdictStore = new MemoryHostVerdicts(settings.maxHosts),
+    private readonly cacheMs = 2000,
+  ) {
+    this.rules = { sampleSize: settings.sampleSize, minGainShare: settings.minGainShare, reviewAfterMs: settings.reviewAfterMs, claimTtlMs: settings.claimTtlMs };
+  }
 
   /**
    * Render this page? The classifier's "yes" always stands; a page without scripts is never
    * rendered; otherwise the host's verdict, sampling while it has none. Samples in flight count,
-   * so many workers starting on one host render `sampleSize` pages, not one each.
+   * so many workers starting on one host render `sampleSize` pages between them, not one each.
    */
-  decide(host: string, page: RenderClassification): LearnerDecision {
-    const state = this.current(host);
+  async decide(host: string, page: RenderClassification): Promise<LearnerDecision> {
     if (page.reason === 'no-scripts') return { render: false, reason: page.reason, sample: false };
-    const sample = state.verdict === 'sampling' && state.samples + state.pending < this.settings.sampleSize;
-    if (sample) state.pending++;
-    if (page.render) return { render: true, reason: page.reason, sample };
-    if (sample) return { render: true, reason: `sampling ${state.samples + state.pending}/${this.settings.sampleSize}`, sample };
-    if (state.verdict === 'render') return { render: true, reason: `host renders (${state.gains}/${state.samples} samples gained)`, sample: false };
-    return { render: false, reason: page.reason, sample: false };
+    if (this.settings.sampleSize === 0) return { render: page.render, reason: page.reason, sample: false };
+    const now = this.clock.now();
+    const settled = this.settled(host, now);
+    if (settled !== null) return decisionOf(settled, page, false);
+    const { state, granted } = await this.store.claim(host, this.rules, now);
+    this.remember(host, state, now);
+    if (granted && !page.render) return { render: true, reason: `sampling ${state.samples + state.pending}/${this.settings.sampleSize}`, sample: true };
+    return decisionOf(state, page, granted);
   }
 
   /** A sample's plain and rendered yields. Returns the comparison; the verdict falls once `sampleSize` samples are in. */
-  observe(host: string, plain: PageYield, rendered: PageYield): Comparison {
+  async observe(host: string, plain: PageYield, rendered: PageYield): Promise<Comparison> {
     const comparison = compareYields(plain, rendered, this.settings);
-    const state = this.current(host);
-    if (state.verdict !== 'sampling') return comparison;
-    state.pending = Math.max(0, state.pending - 1);
-    state.samples++;
-    if (comparison.gained) state.gains++;
-    if (state.samples >= this.settings.sampleSize) {
-      state.verdict = state.gains >= this.settings.minGainShare * state.samples ? 'render' : 'plain';
-      state.decidedAt = this.clock.now();
-    }
+    const now = this.clock.now();
+    this.remember(host, await this.store.record(host, comparison.gained, this.rules, now), now);
     return comparison;
   }
 
   /** A sample `decide` handed out that will not be observed (its render failed): another page takes its place. */
-  abandon(host: string): void {
-    const state = this.current(host);
-    state.pending = Math.max(0, state.pending - 1);
+  async abandon(host: string): Promise<void> {
+    const now = this.clock.now();
+    this.remember(host, await this.store.release(host, this.rules, now), now);
   }
 
-  state(host: string): HostRenderState {
-    return { ...this.current(host) };
+  /** The host's state as the store has it now. */
+  async state(host: string): Promise<HostRenderState> {
+    return this.store.read(host, this.rules, this.clock.now());
   }
 
-  private current(host: string): HostRenderState {
-    let state = this.hosts.get(host);
-    if (state !== undefined && state.decidedAt !== null && this.clock.now() - state.decidedAt >= this.settings.reviewAfterMs) state = undefined;
-    if (state === undefined) {
-      state = { verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null };
-      if (this.hosts.size >= this.settings.maxHosts) {
-        const oldest = this.hosts.keys().next().value;
-        if (oldest !== undefined) this.hosts.delete(oldest);
-      }
+  /** What this process may answer without the store: a standing verdict, or no sample slot free as of `cacheMs` ago. */
+  private settled(host: string, now: number): HostRenderState | null {
+    const hit = this.known.get(host);
+    if (hit === undefined) return null;
+    const { state } = hit;
+    if (state.verdict !== 'sampling') return state.decidedAt !== null && now - state.decidedAt < this.rules.reviewAfterMs ? state : null;
+    const full = state.samples + state.pending >= this.rules.sampleSize;
+    return full && now - hit.at < this.cacheMs ? state : null;
+  }
+
+  private remember(host: string, state: HostRenderState, now: number): void {
+    this.known.delete(host);
+    if (this.known.size >= this.settings.maxHosts) {
+      const oldest = this.known.keys().next().value;
+      if (oldest !== undefined) this.known.delete(oldest);
     }
-    // Re-inserted: the map's order is least recently used first.
-    this.hosts.delete(host);
-    this.hosts.set(host, state);
-    return state;
+    this.known.set(host, { state, at: now });
   }
+}
+
+/** The decision for a page of a host not handing it a sample: the classifier's yes, else the verdict. */
+function decisionOf(state: HostRenderState, page: RenderClassification, sample: boolean): LearnerDecision {
+  if (page.render) return { render: true, reason: page.reason, sample };
+  if (state.verdict === 'render') return { render: true, reason: `host renders (${state.gains}/${state.samples} samples gained)`, sample: false };
+  return { render: false, reason: page.reason, sample: false };
 }

@@ -4,4 +4,5 @@ export { findPostgres, findRedis, findServers, LOCAL_POSTGRES_ADMIN_URL, LOCAL_P
 export { runMain } from './main.js';
 export { isLoopback, metricsAuthorizer, serveProcessMetrics } from './metrics.js';
 export { pauseBlockedHost, restorePauses } from './pauses.js';
+export { restoreRenderOverrides, setRenderOverride } from './render-overrides.js';
 export type { AdmissionStatus } from '@trawl/frontier';

@@ -136,4 +136,38 @@ describe('exportWarc', () => {
     expect(all.filter((r) => r.type === 'warcinfo')).toHaveLength(summary.files.length);
     expect(all.find((r) => r.url === 'http://c.example/again-recent')?.type).toBe('revisit');
   });
+
+  it('follows a rendered page\'s capture with its DOM as a conversion record referring to it; a DOM the store lost is left out', async () => {
+    const bodies = new Bodies();
+    const shell = Buffer.from('<html><body><div id="root"></div><script src="/app.js"></script></body></html>');
+    const dom = Buffer.from('<html><body><div id="root"><a href="/a">a</a></div><script src="/app.js"></script></body></html>');
+    const base = { status: 200, contentType: 'text/html', charset: 'utf-8' };
+    const rows: ExportRow[] = [
+      { ...base, url: 'http://spa.example/', fetchedAt: T0, ...bodies.put(shell), renderedKey: bodies.put(dom).storageKey },
+      // The same shell on another page: a revisit, and its DOM refers to that.
+      { ...base, url: 'http://spa.example/2', fetchedAt: T0 + 1000, ...bodies.put(shell), renderedKey: bodies.put(Buffer.from('<html>two</html>')).storageKey },
+      { ...base, url: 'http://spa.example/3', fetchedAt: T0 + 2000, ...bodies.put(Buffer.from('three')), renderedKey: `sha256:${'0'.repeat(64)}` },
+      { ...base, url: 'http://plain.example/', fetchedAt: T0 + 3000, ...bodies.put(Buffer.from('plain')), renderedKey: null },
+    ];
+    const summary = await exportWarc(rowsOf(rows), bodies, { dir, now: () => T0 });
+    expect(summary).toMatchObject({ responses: 3, revisits: 1, conversions: 2, missingBodies: 0 });
+    const records = (await readWarc(summary.files[0] ?? '')).filter((r) => r.type !== 'warcinfo');
+    expect(records.map((r) => `${r.type} ${r.url ?? ''}`)).toEqual([
+      'response http://spa.example/',
+      'conversion http://spa.example/',
+      'revisit http://spa.example/2',
+      'conversion http://spa.example/2',
+      'response http://spa.example/3',
+      'response http://plain.example/',
+    ]);
+    const [response, conversion, revisit, second] = records;
+    expect(response?.payload).toEqual(shell);
+    expect(conversion?.payload).toEqual(dom);
+    expect(conversion?.header('WARC-Target-URI')).toBe('http://spa.example/');
+    expect(conversion?.header('WARC-Refers-To')).toBe(response?.header('WARC-Record-ID'));
+    expect(conversion?.header('Content-Type')).toBe('text/html; charset=utf-8');
+    expect(conversion?.header('WARC-Date')).toBe(new Date(T0).toISOString());
+    expect(second?.header('WARC-Refers-To')).toBe(revisit?.header('WARC-Record-ID'));
+    expect(second?.payload.toString()).toBe('<html>two</html>');
+  });
 });

@@ -30,6 +30,8 @@ export interface ExportRow {
   duplicateKind?: 'exact' | 'near' | null;
   duplicateOfUrl?: string | null;
   duplicateDistance?: number | null;
+  /** Where the DOM a headless browser rendered from this page is stored (a conversion record). */
+  renderedKey?: string | null;
 }
 
 /** Where bodies come from: a `ContentStore` (`@trawl/store`) fits. */
@@ -47,6 +49,8 @@ export interface ExportSummary {
   responses: number;
   revisits: number;
   metadata: number;
+  /** Rendered DOMs written as conversion records. */
+  conversions: number;
   /** Rows left out: no HTTP response (a failed fetch), or a body never downloaded or not kept. */
   skipped: number;
   /** Rows whose body the store no longer has (left out). */
@@ -64,12 +68,13 @@ const EXPORT_DESCRIPTION =
  * (identical payload digest) referring to its first capture: exact duplicates and unchanged
  * pages cost a few hundred bytes. A 304 whose body was not written yet is archived as the
  * 200 response it confirmed, with a metadata record saying so; near-duplicates get a metadata
- * record naming the first page of their cluster.
+ * record naming the first page of their cluster; a rendered page's DOM follows its capture as a
+ * `conversion` record referring to it.
  */
 export async function exportWarc(rows: AsyncIterable<ExportRow> | Iterable<ExportRow>, store: BodySource, options: ExportOptions): Promise<ExportSummary> {
   const writer = new WarcWriter({ ...options, warcinfo: { description: EXPORT_DESCRIPTION, ...options.warcinfo } });
   const known = new KnownCaptures(options.rememberBodies ?? 1_000_000);
-  const summary = { responses: 0, revisits: 0, metadata: 0, skipped: 0, missingBodies: 0 };
+  const summary = { responses: 0, revisits: 0, metadata: 0, conversions: 0, skipped: 0, missingBodies: 0 };
   try {
     for await (const row of rows) {
       const bodyNotKept = row.storageKey === null && (row.contentLength ?? 0) > 0;
@@ -117,11 +122,25 @@ export async function exportWarc(rows: AsyncIterable<ExportRow> | Iterable<Expor
         await writer.writeMetadata({ url: row.url, date: row.fetchedAt, fields: notes, concurrentTo: record.recordId });
         summary.metadata += 1;
       }
+      if (await writeRenderedDom(writer, store, row, record)) summary.conversions += 1;
     }
   } finally {
     await writer.close();
   }
   return { files: writer.files, ...summary };
+}
+
+/**
+ * A rendered page's DOM as a `conversion` record referring to the page's response (or revisit)
+ * record, as the live crawl's writer archives it. False when the page was not rendered or the
+ * store no longer has its DOM (the response is archived all the same).
+ */
+async function writeRenderedDom(writer: WarcWriter, store: BodySource, row: ExportRow, capture: WrittenRecord): Promise<boolean> {
+  if (row.renderedKey === null || row.renderedKey === undefined) return false;
+  const dom = await store.get(row.renderedKey);
+  if (dom === null) return false;
+  await writer.writeConversion({ url: row.url, date: row.fetchedAt, contentType: 'text/html; charset=utf-8', body: dom, refersTo: capture.recordId });
+  return true;
 }
 
 /** What the database knows of the response's headers (the writer adds Content-Length for a body). */

@@ -61,7 +61,7 @@ const LEAST_RENDER_MS = 500;
  * Render this page? An operator's override for the host first; then `always` renders every HTML
  * page, and `auto` asks the classifier, then the host's learnt verdict.
  */
-export function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearner, host: string, html: string, url: string, override: RenderOverride | null = null): RenderDecision {
+export async function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearner, host: string, html: string, url: string, override: RenderOverride | null = null): Promise<RenderDecision> {
   if (override !== null) return { render: override === 'always', reason: `host set to ${override}`, sample: false };
   if (mode === 'always') return { render: true, reason: 'always', sample: false };
   return learner.decide(host, needsRendering(html, url));
@@ -127,13 +127,13 @@ export async function renderUnderGate(
   // decoding the page on this loop.
   if (override === null && render.mode === 'auto' && scriptless(fetched.response)) return { ...fetched, render: { rendered: false, reason: 'no-scripts', dom: null } };
   const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
-  const decision = renderDecisionOf(render.mode, render.learner, job.host, html, job.url, override);
+  const decision = await renderDecisionOf(render.mode, render.learner, job.host, html, job.url, override);
   if (!decision.render) return { ...fetched, render: { rendered: false, reason: decision.reason, dom: null } };
 
   const holdLeftMs = heldSince + render.maxHoldMs - HOLD_MARGIN_MS - clock.now();
   const timeoutMs = Math.min(render.timeoutMs, holdLeftMs);
   if (timeoutMs < LEAST_RENDER_MS) {
-    if (decision.sample) render.learner.abandon(job.host);
+    if (decision.sample) await abandonSample(deps, render.learner, job.host);
     return { ...fetched, render: { rendered: false, reason: `${decision.reason}; no time left under the host's hold`, dom: null } };
   }
   const turns = new HostTurns(clock, fetched.release.dueAt, Math.max(0, fetched.release.dueAt - fetched.response.endedAt));
@@ -155,15 +155,15 @@ export async function renderUnderGate(
   const release = { ...fetched.release, dueAt: Math.max(fetched.release.dueAt, turns.dueAt) };
   if (!result.ok) {
     deps.counters.add('renderFailed');
-    if (decision.sample) render.learner.abandon(job.host);
+    if (decision.sample) await abandonSample(deps, render.learner, job.host);
     deps.logger.warn({ url: job.url, code: result.error.code, reason: result.error.message }, 'render failed: the page is kept as fetched');
     return { ...fetched, release, render: { rendered: false, reason: `${decision.reason}; render failed: ${result.error.code}`, dom: null } };
   }
   deps.counters.add('rendered');
   if (decision.sample) {
-    await learnFrom(deps, render.learner, policy, job, html, result).catch((error: unknown) => {
-      render.learner.abandon(job.host);
+    await learnFrom(deps, render.learner, policy, job, html, result).catch(async (error: unknown) => {
       deps.logger.warn({ err: error, url: job.url }, 'could not compare a rendered sample with its HTML');
+      await abandonSample(deps, render.learner, job.host);
     });
   }
   return { ...fetched, release, render: { rendered: true, reason: decision.reason, dom: Buffer.from(result.html, 'utf8') } };
@@ -184,7 +184,15 @@ async function learnFrom(
     return { links: parsed.links.map((link) => link.url), textChars: parsed.text.text.length };
   };
   const [plain, rendered] = await Promise.all([yieldOf(html), yieldOf(result.html)]);
-  learner.observe(job.host, plain, rendered);
+  await learner.observe(job.host, plain, rendered);
+}
+
+/**
+ * Frees a sample's slot for another page. A learner whose store cannot be reached only costs the
+ * slot until it lapses (the learner's `claimTtlMs`), never the page.
+ */
+async function abandonSample(deps: Pick<PipelineDeps, 'logger'>, learner: RenderLearner, host: string): Promise<void> {
+  await learner.abandon(host).catch((error: unknown) => deps.logger.warn({ err: error, host }, 'could not free a render sample\'s slot; it lapses'));
 }
 
 /**

@@ -16,8 +16,11 @@ export interface ProcessedResponse {
   status: Exclude<StatusClass, 'retry'>;
   /** The body's storage key and hash, when the fetch stage stored it already (it is not stored again). */
   stored?: StoredBody | null;
-  /** Whether the fetch stage rendered the page (`dom`: its rendered DOM, which the page's links and text come from). */
-  render?: { rendered: boolean; reason: string; dom: Buffer | null };
+  /**
+   * Whether the fetch stage rendered the page (`dom`: its rendered DOM, which the page's links and
+   * text come from; `domKey`: where the fetch stage stored it, recorded for the WARC export).
+   */
+  render?: { rendered: boolean; reason: string; dom: Buffer | null; domKey?: string | null };
 }
 
 /**
@@ -57,7 +60,7 @@ export async function processFetched(
     }
   }
 
-  if (fetched.render) content = { ...content, render: { rendered: fetched.render.rendered, reason: fetched.render.reason } };
+  if (fetched.render) content = { ...content, render: { rendered: fetched.render.rendered, reason: fetched.render.reason, domKey: fetched.render.domKey ?? null } };
   const record = recordOf(attempt, { state: 'done', at: response.startedAt, redirectTo, errorCode }, response, content);
   return { record, discover, ack: true, result: { outcome: 'done', summary: { status: response.status, links: discover.length } } };
 }

@@ -60,7 +60,9 @@ export async function processPage(deps: ProcessDeps, page: HandedPage, lease: Le
     const response: FetchResult = { ...page.response, body: await bodyOf(deps, page.body) };
     const status = classifyStatus(response.status, response.location !== null);
     const stored = page.body ? { storageKey: page.body.key, contentHash: page.body.contentHash, storedBytes: 0 } : null;
-    const render = page.render ? { rendered: page.render.rendered, reason: page.render.reason, dom: page.render.dom ? await bodyOf(deps, page.render.dom) : null } : undefined;
+    const render = page.render
+      ? { rendered: page.render.rendered, reason: page.render.reason, dom: page.render.dom ? await bodyOf(deps, page.render.dom) : null, domKey: page.render.dom?.key ?? null }
+      : undefined;
     const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored, render });
     if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover, { recheck: deliveries > 1 });
     if (outcome.record) await recordAndAck(deps, outcome.record, lease);
