@@ -35,4 +35,19 @@ describe('RenderOverrides', () => {
     expect(await worker.of('static.example')).toBe('never');
     expect(await worker.of('kept.example')).toBe('always');
   });
+
+  it('notices a Redis that lost the overrides, and one that got them back', async () => {
+    let now = 1000;
+    const prefix = `${t.prefix}w`;
+    const operator = new RenderOverrides(t.redis, prefix, () => now);
+    const worker = new RenderOverrides(t.redis, prefix, () => now, 2000);
+    await operator.set('spa.example', 'always');
+    expect(await worker.of('spa.example')).toBe('always');
+    await t.redis.del(`${prefix}:render:hosts`, `${prefix}:render:version`);
+    now += 2000;
+    expect(await worker.of('spa.example')).toBeNull();
+    await operator.restore([{ host: 'spa.example', mode: 'never' }]);
+    now += 2000;
+    expect(await worker.of('spa.example')).toBe('never');
+  });
 });
