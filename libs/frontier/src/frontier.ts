@@ -619,6 +619,15 @@ export class Frontier {
   }
 
   /**
+   * This worker passes a lease it holds at the gate to another stage (a render stage, which takes
+   * the host over with the same token): the lease is no longer among this worker's holds, so its
+   * death (`releaseHolder`) does not send the URL back to be fetched again.
+   */
+  async passHold(partition: number, leaseId: string): Promise<void> {
+    await this.redis.hdel(`${this.keysOf(partition).base}holders`, leaseId);
+  }
+
+  /**
    * The URLs of these leases are finished; `entries` are the process stage's stream entries of
    * the same pages, acknowledged and deleted in the same step. Returns how many leases were
    * still live.
