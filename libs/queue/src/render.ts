@@ -90,17 +90,18 @@ export interface RenderWorkerOptions {
 export class RenderWorker {
   readonly worker: Worker;
 
-  constructor(connection: RedisClient, options: RenderWorkerOptions, process: (job: RenderJob, signal?: AbortSignal) => Promise<Record<string, unknown>>) {
+  constructor(connection: RedisClient, options: RenderWorkerOptions, process: (job: RenderJob, delivery: { token: string; signal?: AbortSignal }) => Promise<Record<string, unknown>>) {
     this.worker = new Worker(
       RENDER_QUEUE,
-      async (job: Job, _token?: string, signal?: AbortSignal) => {
+      async (job: Job, token?: string, signal?: AbortSignal) => {
         const parsed = renderJobDataSchema.safeParse(job.data);
         if (!parsed.success) {
           const problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
           options.onInvalid?.(String(job.id), problem);
           throw new UnrecoverableError(`ERR_JOB_DATA_INVALID: ${problem}`);
         }
-        return process(decodeRenderJob(parsed.data), signal);
+        // BullMQ's lock token names this delivery (a redelivery gets another).
+        return process(decodeRenderJob(parsed.data), { token: token ?? `${job.id}:${job.attemptsStarted}`, ...(signal ? { signal } : {}) });
       },
       {
         connection,

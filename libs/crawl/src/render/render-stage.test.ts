@@ -16,7 +16,7 @@ import type { RenderHandOverDeps } from '../fetch/render-hand-over.js';
 import type { RenderDeps } from '../fetch/render-step.js';
 import { decodeHandedPage } from '../handed-page.js';
 import type { FetchRecord } from '../record.js';
-import { processRenderJob } from './render-job.js';
+import { processRenderJob, RenderHostBusy } from './render-job.js';
 
 /**
  * The hand-over from a fetch stage without a browser to a render stage, against the real frontier
@@ -189,7 +189,7 @@ describe('a fetch stage without the render role', () => {
     expect(await t.redis.xlen(frontier.keysOf(0).process)).toBe(0);
 
     const r = renderer();
-    const rendered = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job));
+    const rendered = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-1', aliveMs: 6000 }));
     expect(rendered).toMatchObject({ rendered: true, reason: 'empty-app-root' });
     // The document came from the store, never fetched again; the script in the host's turn, a delay after the page's response.
     expect(r.calls[0]?.options.document?.body.toString()).toBe(SHELL);
@@ -238,7 +238,7 @@ describe('a fetch stage without the render role', () => {
     clock.advance(60_001);
     expect((await frontier.claim(0, 10)).expired).toBe(1);
     const r = renderer();
-    const result = await processRenderJob({ ...deps(), render: renderDeps(r) }, job);
+    const result = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-1', aliveMs: 6000 });
     expect(result).toMatchObject({ rendered: false, reason: 'empty-app-root; render lease lost (stale)', handedOff: null });
     expect(r.calls).toHaveLength(0);
     expect(fetches.map((f) => f.url)).toEqual([PAGE]);
@@ -246,18 +246,27 @@ describe('a fetch stage without the render role', () => {
     expect(records.map((rec) => [rec.url, rec.render?.reason])).toEqual([[PAGE, 'empty-app-root; render lease lost (stale)']]);
   });
 
-  it('a render job redone after its render stage died takes the host over again with the same token and renders from the stored body', async () => {
+  it('a render job redone after its render stage died takes the host over once the dead one\'s token lapses, and renders from the stored body; a second live delivery never renders alongside', async () => {
     const { lease, ctx } = await claimed();
     const handOver = handOverDeps(async () => true);
     await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
     const job = await onlyRenderJob(handOver.queue);
-    // The first render stage took the host and died mid-render (its token lapses with the hold).
-    expect((await frontier.acquire({ ...otherTicket(lease), leaseId: lease.id, token: job.token })).kind).toBe('ok');
-    clock.advance(31_000);
-    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
+    // The first delivery took the host over and died mid-render (it stops renewing its token).
+    const dead = { partition: 0, host: HOST, leaseId: lease.id, token: 'render-dead' };
+    expect(await frontier.takeHost(dead, job.token, 6000)).toEqual({ kind: 'ok' });
     const r = renderer();
-    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job));
+    // While its token lives, another delivery of the job does not render: BullMQ tries it again later.
+    await expect(processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 })).rejects.toBeInstanceOf(RenderHostBusy);
+    expect(r.calls).toHaveLength(0);
+    // Nor does any other lease of the host fetch meanwhile.
+    clock.advance(6001);
+    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
+    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-3', aliveMs: 6000 }));
     expect(result).toMatchObject({ rendered: true });
     expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+    // A delivery that turns up after the page was handed off has nothing left to do.
+    const late = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-4', aliveMs: 6000 });
+    expect(late).toMatchObject({ rendered: false, handedOff: null });
+    expect(r.calls).toHaveLength(1);
   });
 });

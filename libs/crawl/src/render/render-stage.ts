@@ -44,7 +44,7 @@ export class RenderStage {
           options.logger.warn({ jobId, problem }, 'a render job\'s data cannot be read: failed');
         },
       },
-      async (job, signal) => ({ ...(await processRenderJob(deps, job, signal)) }),
+      async (job, delivery) => ({ ...(await processRenderJob(deps, job, { ...delivery, aliveMs: options.lockMs })) }),
     );
   }
 
