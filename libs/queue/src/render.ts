@@ -61,13 +61,6 @@ export class RenderQueue {
     await this.queue.add('render', encodeRenderJob(job), { jobId: id.replace(/:/g, '_'), attempts: 5, backoff: { type: 'exponential', delay: 1000 } });
   }
 
-  /** Jobs waiting for a render stage, and the age of the oldest (ms, null: none). */
-  async backlog(now: number): Promise<{ waiting: number; oldestAgeMs: number | null }> {
-    const [waiting, oldest] = await Promise.all([this.queue.getWaitingCount(), this.queue.getWaiting(0, 0)]);
-    const first = oldest.at(0);
-    return { waiting, oldestAgeMs: first ? Math.max(0, now - first.timestamp) : null };
-  }
-
   async close(): Promise<void> {
     await this.queue.close();
   }
