@@ -64,7 +64,7 @@ describe('docker-compose.yml', () => {
     expect(result.status, result.stderr).toBe(0);
     const config = parse(result.stdout) as { services: Record<string, Service>; volumes: Record<string, unknown> };
     const services = config.services;
-    expect(Object.keys(services).sort()).toEqual(['create-bucket', 'dashboard', 'grafana', 'minio', 'postgres', 'processor', 'prometheus', 'redis', 'scheduler', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['create-bucket', 'dashboard', 'grafana', 'minio', 'postgres', 'processor', 'prometheus', 'redis', 'renderer', 'scheduler', 'worker']);
 
     expect(services.redis?.healthcheck?.test).toContain('ping');
     expect(services.postgres?.healthcheck?.test).toContain('pg_isready');
