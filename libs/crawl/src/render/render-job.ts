@@ -63,6 +63,8 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
   if (taken.kind === 'busy') throw new RenderHostBusy(taken.at);
   if (taken.kind === 'handed') return { rendered: false, reason: 'handed off by an earlier delivery', handedOff: null };
   const pageAttempt = attemptOfPage(page, attempt.token, attempt.signal);
+  // A lease gone because an earlier delivery's page was recorded and acknowledged: nothing is left to do.
+  if (taken.kind === 'stale' && (await recordedAlready(deps, pageAttempt))) return { rendered: false, reason: 'recorded by an earlier delivery', handedOff: null };
   if (taken.kind !== 'ok') {
     deps.counters.add('renderLeaseLost');
     return handOnUnrendered(deps, pageAttempt, hold, page, await bodyOf(deps, page), `${job.reason}; render lease lost (${taken.kind})`);
@@ -101,6 +103,12 @@ async function handOnUnrendered(deps: RenderStageDeps, attempt: Attempt, hold: H
   deps.logger.warn({ url: page.job.url, reason }, 'render stage no longer holds the page\'s host: the page is processed unrendered');
   const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: 0 }, render: { rendered: false, reason, dom: null } };
   return { rendered: false, reason, handedOff: handedOffOf(await handOffPage(deps, attempt, hold, fetched)) };
+}
+
+/** Whether PostgreSQL has the page recorded (its lease acknowledged since: not a lease lost). */
+async function recordedAlready(deps: Pick<PipelineDeps, 'urlStates'>, attempt: Attempt): Promise<boolean> {
+  const state = (await deps.urlStates?.state(attempt.hash)) ?? null;
+  return state === 'done' || state === 'skipped';
 }
 
 /** The stored body the fetch stage named; a missing one is an error BullMQ retries (a store briefly unreachable). */

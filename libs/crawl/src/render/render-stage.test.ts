@@ -46,6 +46,8 @@ let fetches: Array<{ url: string; at: number }>;
 let records: FetchRecord[];
 let counts: Map<string, number>;
 let bodies: Map<string, Buffer>;
+/** What PostgreSQL says of the page's URL (urls.state). */
+let urlState: string;
 
 beforeEach(() => {
   run += 1;
@@ -56,6 +58,7 @@ beforeEach(() => {
   records = [];
   counts = new Map();
   bodies = new Map();
+  urlState = 'queued';
 });
 
 /** Each response ends 20 ms after it starts; the manual clock moves on while turns wait. */
@@ -123,6 +126,7 @@ function deps(): PipelineDeps {
     retry: { attempts: 4, timeoutAttempts: 2, baseMs: 5000, maxMs: 60_000 },
     leaseMs: 60_000,
     gateWaitMs: 100,
+    urlStates: { state: async () => urlState as never },
   };
 }
 
@@ -267,6 +271,14 @@ describe('a fetch stage without the render role', () => {
     // A delivery that turns up after the page was handed off has nothing left to do.
     const late = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-4', aliveMs: 6000 });
     expect(late).toMatchObject({ rendered: false, handedOff: null });
+    expect(r.calls).toHaveLength(1);
+    // Once recorded and acknowledged, a delivery still turning up neither renders nor records it again.
+    const [entry] = await t.redis.xrange(frontier.keysOf(0).process, '-', '+');
+    await frontier.ack(0, [lease.id], [entry?.[0] as string]);
+    urlState = 'done';
+    const later = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-5', aliveMs: 6000 });
+    expect(later).toMatchObject({ rendered: false, reason: 'recorded by an earlier delivery', handedOff: null });
+    expect(records).toEqual([]);
     expect(r.calls).toHaveLength(1);
   });
 });
