@@ -506,7 +506,7 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(res.body.frontier.processOldestAgeS).toBeNull();
     expect(res.body.frontier.renderBacklog).toBe(0);
     expect(res.body.frontier.renderOldestAgeS).toBeNull();
-    expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
+    expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'render', 'seeds', 'sweeps']);
     expect(res.body.rate.politeCapacityPerSecond).toBeGreaterThan(0);
     expect(res.body.rate.hostsSampled).toBeGreaterThan(0);
     expect(res.body.topHosts.length).toBeGreaterThan(0);
@@ -602,7 +602,7 @@ describe('bull-board', () => {
   it('lists every queue of the namespace and serves its UI without outside resources', async () => {
     const queues = await call('GET', '/queues/api/queues');
     expect(queues.status).toBe(200);
-    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
+    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'render', 'seeds', 'sweeps']);
     const page = await fetch(`${base}/queues/`, { headers: auth() });
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain('googleapis');
