@@ -90,8 +90,10 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
   } finally {
     keeper.stop();
     // An exception escaped (BullMQ tries the job again, which takes the host over again): the
-    // host is released now so it is not held while the job waits.
-    if (hold.holding) await hold.release({ dueAt: Math.max(job.hostDueAt, deps.clock.now()) }).catch(() => undefined);
+    // host is released now so it is not held while the job waits, due the page's delay from now
+    // (the browser may have made a request a moment ago).
+    const delayMs = Math.max(0, job.hostDueAt - page.response.endedAt);
+    if (hold.holding) await hold.release({ dueAt: Math.max(job.hostDueAt, deps.clock.now() + delayMs) }).catch(() => undefined);
   }
 }
 
