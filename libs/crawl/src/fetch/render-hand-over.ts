@@ -31,9 +31,11 @@ export async function handOverVerdictOf(deps: Pick<PipelineDeps, 'counters'> & {
   const verdict = await renderVerdictOf(deps.renderHandOver, attempt, fetched);
   if (verdict === null) return { handOver: false, fetched };
   if (!verdict.render) return { handOver: false, fetched: { ...fetched, render: verdict.page } };
-  // The learner's sample is observed where the page is rendered: this stage's learner lets it go.
-  if (verdict.decision.sample) deps.renderHandOver.learner.abandon(attempt.job.host);
+  // A sample handed over stays pending in this stage's learner (its comparison is not brought
+  // back): a host's first samples are rendered, then only what the classifier or an override
+  // says, never every page with a script.
   if (await deps.renderHandOver.alive()) return { handOver: true, decision: verdict.decision };
+  if (verdict.decision.sample) deps.renderHandOver.learner.abandon(attempt.job.host);
   deps.counters.add('renderNoWorker');
   return { handOver: false, fetched: { ...fetched, render: { rendered: false, reason: `${verdict.decision.reason}; no render worker`, dom: null } } };
 }

@@ -12,7 +12,7 @@ import { silentLogger } from '@trawl/telemetry';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PipelineDeps } from '../deps.js';
 import { processFetchJob } from '../fetch/fetch-job.js';
-import type { RenderHandOverDeps } from '../fetch/render-hand-over.js';
+import { handOverVerdictOf, type RenderHandOverDeps } from '../fetch/render-hand-over.js';
 import type { RenderDeps } from '../fetch/render-step.js';
 import { decodeHandedPage } from '../handed-page.js';
 import type { FetchRecord } from '../record.js';
@@ -280,5 +280,19 @@ describe('a fetch stage without the render role', () => {
     expect(later).toMatchObject({ rendered: false, reason: 'recorded by an earlier delivery', handedOff: null });
     expect(records).toEqual([]);
     expect(r.calls).toHaveLength(1);
+  });
+});
+
+describe('the learner of a fetch stage without the render role', () => {
+  it('hands over a host\'s first samples, then only what the classifier says (never every page with a script)', async () => {
+    const learner = new RenderLearner({ ...DEFAULT_LEARNER_SETTINGS, sampleSize: 2 }, clock);
+    const handOver = { ...handOverDeps(async () => true), learner };
+    // Pages with a script and plenty of text and links: the classifier alone would not render them.
+    const page = `<html><body>${'<p>Words enough to read as a page of its own. </p>'.repeat(20)}${Array.from({ length: 10 }, (_, i) => `<a href="/p/${i}">p${i}</a>`).join('')}<script>track()</script></body></html>`;
+    const fetched = { response: { ...response(PAGE, page) }, status: 'ok' as const, release: { dueAt: clock.now() } };
+    const attempt = { id: 'x', job: decodeFetchJob({ u: PAGE, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-9' }), token: 't', attempt: 1, maxAttempts: 1, signal: undefined, hash: Buffer.alloc(0) };
+    const verdicts = [];
+    for (let i = 0; i < 4; i++) verdicts.push(await handOverVerdictOf({ counters: deps().counters, renderHandOver: handOver }, attempt, fetched));
+    expect(verdicts.map((v) => v.handOver)).toEqual([true, true, false, false]);
   });
 });
