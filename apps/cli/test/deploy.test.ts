@@ -64,7 +64,7 @@ describe('docker-compose.yml', () => {
     expect(result.status, result.stderr).toBe(0);
     const config = parse(result.stdout) as { services: Record<string, Service>; volumes: Record<string, unknown> };
     const services = config.services;
-    expect(Object.keys(services).sort()).toEqual(['create-bucket', 'dashboard', 'grafana', 'minio', 'postgres', 'processor', 'prometheus', 'redis', 'scheduler', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['create-bucket', 'dashboard', 'grafana', 'minio', 'postgres', 'processor', 'prometheus', 'redis', 'renderer', 'scheduler', 'worker']);
 
     expect(services.redis?.healthcheck?.test).toContain('ping');
     expect(services.postgres?.healthcheck?.test).toContain('pg_isready');
@@ -107,13 +107,17 @@ describe('docker-compose.yml', () => {
 
   it('runs both stages in every worker by default, and the stages apart when .env says so', () => {
     const services = (parse(compose(['config']).stdout) as { services: Record<string, Service> }).services;
-    expect(services.worker?.environment?.TRAWL_WORKER_ROLES).toBe('fetch,process');
+    expect(services.worker?.environment?.TRAWL_WORKER_ROLES).toBe('fetch,process,render');
     expect(services.processor?.environment?.TRAWL_WORKER_ROLES).toBe('process');
     expect(services.processor?.deploy?.replicas).toBe(0);
-    // Everything else a processor runs with is the worker's: the same crawl, stores and checks.
+    expect(services.renderer?.environment?.TRAWL_WORKER_ROLES).toBe('render');
+    expect(services.renderer?.deploy?.replicas).toBe(0);
+    // Everything else a processor or a renderer runs with is the worker's: the same crawl, stores and checks.
     const { TRAWL_WORKER_ROLES: _w, ...workerEnv } = services.worker?.environment ?? {};
     const { TRAWL_WORKER_ROLES: _p, ...processorEnv } = services.processor?.environment ?? {};
+    const { TRAWL_WORKER_ROLES: _r, ...rendererEnv } = services.renderer?.environment ?? {};
     expect(processorEnv).toEqual(workerEnv);
+    expect(rendererEnv).toEqual(workerEnv);
     expect(processorEnv.TRAWL_HEALTHCHECK_URL).toBe('http://127.0.0.1:9464/healthz');
 
     const split = join(tmpdir(), `trawl-split-${process.pid}.env`);

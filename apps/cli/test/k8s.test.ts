@@ -101,12 +101,12 @@ describe('deploy/k8s', () => {
       const secret = find(objects, 'Secret', 'trawl');
       const drainMs = msOf(config.data.TRAWL_DRAIN_TIMEOUT_MS, 30_000);
       const metricsPort = Number(config.data.TRAWL_METRICS_PORT);
-      const ports = { worker: metricsPort, processor: metricsPort, scheduler: metricsPort, dashboard: 8930 };
-      for (const app of ['worker', 'processor', 'scheduler', 'dashboard'] as const) {
+      const ports = { worker: metricsPort, processor: metricsPort, renderer: metricsPort, scheduler: metricsPort, dashboard: 8930 };
+      for (const app of ['worker', 'processor', 'renderer', 'scheduler', 'dashboard'] as const) {
         const d = find(objects, 'Deployment', `trawl-${app}`);
         const pod = d.spec.template.spec;
         const [c] = pod.containers;
-        expect(c.args, app).toEqual([app === 'processor' ? 'worker' : app]);
+        expect(c.args, app).toEqual([app === 'processor' || app === 'renderer' ? 'worker' : app]);
         expect(c.image, app).toBe('registry.example.com/trawl:0.1.0');
         expect(c.envFrom, app).toEqual([{ configMapRef: { name: config.metadata.name } }, { secretRef: { name: secret.metadata.name } }]);
         // The probes reach the port the app really serves /healthz on.
@@ -128,6 +128,9 @@ describe('deploy/k8s', () => {
       }
       expect(find(objects, 'Deployment', 'trawl-worker').spec.replicas).toBeUndefined();
       expect(find(objects, 'Deployment', 'trawl-processor').spec.replicas).toBeUndefined();
+      // Renderers only where an overlay splits rendering off the workers.
+      expect(find(objects, 'Deployment', 'trawl-renderer').spec.replicas).toBe(0);
+      expect(find(objects, 'Deployment', 'trawl-renderer').spec.template.spec.containers[0].env).toEqual([{ name: 'TRAWL_WORKER_ROLES', value: 'render' }]);
       const scheduler = find(objects, 'Deployment', 'trawl-scheduler');
       expect(scheduler.spec.replicas).toBe(2);
       const pdb = find(objects, 'PodDisruptionBudget', 'trawl-scheduler');
@@ -144,7 +147,7 @@ describe('deploy/k8s', () => {
       const [w] = worker.spec.template.spec.containers;
       const [p] = processor.spec.template.spec.containers;
       expect(p.env).toEqual([{ name: 'TRAWL_WORKER_ROLES', value: 'process' }]);
-      // The workers keep the default (fetch,process): nothing in the base sets their roles.
+      // The workers keep the default (fetch,process,render): nothing in the base sets their roles.
       expect(w.env).toBeUndefined();
       const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
       expect(config.data.TRAWL_WORKER_ROLES).toBeUndefined();

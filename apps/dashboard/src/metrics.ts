@@ -27,6 +27,8 @@ export function dashboardMetrics(operator: CrawlOperator): Metrics {
   gauge('trawl_frontier_oldest_queued_age_seconds', 'Age of the oldest queued URL (since it was queued).', [], (s, set) => set(s.frontier.oldestQueuedAgeS));
   gauge('trawl_process_backlog_pages', 'Fetched pages handed to the process stage and not yet recorded (the fetch → process backlog).', [], (s, set) => set(s.frontier.processBacklog));
   gauge('trawl_process_backlog_oldest_age_seconds', 'How long the oldest page waiting for the process stage has waited.', [], (s, set) => set(s.frontier.processOldestAgeS ?? 0));
+  gauge('trawl_render_backlog_jobs', 'Pages HTTP-only fetch stages handed to a render stage and not yet taken up (each holds its host).', [], (s, set) => set(s.frontier.renderBacklog));
+  gauge('trawl_render_backlog_oldest_age_seconds', 'How long the oldest page waiting for a render stage has waited.', [], (s, set) => set(s.frontier.renderOldestAgeS ?? 0));
   gauge('trawl_hosts', 'Hosts by state: ready (due), waiting (queued URLs, none leased), in_flight, backing_off (estimated from a sample), paused.', ['state'], (s, set) => {
     set(s.frontier.hostsReady, { state: 'ready' });
     set(s.frontier.hostsWaiting, { state: 'waiting' });

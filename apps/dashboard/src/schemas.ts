@@ -201,6 +201,8 @@ export const statsSchema = z
       oldestQueuedAgeS: z.number().nullable(),
       processBacklog: z.number().describe('Fetched pages handed to the process stage and not yet recorded'),
       processOldestAgeS: z.number().nullable().describe('How long the oldest of them has waited'),
+      renderBacklog: z.number().describe('Pages an HTTP-only fetch stage handed to a render stage and not yet taken up (each holds its host)'),
+      renderOldestAgeS: z.number().nullable().describe('How long the oldest of them has waited'),
       partitions: z.array(
         z.object({ partition: z.number(), queued: z.number(), spilled: z.number(), leased: z.number(), hostsWaiting: z.number(), hostsReady: z.number(), done: z.number(), processBacklog: z.number() }),
       ),

@@ -1,7 +1,7 @@
 import type { ResolvedPolicy } from '@trawl/model';
 import type { Freshness, OperatorQueries } from '@trawl/db';
 import { schedulerStatus, workerStatus } from '@trawl/dispatch';
-import { isFetchQueueName, type openQueue, type QueueSpec } from '@trawl/queue';
+import { isFetchQueueName, type openQueue, type QueueSpec, RENDER_QUEUE } from '@trawl/queue';
 import type { Runtime } from '@trawl/runtime';
 import { politeCapacity, RateWindow } from './capacity.js';
 import { type HostInspector, iso } from './hosts.js';
@@ -116,6 +116,9 @@ export class CrawlStats {
       }
     }
     const workers = await (queues.find((q) => q.spec.name === 'fetch-p0')?.queue.getWorkersCount() ?? Promise.resolve(0));
+    // Pages handed to a render stage, each holding its host until it is rendered.
+    const renderCounts = queueCounts.find((q) => q.name === RENDER_QUEUE);
+    const renderOldestAt = renderCounts && renderCounts.waiting > 0 ? ((await queues.find((q) => q.spec.name === RENDER_QUEUE)?.queue.getJobs(['wait'], 0, 0, true))?.[0]?.timestamp ?? null) : null;
     // Sampled hosts: their delay in force (capacity), back-off, and the per-host series.
     const pausedHosts = new Set(paused.hosts);
     const measured = await Promise.all(
@@ -143,6 +146,8 @@ export class CrawlStats {
         oldestQueuedAt: iso(oldestQueuedAt),
         oldestQueuedAgeS: oldestQueuedAt === null ? null : Math.max(0, (at - oldestQueuedAt) / 1000),
         processOldestAgeS: processOldestAt === null ? null : Math.max(0, (at - processOldestAt) / 1000),
+        renderBacklog: renderCounts ? renderCounts.waiting + renderCounts.delayed : 0,
+        renderOldestAgeS: renderOldestAt === null ? null : Math.max(0, (at - renderOldestAt) / 1000),
         partitions: partitions.map(({ processOldestAt: _oldest, ...p }) => p),
       },
       rate: {

@@ -513,7 +513,9 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     expect(res.body.frontier.oldestQueuedAgeS).toBeGreaterThanOrEqual(0);
     expect(res.body.frontier.processBacklog).toBe(0);
     expect(res.body.frontier.processOldestAgeS).toBeNull();
-    expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
+    expect(res.body.frontier.renderBacklog).toBe(0);
+    expect(res.body.frontier.renderOldestAgeS).toBeNull();
+    expect(res.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'render', 'seeds', 'sweeps']);
     expect(res.body.rate.politeCapacityPerSecond).toBeGreaterThan(0);
     expect(res.body.rate.hostsSampled).toBeGreaterThan(0);
     expect(res.body.topHosts.length).toBeGreaterThan(0);
@@ -583,7 +585,7 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     const res = await fetch(`${base}/metrics`, { headers: auth() });
     expect(res.status).toBe(200);
     const text = await res.text();
-    for (const series of ['trawl_frontier_queued_urls', 'trawl_process_backlog_pages', 'trawl_process_backlog_oldest_age_seconds', 'trawl_polite_capacity_fetches_per_second', 'trawl_queue_jobs{', 'trawl_hosts{', 'trawl_dead_letters', 'trawl_host_queued_urls{', 'process_cpu_seconds_total']) expect(text).toContain(series);
+    for (const series of ['trawl_frontier_queued_urls', 'trawl_process_backlog_pages', 'trawl_process_backlog_oldest_age_seconds', 'trawl_render_backlog_jobs', 'trawl_render_backlog_oldest_age_seconds', 'trawl_polite_capacity_fetches_per_second', 'trawl_queue_jobs{', 'trawl_hosts{', 'trawl_dead_letters', 'trawl_host_queued_urls{', 'process_cpu_seconds_total']) expect(text).toContain(series);
     expect(text).not.toMatch(/trawl_\w+\{[^}]*url=/);
     // Every series the Grafana dashboard queries exists: the crawl-wide ones here, the per-process
     // ones (the pipeline's events, the fetch-lateness histogram) in a worker's own /metrics.
@@ -609,7 +611,7 @@ describe('bull-board', () => {
   it('lists every queue of the namespace and serves its UI without outside resources', async () => {
     const queues = await call('GET', '/queues/api/queues');
     expect(queues.status).toBe(200);
-    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'seeds', 'sweeps']);
+    expect(queues.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['fetch-p0', 'render', 'seeds', 'sweeps']);
     const page = await fetch(`${base}/queues/`, { headers: auth() });
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain('googleapis');

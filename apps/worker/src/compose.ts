@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { TrawlError } from '@trawl/core';
 import { ProcessStream } from '@trawl/frontier';
-import { heldFetchJobs } from '@trawl/queue';
+import { heldFetchJobs, RenderWorkers } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import {
   Acks,
@@ -17,6 +17,7 @@ import {
   ProcessWorker,
   RecentBodies,
   Records,
+  RenderStage,
   ThreadAnalyzer,
   UrlStates,
   Validators,
@@ -26,7 +27,10 @@ import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
 import { pauseBlockedHost, type Runtime } from '@trawl/runtime';
 import { ProcessThread } from './process-on-thread.js';
-import { renderDepsOf } from './render.js';
+import { renderDepsOf, renderHandOverOf } from './render.js';
+
+/** A worker process's stages (TRAWL_WORKER_ROLES). */
+export type WorkerRole = 'fetch' | 'process' | 'render';
 
 /** The sitemaps a robots.txt names; when it names none, /sitemap.xml if the crawl guesses it. */
 function recordSitemaps(sitemaps: Sitemaps, config: Readonly<Config>, origin: string, urls: string[]): Promise<void> {
@@ -50,12 +54,17 @@ export class WorkerStages {
     private readonly logger: Runtime['logger'],
     /** The process stage on a thread of its own (TRAWL_PROCESS_THREAD). */
     readonly processThread: ProcessThread | null = null,
+    /** The render stage (roles with `render` and without `fetch`). */
+    readonly render: RenderStage | null = null,
+    /** What closes with the stages (the render queue a fetch stage without a browser adds to). */
+    private readonly closers: readonly (() => Promise<void>)[] = [],
   ) {}
 
   start(): void {
     this.fetch?.start();
     this.process?.start();
     this.processThread?.start().catch(() => undefined);
+    this.render?.start().catch((error: unknown) => this.logger.error({ err: error }, 'the render stage could not start'));
   }
 
   /** The partitions the fetch stage consumes from now on (the process stage reads them all). */
@@ -79,7 +88,7 @@ export class WorkerStages {
    */
   async ready(): Promise<void> {
     this.processThread?.start().catch(() => undefined);
-    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined]);
+    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined, this.render?.start()]);
   }
 
   /**
@@ -90,9 +99,12 @@ export class WorkerStages {
   async stop(timeoutMs: number): Promise<{ drained: boolean }> {
     const until = Date.now() + timeoutMs;
     const fetched = (await this.fetch?.stop(timeoutMs)) ?? { drained: true };
+    // The renders in hand finish and hand their pages on (a render stage leaves the registry first).
+    await this.render?.stop();
     const left = Math.max(0, until - Date.now());
     const [processed, threaded] = await Promise.all([this.process?.stop(left) ?? { drained: true }, this.processThread?.stop(left) ?? { drained: true }]);
     await closePipeline(this.deps, this.logger);
+    await Promise.all(this.closers.map((close) => close().catch(() => undefined)));
     return { drained: fetched.drained && processed.drained && threaded.drained };
   }
 }
@@ -103,7 +115,7 @@ export function createCrawlWorker(
   options: {
     concurrency: number;
     partitions?: readonly number[];
-    roles?: readonly ('fetch' | 'process')[];
+    roles?: readonly WorkerRole[];
     onFatal?: (error: TrawlError) => void;
     /** Where the process stage finds bodies stored by a fetch stage of this process (a process thread's). */
     bodies?: RecentBodies;
@@ -119,6 +131,7 @@ export function createCrawlWorker(
   if (processThread) roles.delete('process');
   const all = Array.from({ length: config.partitions }, (_, p) => p);
   const partitions = options.partitions ?? all;
+  const handOver = roles.has('fetch') && !roles.has('render') ? renderHandOverOf(runtime) : undefined;
   const sitemaps = new Sitemaps(runtime.db.pool, config.namespace);
   const nearDup = new NearDupIndex(runtime.db);
   // One WARC writer per worker process: its files carry the host name and pid, and are finished when the worker stops.
@@ -167,8 +180,10 @@ export function createCrawlWorker(
     sitemaps: config.sitemaps.enabled
       ? { store: sitemaps, frontier: runtime.frontier, markQueued: (hashes) => runtime.db.markQueued(hashes), maxEntries: config.sitemaps.maxEntries }
       : undefined,
-    // Pages are rendered in the fetch stage, while their job holds the host.
-    render: roles.has('fetch') ? renderDepsOf(runtime) : undefined,
+    // Pages are rendered in the fetch stage, while their job holds the host; a render stage
+    // renders the pages a fetch stage without the role hands it, the host still held.
+    render: roles.has('render') ? renderDepsOf(runtime) : undefined,
+    renderHandOver: handOver,
     blocking:
       config.politeness.blockThreshold > 0
         ? {
@@ -206,7 +221,36 @@ export function createCrawlWorker(
         },
       )
     : null;
-  return new WorkerStages(deps, fetch, process, runtime.logger, processThread);
+  const render = roles.has('render') && !roles.has('fetch') ? renderStageOf(runtime, deps) : null;
+  return new WorkerStages(deps, fetch, process, runtime.logger, processThread, render, handOver ? [() => handOver.close()] : []);
+}
+
+/** Render workers' names in the registry of live render stages: `render@<host>:<pid>:<random>`. */
+const RENDER_MEMBER = 'render@';
+
+/**
+ * The render stage of a worker with `render` and without `fetch`: it consumes the render queue,
+ * heartbeating in the registry fetch stages ask. Its jobs' locks last a few heartbeats (at most
+ * TRAWL_STALLED_MS), so a killed render worker's pages go to another within seconds.
+ */
+function renderStageOf(runtime: Runtime, deps: CrawlWorkerDeps): RenderStage | null {
+  const { config } = runtime;
+  if (!deps.render) return null;
+  const heartbeatTtlMs = config.worker.heartbeatMs;
+  return new RenderStage(
+    { ...deps, render: deps.render, logger: runtime.logger.child({ component: 'render' }) },
+    {
+      connection: runtime.blockingRedis(),
+      namespace: config.namespace,
+      // Jobs wait in the worker for a browser page: a few per page keep the browser busy.
+      concurrency: 2 * config.render.maxOpenPages,
+      lockMs: Math.min(config.worker.stalledMs, Math.max(5000, 2 * heartbeatTtlMs)),
+      registry: new RenderWorkers(runtime.redis, config.namespace),
+      member: `${RENDER_MEMBER}${processIdentity()}:${randomUUID().slice(0, 6)}`,
+      heartbeatTtlMs,
+      logger: runtime.logger.child({ component: 'render' }),
+    },
+  );
 }
 
 /** How long a worker waits for its aborted fetches to end before saying, on a later heartbeat, that it is quiet. */
@@ -232,7 +276,7 @@ export interface WorkerService {
  */
 export async function startWorkerService(
   runtime: Runtime,
-  options: { concurrency: number; memberId?: string; roles?: readonly ('fetch' | 'process')[]; onFatal?: (error: TrawlError) => void },
+  options: { concurrency: number; memberId?: string; roles?: readonly WorkerRole[]; onFatal?: (error: TrawlError) => void },
 ): Promise<WorkerService> {
   const { config } = runtime;
   const worker = createCrawlWorker(runtime, { concurrency: options.concurrency, partitions: [], roles: options.roles, onFatal: options.onFatal });

@@ -1,7 +1,8 @@
-import type { RenderDeps } from '@trawl/crawl';
+import type { RenderDeps, RenderHandOverDeps } from '@trawl/crawl';
 import { blockedReason } from '@trawl/fetch';
 import { RedisHostVerdicts, RenderOverrides } from '@trawl/model';
 import { LazyRenderer, MemorySubresourceCache, RenderLearner, renderSettingsFrom, ssrfCheckFrom } from '@trawl/render';
+import { RenderQueue, RenderWorkers } from '@trawl/queue';
 import { frontierOptions, type Runtime } from '@trawl/runtime';
 
 /**
@@ -29,5 +30,35 @@ export function renderDepsOf(runtime: Runtime): RenderDeps | undefined {
     ssrfCheck: ssrfCheckFrom((address) => blockedReason(address, { allowNetworks: config.fetch.allowNetworks })),
     timeoutMs: config.render.timeoutMs,
     maxHoldMs: frontierOptions(config, config.namespace, runtime.clock).fetchHoldMs,
+  };
+}
+
+/** How long a fetch stage trusts its last answer to "is a render stage alive?" (asked only for pages to render). */
+const ALIVE_ANSWER_MS = 1000;
+
+/**
+ * For a fetch stage without the `render` role (undefined for TRAWL_RENDER=never): it decides which
+ * pages to render with the classifier and the operators' overrides, and hands them to the render
+ * queue while a render stage is alive. Never loads Playwright.
+ */
+export function renderHandOverOf(runtime: Runtime): (RenderHandOverDeps & { close(): Promise<void> }) | undefined {
+  const { config } = runtime;
+  if (config.render.mode === 'never') return undefined;
+  const settings = renderSettingsFrom(config.render);
+  const queue = new RenderQueue(runtime.redis, config.namespace);
+  const registry = new RenderWorkers(runtime.redis, config.namespace);
+  let answer = { alive: false, until: 0 };
+  return {
+    mode: config.render.mode,
+    // The crawl's shared verdicts: the render stage reports each handed-over sample's comparison there.
+    learner: new RenderLearner(settings.learner, runtime.clock, new RedisHostVerdicts(runtime.redis, config.namespace)),
+    overrides: new RenderOverrides(runtime.redis, config.namespace, () => runtime.clock.now()),
+    queue,
+    alive: async () => {
+      const now = runtime.clock.now();
+      if (now >= answer.until) answer = { alive: (await registry.alive(now)) > 0, until: now + ALIVE_ANSWER_MS };
+      return answer.alive;
+    },
+    close: () => queue.close(),
   };
 }

@@ -156,9 +156,9 @@ export const configSchema = z.object({
   worker: z.object({
     concurrency: set(int(1, 10_000).default(32), 'TRAWL_CONCURRENCY', 'Fetch jobs one worker process runs at once.'),
     roles: set(
-      list().pipe(z.array(z.enum(['fetch', 'process'])).min(1)).default(['fetch', 'process']),
+      list().pipe(z.array(z.enum(['fetch', 'process', 'render'])).min(1)).default(['fetch', 'process', 'render']),
       'TRAWL_WORKER_ROLES',
-      'The stages a `trawl worker` process runs: `fetch` (gate, robots.txt, fetch, store the body, hand the page off), `process` (parse, fingerprint, duplicates, discover links, record), or both (`fetch,process`, the default). Run them apart when processing needs more cores than fetching: e.g. 2 fetch-only and 6 process-only workers.',
+      'The stages a `trawl worker` process runs: `fetch` (gate, robots.txt, fetch, store the body, hand the page off), `process` (parse, fingerprint, duplicates, discover links, record), `render` (headless Chromium, as TRAWL_RENDER says), or several (`fetch,process,render`, the default: pages are rendered in the fetch stage). Run them apart when processing needs more cores than fetching: e.g. 2 fetch-only and 6 process-only workers. A fetch stage without `render` never starts a browser: the pages it would render are handed, with their host still held, to a render stage (a worker with `render` and without `fetch`), or processed unrendered when no render stage is alive.',
     ),
     heartbeatMs: set(
       int(300, 600_000).default(3000),

@@ -9,6 +9,7 @@ import type { ContentStore } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
 import type { RecentBodies } from './bodies.js';
 import type { AddressTurns } from './fetch/address-step.js';
+import type { RenderHandOverDeps } from './fetch/render-hand-over.js';
 import type { RenderDeps } from './fetch/render-step.js';
 import type { PageAnalyzer } from './process/analyzer.js';
 import type { CrawlArchive } from './process/archive.js';
@@ -17,7 +18,7 @@ import type { Acks, Records, UrlStates, Validators } from './records.js';
 
 /** What the fetch-job pipeline works with: the crawl's state, its writers and its policies. */
 export interface PipelineDeps {
-  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched' | 'handOff'>;
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched' | 'handOff' | 'passHold' | 'takeHost'>;
   fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
   store: ContentStore;
   robots: Pick<RobotsCache, 'get' | 'set'>;
@@ -68,6 +69,11 @@ export interface PipelineDeps {
   bodies?: Pick<RecentBodies, 'put' | 'take'>;
   /** Headless rendering in the fetch stage (TRAWL_RENDER; absent: `never`, no page is rendered). */
   render?: RenderDeps;
+  /**
+   * A fetch stage without the `render` role: the pages it would render go to a render stage, their
+   * host still held (absent: rendering is `never`, or this stage renders itself). Never with `render`.
+   */
+  renderHandOver?: RenderHandOverDeps;
   /** Telling a blocked host from a slow one, and what is done about it (absent: refusals are not looked for). */
   blocking?: BlockingDeps;
 }

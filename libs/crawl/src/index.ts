@@ -16,3 +16,6 @@ export { inlineAnalyzer, type PageAnalyzer, ThreadAnalyzer } from './process/ana
 export { type ArchivedPage, CrawlArchive } from './process/archive.js';
 export { type Capture, type DuplicateAnswer, type DuplicateIndex, type DuplicateQuery, Duplicates, type DuplicatesOptions } from './process/duplicates.js';
 export { canonicalSitemapUrls } from './process/sitemap-step.js';
+export { type HandOverVerdict, type RenderHandOverDeps } from './fetch/render-hand-over.js';
+export { processRenderJob, type RenderJobSummary, type RenderStageDeps } from './render/render-job.js';
+export { RenderStage, type RenderStageOptions } from './render/render-stage.js';

@@ -79,6 +79,14 @@ export class HostHold {
     return this.held && !this.released;
   }
 
+  /**
+   * The host is passed on, still held, to a stage that takes it over with this ticket's token (a
+   * render stage): this job releases nothing from now on.
+   */
+  passOn(): void {
+    this.released = true;
+  }
+
   /** Frees the host (or keeps it for this lease) with its next due time. Idempotent. */
   async release(release: HostRelease, leaseUntil?: number): Promise<boolean> {
     if (release.claimOnly && !this.held && !this.released) {

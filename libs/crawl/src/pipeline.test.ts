@@ -119,6 +119,8 @@ function deps(): PipelineDeps {
         return true;
       },
       clearFetched: async () => void events.push({ kind: 'clear' }),
+      passHold: async () => undefined,
+      takeHost: async () => ({ kind: 'ok' }),
       // The process stream, as if a process stage read the entry at once.
       handOff: async (partition, _leaseId, _token, payload) => {
         events.push({ kind: 'handoff' });

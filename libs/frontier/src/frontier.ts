@@ -24,6 +24,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'takeRefill-2',
   'refillHosts-4',
   'settleRefill-2',
+  'takeHost-2',
 ]);
 const SCRIPT_VERSION = 'frontier10';
 type ScriptName =
@@ -41,7 +42,8 @@ type ScriptName =
   | 'noteHosts'
   | 'takeRefill'
   | 'refillHosts'
-  | 'settleRefill';
+  | 'settleRefill'
+  | 'takeHost';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
@@ -223,6 +225,9 @@ export interface HostHealthState {
   blocks?: number;
   level?: number;
 }
+
+/** A render stage's takeover of a lease's host (see `Frontier.takeHost`). */
+export type HostTakeover = { kind: 'ok' } | { kind: 'busy'; at: number } | { kind: 'stale' } | { kind: 'handed' } | { kind: 'lost' };
 
 export type GateDecision =
   | { kind: 'ok'; /** The host's due time (when politeness allowed this fetch), epoch ms. */ dueAt: number; health: HostHealthState }
@@ -616,6 +621,39 @@ export class Frontier {
    */
   async clearFetched(partition: number, leaseId: string): Promise<void> {
     await this.redis.hdel(this.keysOf(partition).fetched, leaseId);
+  }
+
+  /**
+   * A render stage takes over (or, called again, keeps) the host a fetch attempt (`fromToken`)
+   * left held for this lease's page: see lua/takeHost. `aliveMs`: how long the token is this
+   * attempt's without another call (a dead render stage's host is taken over after that).
+   */
+  async takeHost(ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>, fromToken: string, aliveMs: number): Promise<HostTakeover> {
+    const keys = this.keysOf(ticket.partition);
+    const [code, at] = (await this.scripts.takeHost([keys.leases, keys.fetched], [keys.base, ticket.host, ticket.leaseId, fromToken, ticket.token, this.options.clock.now(), Math.ceil(aliveMs)])) as [number, number];
+    switch (Number(code)) {
+      case 1:
+        return { kind: 'ok' };
+      case 3:
+        return { kind: 'busy', at: Number(at) };
+      case 4:
+        return { kind: 'stale' };
+      case 5:
+        return { kind: 'handed' };
+      case 6:
+        return { kind: 'lost' };
+      default:
+        throw new Error(`takeHost returned unknown code ${code}`);
+    }
+  }
+
+  /**
+   * This worker passes a lease it holds at the gate to another stage (a render stage, which takes
+   * the host over with the same token): the lease is no longer among this worker's holds, so its
+   * death (`releaseHolder`) does not send the URL back to be fetched again.
+   */
+  async passHold(partition: number, leaseId: string): Promise<void> {
+    await this.redis.hdel(`${this.keysOf(partition).base}holders`, leaseId);
   }
 
   /**

@@ -157,3 +157,56 @@ describe('ProcessStream', () => {
     expect(claimed.every((e) => e.deliveries === 2)).toBe(true);
   });
 });
+
+describe('takeHost: a render stage takes over the host a fetch attempt left held', () => {
+  /** Claims the URL and passes the gate as the fetch attempt `fetch` (the host held, not released). */
+  async function heldBy(f: Frontier, partition: number, fetchToken: string): Promise<Lease> {
+    const [lease] = (await f.claim(partition, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(lease, fetchToken))).toMatchObject({ kind: 'ok' });
+    return lease;
+  }
+
+  it('from the fetch token, or a lapsed one, never from a live one; the host stays the lease\'s throughout', async () => {
+    const f = makeFrontier();
+    const host = 'r.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1'), item(host, '/2')]);
+    const lease = await heldBy(f, p, 'fetch');
+    const render = (token: string) => ({ partition: p, host, leaseId: lease.id, token });
+    expect(await f.takeHost(render('r1'), 'fetch', 6000)).toEqual({ kind: 'ok' });
+    // A second delivery while the first renews: busy until its token lapses.
+    clock.advance(1000);
+    expect(await f.takeHost(render('r2'), 'fetch', 6000)).toEqual({ kind: 'busy', at: clock.now() + 5000 });
+    expect(await f.takeHost(render('r1'), 'fetch', 6000)).toEqual({ kind: 'ok' }); // a renewal
+    clock.advance(5999);
+    expect(await f.takeHost(render('r2'), 'fetch', 6000)).toEqual({ kind: 'busy', at: clock.now() + 1 });
+    // The first delivery died: once its token lapses, the next takes over.
+    clock.advance(2);
+    expect(await f.takeHost(render('r2'), 'fetch', 6000)).toEqual({ kind: 'ok' });
+    // Meanwhile no other lease of the host passes the gate.
+    const other = { partition: p, host, leaseId: 'by-hand-1', token: 'other', band: lease.band, entry: { url: `http://${host}/2`, depth: 1, hops: 0, flags: 0 } };
+    expect((await f.acquire(other)).kind).toBe('busy');
+    // Released and handed off: a delivery turning up later has nothing left to do.
+    await f.release(render('r2'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 3000 });
+    expect(await f.handOff(p, lease.id, 'r2', '{"page":1}')).not.toBeNull();
+    expect(await f.takeHost(render('r3'), 'fetch', 6000)).toEqual({ kind: 'handed' });
+  });
+
+  it('a lease gone is stale, and a lease that no longer holds its host is lost: nothing is taken', async () => {
+    const f = makeFrontier();
+    const host = 's.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1'), item(host, '/2')]);
+    const lease = await heldBy(f, p, 'fetch');
+    const render = { partition: p, host, leaseId: lease.id, token: 'r1' };
+    // The host freed (its fetch attempt released it) and taken by the next lease.
+    await f.release(ticket(lease, 'fetch'), clock.now());
+    clock.advance(1);
+    const [next] = (await f.claim(p, 1)).leases as [Lease];
+    expect(await f.acquire(ticket(next, 'next'))).toMatchObject({ kind: 'ok' });
+    expect(await f.takeHost(render, 'fetch', 6000)).toEqual({ kind: 'lost' });
+    clock.advance(10_001);
+    await f.claim(p, 10); // expires the first lease
+    expect(await f.takeHost(render, 'fetch', 6000)).toEqual({ kind: 'stale' });
+  });
+});

@@ -6,6 +6,7 @@ export {
   type FrontierOptions,
   type FrontierStats,
   type GateDecision,
+  type HostTakeover,
   type GateTicket,
   type HostHealthState,
   type HostNote,

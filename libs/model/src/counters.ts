@@ -75,6 +75,11 @@ export const COUNTERS = [
   'renderFailed',
   /** Requests rendered pages made through the fetcher (scripts, data; not those answered from the subresource cache). */
   'renderRequests',
+  /** Pages a fetch stage without the `render` role handed, host held, to a render stage. */
+  'renderHandedOver',
+  /** Pages to render processed unrendered: no render stage was alive, or the render stage no longer held the page's host. */
+  'renderNoWorker',
+  'renderLeaseLost',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 export type CounterValues = Record<CounterName, number>;

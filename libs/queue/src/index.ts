@@ -33,3 +33,17 @@ export {
 export { SWEEPS_QUEUE, type SweepName, SweepsQueue, sweepsQueuePrefix, SweepsWorker } from './sweeps.js';
 export { discoverQueues, knownQueues, openQueue, type QueueSpec } from './registry.js';
 export { freshLeaseId, freshLeaseRetry, isFetchQueueName } from './retry.js';
+export {
+  decodeRenderJob,
+  encodeRenderJob,
+  RENDER_QUEUE,
+  type RenderJob,
+  type RenderJobData,
+  renderJobDataSchema,
+  RenderQueue,
+  renderQueuePrefix,
+  RenderWorker,
+  type RenderWorkerOptions,
+  RenderWorkers,
+  renderWorkersKey,
+} from './render.js';

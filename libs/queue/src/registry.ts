@@ -1,6 +1,7 @@
 import { Queue } from 'bullmq';
 import { type RedisClient as Redis, scanKeys } from '@trawl/redis';
 import { fetchQueueName, fetchQueuePrefix } from './job.js';
+import { RENDER_QUEUE, renderQueuePrefix } from './render.js';
 import { SEEDS_QUEUE, seedsQueuePrefix } from './seeds.js';
 import { SWEEPS_QUEUE, sweepsQueuePrefix } from './sweeps.js';
 
@@ -11,14 +12,15 @@ export interface QueueSpec {
 }
 
 /**
- * Every queue a crawl of `partitions` partitions is known to have, from one place: the `seeds`
- * queue and one fetch queue per partition. Queues trawl adds later (a sweeps queue, …) are found
+ * Every queue a crawl of `partitions` partitions is known to have, from one place: the `seeds`,
+ * `sweeps` and `render` queues and one fetch queue per partition. Queues trawl adds later (a sweeps queue, …) are found
  * anyway by `discoverQueues`, since every trawl queue lives under `<namespace>:{<tag>}`.
  */
 export function knownQueues(namespace: string, partitions: number): QueueSpec[] {
   return [
     { name: SEEDS_QUEUE, prefix: seedsQueuePrefix(namespace) },
     { name: SWEEPS_QUEUE, prefix: sweepsQueuePrefix(namespace) },
+    { name: RENDER_QUEUE, prefix: renderQueuePrefix(namespace) },
     ...Array.from({ length: partitions }, (_, p) => ({ name: fetchQueueName(p), prefix: fetchQueuePrefix(namespace, p) })),
   ];
 }

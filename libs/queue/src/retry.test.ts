@@ -62,7 +62,7 @@ describe('freshLeaseRetry', () => {
 describe('queue registry', () => {
   it('lists the known queues and discovers others under the namespace by prefix', async () => {
     const namespace = `${t.prefix}b`;
-    expect(knownQueues(namespace, 2).map((q) => q.name)).toEqual(['seeds', 'sweeps', 'fetch-p0', 'fetch-p1']);
+    expect(knownQueues(namespace, 2).map((q) => q.name)).toEqual(['seeds', 'sweeps', 'render', 'fetch-p0', 'fetch-p1']);
     const seeds = new SeedsQueue(t.redis, namespace);
     await seeds.add({ urls: ['http://a/'] });
     // A queue trawl does not know by name (an operator's own): found by its prefix.
@@ -73,7 +73,7 @@ describe('queue registry', () => {
     await t.redis.hset(`${namespace}:{p0}:h:id`, 'due', '0');
     const found = await discoverQueues(t.redis, namespace, 1);
     expect(found.map((q) => `${q.prefix}|${q.name}`).sort()).toEqual(
-      [`${namespace}:{p0}|fetch-p0`, `${namespace}:{seeds}|seeds`, `${namespace}:{sweeps}|sweeps`, `${namespace}:{reports}|reports`].sort(),
+      [`${namespace}:{p0}|fetch-p0`, `${namespace}:{seeds}|seeds`, `${namespace}:{sweeps}|sweeps`, `${namespace}:{render}|render`, `${namespace}:{reports}|reports`].sort(),
     );
     await other.close();
     await seeds.close();

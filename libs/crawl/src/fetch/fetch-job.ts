@@ -12,6 +12,7 @@ import { passAddressGate } from './address-step.js';
 import { type Fetched, fetchUnderGate, isFetched } from './fetch-step.js';
 import { handOffPage } from './hand-off.js';
 import { passGate } from './gate.js';
+import { type HandOverVerdict, handOverVerdictOf, handToRenderStage } from './render-hand-over.js';
 import { renderUnderGate } from './render-step.js';
 import { defer, earlyForQueue } from './when.js';
 
@@ -153,16 +154,27 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
   }
   const sitemap = (job.flags & UrlFlag.Sitemap) !== 0;
   let fetched: Fetched | JobOutcome | undefined;
+  let handOver: HandOverVerdict | undefined;
   try {
     fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
     // A page worth rendering is rendered while its job still holds the host (and its address
     // group's turn): every request the browser makes is one of the host's turns.
     if (deps.render && !sitemap && isFetched(fetched)) fetched = await renderUnderGate({ ...deps, render: deps.render }, attempt, policy, fetched, heldSince);
+    // Without a browser here, it is rendered by a render stage, which takes the host over.
+    else if (deps.renderHandOver && !sitemap && isFetched(fetched)) {
+      handOver = await handOverVerdictOf({ ...deps, renderHandOver: deps.renderHandOver }, attempt, fetched);
+      if (!handOver.handOver) fetched = handOver.fetched;
+    }
   } finally {
     // The request has ended (or failed): the group may go on, after the delay the host asks.
     turn.leave(hostDueAfter(fetched, deps.clock.now()));
   }
   if (!isFetched(fetched)) return sitemap ? sitemapFailure(deps, attempt, fetched) : fetched;
+  if (handOver?.handOver && deps.renderHandOver) {
+    counters.add('fetched');
+    counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
+    return handToRenderStage({ ...deps, renderHandOver: deps.renderHandOver }, attempt, hold, fetched, handOver.decision);
+  }
   // The host is free for its next URL before this one is stored and parsed; the lease runs a full
   // TRAWL_LEASE_MS from here (and is renewed while the job works).
   await hold.release({ ...fetched.release, fetched: true }, deps.clock.now() + deps.leaseMs);

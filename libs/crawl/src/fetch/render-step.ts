@@ -111,6 +111,29 @@ function isWordByte(byte: number | undefined): boolean {
 const renderable = (fetched: Fetched): boolean =>
   fetched.status === 'ok' && !fetched.response.bodySkipped && !fetched.response.truncated && fetched.response.body.length > 0 && isHtml(fetched.response);
 
+/** What rendering needs to decide about a page (a fetch stage without a browser has this much). */
+export type RenderChoice = Pick<RenderDeps, 'mode' | 'learner' | 'overrides'>;
+
+/** A page to render (`decision`, and its decoded HTML), or the answer that it is not rendered. */
+export type RenderVerdict = { render: true; decision: RenderDecision; html: string } | { render: false; page: RenderedPage };
+
+/**
+ * Whether a fetched page is rendered, before anything is rendered: null for a response that is no
+ * page to render (not a 200 HTML page with its whole body).
+ */
+export async function renderVerdictOf(choice: RenderChoice, attempt: Pick<Attempt, 'job'>, fetched: Fetched): Promise<RenderVerdict | null> {
+  if (!renderable(fetched)) return null;
+  const { job } = attempt;
+  const override = (await choice.overrides?.of(job.host)) ?? null;
+  // Most pages of a plain site: no script tag at all, so the classifier's answer is known without
+  // decoding the page on this loop.
+  if (override === null && choice.mode === 'auto' && scriptless(fetched.response)) return { render: false, page: { rendered: false, reason: 'no-scripts', dom: null } };
+  const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
+  const decision = await renderDecisionOf(choice.mode, choice.learner, job.host, html, job.url, override);
+  if (!decision.render) return { render: false, page: { rendered: false, reason: decision.reason, dom: null } };
+  return { render: true, decision, html };
+}
+
 /**
  * The render of a fetched page, while its job still holds the host (see docs/architecture.md,
  * "Rendering"): the browser's every request to the host goes through the fetcher, one at a time,
@@ -119,24 +142,31 @@ const renderable = (fetched: Fetched): boolean =>
  * gate this job does not hold). The host's next due time becomes the last response's end plus
  * the delay. A render that fails keeps the HTTP page as it is, with the reason.
  */
-export async function renderUnderGate(
-  deps: Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer'> & { render: RenderDeps },
-  attempt: Attempt,
+export async function renderUnderGate(deps: RenderStepDeps, attempt: Attempt, policy: ResolvedPolicy, fetched: Fetched, heldSince: number): Promise<Fetched> {
+  const verdict = await renderVerdictOf(deps.render, attempt, fetched);
+  if (verdict === null) return fetched;
+  if (!verdict.render) return { ...fetched, render: verdict.page };
+  return renderDecided(deps, attempt, policy, fetched, verdict, heldSince);
+}
+
+export type RenderStepDeps = Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer'> & { render: RenderDeps };
+
+/**
+ * Renders a page decided for rendering, under the host held since `heldSince` (the render ends
+ * before the host's token could lapse). The browser's first request waits for the host's due time
+ * after the page's own response (`fetched.release.dueAt`).
+ */
+export async function renderDecided(
+  deps: RenderStepDeps,
+  attempt: Pick<Attempt, 'job' | 'signal'>,
   policy: ResolvedPolicy,
   fetched: Fetched,
+  verdict: RenderVerdict & { render: true },
   heldSince: number,
 ): Promise<Fetched> {
-  if (!renderable(fetched)) return fetched;
   const { render, clock } = deps;
   const { job } = attempt;
-  const override = (await render.overrides?.of(job.host)) ?? null;
-  // Most pages of a plain site: no script tag at all, so the classifier's answer is known without
-  // decoding the page on this loop.
-  if (override === null && render.mode === 'auto' && scriptless(fetched.response)) return { ...fetched, render: { rendered: false, reason: 'no-scripts', dom: null } };
-  const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
-  const decision = await renderDecisionOf(render.mode, render.learner, job.host, html, job.url, override);
-  if (!decision.render) return { ...fetched, render: { rendered: false, reason: decision.reason, dom: null } };
-
+  const { decision, html } = verdict;
   const holdLeftMs = heldSince + render.maxHoldMs - HOLD_MARGIN_MS - clock.now();
   const timeoutMs = Math.min(render.timeoutMs, holdLeftMs);
   if (timeoutMs < LEAST_RENDER_MS) {

@@ -1,0 +1,136 @@
+import { Database } from '@trawl/db';
+import { frontierKeys } from '@trawl/frontier';
+import { renderWorkersKey } from '@trawl/queue';
+import { createRedis } from '@trawl/redis';
+import { analyzeLog, scriptedHost, scriptedPageUrls, type ScriptedKind, TestWeb } from '@trawl/testweb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASE_URL, dropNamespace, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+
+/**
+ * Rendering in a stage of its own (TRAWL_WORKER_ROLES=render), judged from the synthetic web's
+ * log: an HTTP-only worker (fetch,process, TRAWL_RENDER=auto) hands the pages it would render to
+ * two render-only workers, one of them SIGKILLed mid-crawl, on an SPA, a hybrid and a plain site.
+ * Every page is found and fetched once, every request (the browser's included) is one of its
+ * host's polite turns, and the HTTP-only worker never starts a browser.
+ */
+const PAGES = 20;
+const CRAWL_DELAY_S = 0.3;
+const DELAY_MS = CRAWL_DELAY_S * 1000;
+const PARTITIONS = 2;
+const PLAIN = 0;
+const SCRIPTED: Record<number, ScriptedKind> = { 1: 'spa', 2: 'hybrid' };
+const BROWSER_STARTED = 'starting the headless browser';
+
+const redis = createRedis(REDIS_URL);
+const namespace = uniqueNamespace('renderstage');
+const alive = (p: Proc) => p.child.exitCode === null && p.child.signalCode === null;
+let web: TestWeb;
+
+beforeAll(async () => {
+  web = await TestWeb.start({
+    hosts: 1,
+    pagesPerHost: PAGES,
+    linksPerPage: 3,
+    crossHostLinks: 0,
+    noisyLinks: false,
+    latencyMs: { min: 1, max: 5 },
+    seed: 12,
+    extraHosts: 2,
+    robotsTxt: () => `User-agent: *\nCrawl-delay: ${CRAWL_DELAY_S}\nAllow: /\n`,
+    hostHandlers: Object.fromEntries(Object.entries(SCRIPTED).map(([host, kind]) => [host, scriptedHost(kind, { pages: PAGES, crawlDelayS: CRAWL_DELAY_S })])),
+  });
+});
+
+afterAll(async () => {
+  await web?.stop();
+  await dropNamespace(namespace);
+  redis.disconnect();
+});
+
+/** Leased URLs (those waiting for a render or the process stage included) and queued ones: 0 and 0 when the crawl is done. */
+const outstanding = async () => {
+  let n = 0;
+  for (let p = 0; p < PARTITIONS; p += 1) {
+    const keys = frontierKeys(namespace, p);
+    n += (await redis.zcard(keys.leases)) + Number((await redis.hget(keys.stats, 'queued')) ?? 0);
+  }
+  return n;
+};
+
+const output = (p: Proc) => p.stdout() + p.stderr();
+
+describe('a render stage of its own', () => {
+  it('renders for an HTTP-only worker that never starts a browser: complete, once, polite, though a render worker is SIGKILLed', async () => {
+    const env = {
+      TRAWL_NAMESPACE: namespace,
+      TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
+      TRAWL_PARTITIONS: String(PARTITIONS),
+      TRAWL_MIN_DELAY_MS: '100',
+      TRAWL_SCOPE: 'any',
+      TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,
+      TRAWL_RENDER: 'auto',
+      TRAWL_LOG_LEVEL: 'info',
+    };
+    // Each process names itself in its User-Agent, so the log says who made each request.
+    const renderers = ['a', 'b'].map((name) => trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'render', TRAWL_USER_AGENT: `trawl-test (renderer ${name})` }));
+    const all: Proc[] = [...renderers];
+    try {
+      // The render stages are alive before the first page is fetched (else it is processed unrendered).
+      await waitFor(async () => (await redis.zcount(renderWorkersKey(namespace), `(${Date.now()}`, '+inf')) === 2, 60_000, 'two render stages');
+      const httpOnly = trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'fetch,process', TRAWL_USER_AGENT: 'trawl-test (http only)' });
+      const scheduler = trawl(['scheduler'], env);
+      all.push(httpOnly, scheduler);
+      const roots = web.rootUrls();
+      const origins = roots.map((root) => new URL(root).origin);
+      const seeded = trawl(['seed', ...roots], env);
+      expect((await seeded.exited).code, seeded.stderr()).toBe(0);
+      const expected = new Set([...web.groundTruth([roots[PLAIN] as string], 'any'), ...Object.keys(SCRIPTED).flatMap((h) => scriptedPageUrls(origins[Number(h)] as string, { pages: PAGES }))]);
+      expect(expected.size).toBe(3 * PAGES);
+
+      // Mid-crawl, once a render stage has a browser: it dies with its renders in hand.
+      await waitFor(() => renderers.some((r) => output(r).includes(BROWSER_STARTED)) && web.log.filter((e) => e.resource === 'page').length >= expected.size / 3, 120_000, 'a third of the crawl');
+      const victim = renderers.find((r) => output(r).includes(BROWSER_STARTED)) as Proc;
+      victim.child.kill('SIGKILL');
+      const killedAt = Date.now();
+      await waitFor(async () => (await outstanding()) === 0, 240_000, 'the crawl to finish');
+      await web.idle();
+
+      const report = analyzeLog(web.log, { minIntervalMs: DELAY_MS, expected });
+      for (const v of report.intervals.violations) {
+        const near = web.log.filter((e) => e.host === v.host && Math.abs(e.start - v.start) < 10_000).map((e) => `${Math.round(e.start - killedAt)} ${e.path} ${e.userAgent}`);
+        console.log(`[render-stage] interval violation ${JSON.stringify(v)}; kill at 0; nearby:\n${near.join('\n')}`);
+      }
+      expect(report.coverage?.missing).toEqual([]);
+      expect(report.coverage?.unexpected).toEqual([]);
+      // Each page document once: the killed stage's pages were rendered again from their stored bodies.
+      expect(report.duplicates.pages).toEqual([]);
+      expect(report.concurrency.violations).toEqual([]);
+      expect(report.intervals.violations).toEqual([]);
+      // The browser's requests went out (through the render stages, under the hosts' turns).
+      expect(web.log.filter((e) => e.hostIndex === 1 && e.note === 'data').length).toBeGreaterThanOrEqual(PAGES);
+
+      for (const p of all.filter((q) => q !== victim)) p.child.kill('SIGTERM');
+      for (const p of all.filter((q) => q !== victim)) expect((await p.exited).code, p.stderr()).toBe(0);
+      // The HTTP-only worker never started a browser; the surviving render stage did.
+      expect(output(httpOnly)).not.toContain(BROWSER_STARTED);
+      expect(output(httpOnly)).toContain('worker started');
+      expect(output(renderers.find((r) => r !== victim) as Proc)).toContain(BROWSER_STARTED);
+
+      const db = new Database({ url: DATABASE_URL, schema: namespace });
+      try {
+        const rows = (await db.pool.query<{ url: string; rendered: boolean; render_reason: string | null }>(`SELECT url, rendered, render_reason FROM "${namespace}".crawled_pages WHERE http_status = 200`)).rows;
+        expect(rows).toHaveLength(3 * PAGES);
+        const hostOf = (url: string) => origins.indexOf(new URL(url).origin);
+        expect(rows.filter((r) => hostOf(r.url) === PLAIN && r.rendered)).toEqual([]);
+        // Every SPA page rendered (its links exist only in the rendered DOM), none for want of a render worker.
+        expect(rows.filter((r) => hostOf(r.url) === 1 && !r.rendered)).toEqual([]);
+        expect(rows.filter((r) => (r.render_reason ?? '').includes('no render worker'))).toEqual([]);
+      } finally {
+        await db.close();
+      }
+    } finally {
+      for (const p of all) if (alive(p)) p.child.kill('SIGKILL');
+      await Promise.all(all.map((p) => p.exited));
+    }
+  }, 360_000);
+});

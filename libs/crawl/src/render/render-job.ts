@@ -1,0 +1,167 @@
+import { decodeHtml } from '@trawl/parse';
+import type { RenderJob } from '@trawl/queue';
+import { fingerprint } from '@trawl/url';
+import type { Attempt } from '../attempt.js';
+import type { PipelineDeps } from '../deps.js';
+import type { Fetched } from '../fetch/fetch-step.js';
+import { handOffPage } from '../fetch/hand-off.js';
+import { renderDecided, type RenderDeps } from '../fetch/render-step.js';
+import { decodeHandedPage, type HandedPage } from '../handed-page.js';
+import { HostHold, type JobOutcome } from '../outcome.js';
+
+/** What a render stage works with: the pipeline (to hand the page on as a fetch stage would) and its browser. */
+export type RenderStageDeps = PipelineDeps & { render: RenderDeps };
+
+/** One delivery of a render job: its own token (BullMQ's lock), how long its hold lasts unrenewed, its abort signal. */
+export interface RenderAttempt {
+  token: string;
+  /** The host's token is this attempt's this long after each renewal (it renews every third of it). */
+  aliveMs: number;
+  signal?: AbortSignal;
+}
+
+/** Why a render job ended as it did (the BullMQ job's return value). */
+export interface RenderJobSummary {
+  rendered: boolean;
+  reason: string;
+  handedOff: string | null;
+}
+
+/** Another delivery of the same render job holds the host and is alive: BullMQ tries this one again later. */
+export class RenderHostBusy extends Error {
+  readonly code = 'ERR_RENDER_HOST_BUSY';
+
+  constructor(readonly retryAt: number) {
+    super('another delivery of this render job holds the host');
+  }
+}
+
+/**
+ * One render job, the render stage (see docs/architecture.md, "Rendering"): a page a fetch stage
+ * without a browser fetched and stored, whose host it left held. The stage takes the host's token
+ * over from the fetch attempt (`Frontier.takeHost`: the lease keeps the host throughout), renders
+ * the page from the stored body (never fetched again) with every request the browser makes in the
+ * host's turns, releases the host at the last response's end plus the delay, and hands the page
+ * to the process stage exactly as a rendering fetch stage does. A host no longer held (the lease
+ * expired or was freed) is not rendered under: the page is handed on unrendered (`render lease
+ * lost`), nothing lost.
+ *
+ * A render stage that dies stops renewing its token: BullMQ hands the job to another after its
+ * lock lapses, which takes the host over once the token has lapsed too and renders from the body.
+ */
+export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, attempt: RenderAttempt): Promise<RenderJobSummary> {
+  const page = decodeHandedPage(job.page);
+  if ('error' in page) {
+    deps.counters.add('processInvalid');
+    deps.logger.warn({ reason: page.error }, 'a render job names no page that can be read: dropped (its lease returns the URL to the frontier)');
+    return { rendered: false, reason: `unreadable: ${page.error}`, handedOff: null };
+  }
+  const policy = await deps.policy.get();
+  if (!policy) throw new Error('no crawl policy yet: the render job is tried again');
+  const hold = new HostHold(deps, ticketOf(page, attempt.token));
+  const taken = await deps.frontier.takeHost(hold.ticket, job.token, attempt.aliveMs);
+  if (taken.kind === 'busy') throw new RenderHostBusy(taken.at);
+  if (taken.kind === 'handed') return { rendered: false, reason: 'handed off by an earlier delivery', handedOff: null };
+  const pageAttempt = attemptOfPage(page, attempt.token, attempt.signal);
+  // A lease gone because an earlier delivery's page was recorded and acknowledged: nothing is left to do.
+  if (taken.kind === 'stale' && (await recordedAlready(deps, pageAttempt))) return { rendered: false, reason: 'recorded by an earlier delivery', handedOff: null };
+  if (taken.kind !== 'ok') {
+    deps.counters.add('renderLeaseLost');
+    return handOnUnrendered(deps, pageAttempt, hold, page, await bodyOf(deps, page), `${job.reason}; render lease lost (${taken.kind})`);
+  }
+  hold.acquired();
+  const heldSince = deps.clock.now();
+  const keeper = keepRenderHold(deps, hold, attempt);
+  try {
+    const body = await bodyOf(deps, page);
+    const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: job.hostDueAt, ...(job.health ? { health: job.health } : {}) } };
+    const html = decodeHtml(body, page.response.charset).text;
+    const verdict = { render: true as const, decision: { render: true, reason: job.reason, sample: job.sample }, html };
+    const rendered = await renderDecided(deps, { ...pageAttempt, signal: keeper.signal }, policy, fetched, verdict, heldSince);
+    keeper.stop();
+    if (keeper.lost) {
+      // Another delivery holds the host now (under this lease): release nothing, hand on nothing.
+      hold.passOn();
+      throw new Error(`the render of ${page.job.url} lost its host mid-render: another delivery has it`);
+    }
+    await hold.release({ ...rendered.release, fetched: true }, deps.clock.now() + deps.leaseMs);
+    const outcome = await handOffPage(deps, pageAttempt, hold, rendered);
+    return { rendered: rendered.render?.rendered ?? false, reason: rendered.render?.reason ?? job.reason, handedOff: handedOffOf(outcome) };
+  } finally {
+    keeper.stop();
+    // An exception escaped (BullMQ tries the job again, which takes the host over again): the
+    // host is released now so it is not held while the job waits, due the page's delay from now
+    // (the browser may have made a request a moment ago).
+    const delayMs = Math.max(0, job.hostDueAt - page.response.endedAt);
+    if (hold.holding) await hold.release({ dueAt: Math.max(job.hostDueAt, deps.clock.now() + delayMs) }).catch(() => undefined);
+  }
+}
+
+const handedOffOf = (outcome: JobOutcome): string | null =>
+  outcome.result.outcome === 'done' ? String((outcome.result.summary as { handedOff?: string } | undefined)?.handedOff ?? '') : null;
+
+/** The page as fetched, with why it was not rendered, handed to the process stage (or recorded here if the lease is gone). */
+async function handOnUnrendered(deps: RenderStageDeps, attempt: Attempt, hold: HostHold, page: HandedPage, body: Buffer, reason: string): Promise<RenderJobSummary> {
+  deps.logger.warn({ url: page.job.url, reason }, 'render stage no longer holds the page\'s host: the page is processed unrendered');
+  const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: 0 }, render: { rendered: false, reason, dom: null } };
+  return { rendered: false, reason, handedOff: handedOffOf(await handOffPage(deps, attempt, hold, fetched)) };
+}
+
+/** Whether PostgreSQL has the page recorded (its lease acknowledged since: not a lease lost). */
+async function recordedAlready(deps: Pick<PipelineDeps, 'urlStates'>, attempt: Attempt): Promise<boolean> {
+  const state = (await deps.urlStates?.state(attempt.hash)) ?? null;
+  return state === 'done' || state === 'skipped';
+}
+
+/** The stored body the fetch stage named; a missing one is an error BullMQ retries (a store briefly unreachable). */
+async function bodyOf(deps: Pick<PipelineDeps, 'store' | 'bodies'>, page: HandedPage): Promise<Buffer> {
+  if (!page.body) throw new Error(`a render job for ${page.job.url} names no stored body`);
+  const body = deps.bodies?.take(page.body.key) ?? (await deps.store.get(page.body.key));
+  if (!body) throw new Error(`the stored body ${page.body.key} of ${page.job.url} is not in the content store`);
+  return body;
+}
+
+const ticketOf = (page: HandedPage, token: string) => ({
+  partition: page.job.partition,
+  host: page.job.host,
+  leaseId: page.job.leaseId ?? '',
+  token,
+  band: page.job.band,
+  entry: { url: page.job.url, depth: page.job.depth, maxDepth: page.job.maxDepth, hops: page.job.hops, flags: page.job.flags },
+});
+
+const attemptOfPage = (page: HandedPage, token: string, signal: AbortSignal | undefined): Attempt => ({
+  id: page.job.leaseId ?? token,
+  job: page.job,
+  token,
+  attempt: 1,
+  maxAttempts: 1,
+  signal,
+  hash: fingerprint(page.job.url),
+});
+
+/**
+ * Keeps the host's token this attempt's (every third of `aliveMs`) and the lease alive while the
+ * page renders. A token taken over meanwhile (this process stalled past `aliveMs`) ends the render
+ * at once: it is no longer rendered under a host this attempt holds.
+ */
+function keepRenderHold(deps: RenderStageDeps, hold: HostHold, attempt: RenderAttempt): { signal: AbortSignal; readonly lost: boolean; stop(): void } {
+  const { ticket } = hold;
+  const lost = new AbortController();
+  const renew = async () => {
+    const [taken] = await Promise.all([deps.frontier.takeHost(ticket, ticket.token, attempt.aliveMs), deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs)]);
+    if (taken.kind !== 'ok' && !lost.signal.aborted) {
+      deps.counters.add('renderLeaseLost');
+      lost.abort(new Error(`the render stage no longer holds ${ticket.host} (${taken.kind})`));
+    }
+  };
+  const timer = setInterval(() => void renew().catch((error: unknown) => deps.logger.warn({ err: error, leaseId: ticket.leaseId }, 'could not renew a render\'s hold')), Math.max(50, Math.floor(attempt.aliveMs / 3)));
+  timer.unref();
+  return {
+    signal: attempt.signal ? AbortSignal.any([attempt.signal, lost.signal]) : lost.signal,
+    get lost() {
+      return lost.signal.aborted;
+    },
+    stop: () => clearInterval(timer),
+  };
+}

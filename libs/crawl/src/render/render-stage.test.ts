@@ -1,0 +1,298 @@
+import { loadConfig } from '@trawl/config';
+import { ManualClock } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
+import { Frontier, type Lease } from '@trawl/frontier';
+import { policyFromConfig, resolvePolicy } from '@trawl/model';
+import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderQueue, RenderWorkers } from '@trawl/queue';
+import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions } from '@trawl/render';
+import { FakeRenderer } from '@trawl/render/testing';
+import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
+import type { ContentStore } from '@trawl/store';
+import { silentLogger } from '@trawl/telemetry';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { PipelineDeps } from '../deps.js';
+import { processFetchJob } from '../fetch/fetch-job.js';
+import { handOverVerdictOf, type RenderHandOverDeps } from '../fetch/render-hand-over.js';
+import type { RenderDeps } from '../fetch/render-step.js';
+import { decodeHandedPage } from '../handed-page.js';
+import type { FetchRecord } from '../record.js';
+import { processRenderJob, RenderHostBusy } from './render-job.js';
+
+/**
+ * The hand-over from a fetch stage without a browser to a render stage, against the real frontier
+ * scripts and the real render queue: the host stays held from the fetch to the render's last
+ * request, the page is never fetched twice, and a render stage that no longer holds the host, or
+ * the absence of any, costs the page its rendering and nothing else.
+ */
+const t: TestRedis = testRedis('render-stage');
+const queues: RenderQueue[] = [];
+afterAll(async () => {
+  await Promise.all(queues.map((q) => q.queue.obliterate({ force: true }).then(() => q.close())));
+  await t.cleanup();
+});
+
+const T0 = 1_700_000_000_000;
+const DELAY = 1000;
+const HOST = 'spa.example';
+const PAGE = `http://${HOST}/`;
+const SHELL = '<html><body><div id="root"></div><script src="/app.js"></script></body></html>';
+const RENDERED = '<html><body><div id="root"><a href="/x">x</a><a href="/y">y</a></div></body></html>';
+
+let run = 0;
+let clock: ManualClock;
+let frontier: Frontier;
+let prefix: string;
+let fetches: Array<{ url: string; at: number }>;
+let records: FetchRecord[];
+let counts: Map<string, number>;
+let bodies: Map<string, Buffer>;
+/** What PostgreSQL says of the page's URL (urls.state). */
+let urlState: string;
+
+beforeEach(() => {
+  run += 1;
+  prefix = `${t.prefix}:${run}`;
+  clock = new ManualClock(T0);
+  frontier = new Frontier(t.redis, { prefix, partitions: 1, bands: 4, leaseMs: 60_000, fetchHoldMs: 30_000, busyRetryMs: 500, maxUrlsPerHost: 0, clock, holder: 'worker@fetcher:1:a' });
+  fetches = [];
+  records = [];
+  counts = new Map();
+  bodies = new Map();
+  urlState = 'queued';
+});
+
+/** Each response ends 20 ms after it starts; the manual clock moves on while turns wait. */
+function response(url: string, body: string): FetchResult {
+  const buf = Buffer.from(body);
+  return {
+    url,
+    status: 200,
+    headers: { 'content-type': 'text/html' },
+    contentType: 'text/html',
+    charset: null,
+    location: null,
+    body: buf,
+    truncated: false,
+    bodySkipped: false,
+    rawBytes: buf.length,
+    startedAt: clock.now(),
+    firstByteAt: clock.now() + 10,
+    endedAt: clock.now() + 20,
+    etag: null,
+    lastModified: null,
+  };
+}
+
+function deps(): PipelineDeps {
+  const config = loadConfig({ env: { TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_ADAPTIVE_DELAY_FACTOR: '0' } });
+  const policy = resolvePolicy(policyFromConfig(config, [PAGE]));
+  const store: ContentStore = {
+    put: async (body) => {
+      const key = `sha256:${body.length}`;
+      bodies.set(key, Buffer.from(body));
+      return { key, contentHash: String(body.length), storedBytes: body.length, existed: false };
+    },
+    get: async (key) => bodies.get(key) ?? null,
+    has: async () => false,
+    check: async () => undefined,
+    close: async () => undefined,
+  };
+  const pages: Record<string, string> = { [PAGE]: SHELL, [`http://${HOST}/app.js`]: 'void 0' };
+  return {
+    frontier,
+    fetcher: {
+      fetch: async (url) => {
+        fetches.push({ url, at: clock.now() });
+        return response(url, pages[url] ?? '');
+      },
+      fetchRobots: async () => {
+        throw new Error('robots.txt is cached');
+      },
+    },
+    store,
+    robots: { get: async () => ({ kind: 'rules', status: 200, body: 'User-agent: *\nAllow: /\n', fetchedAt: T0, expiresAt: T0 + 86_400_000 }), set: async () => undefined },
+    discovery: { add: async (candidates) => ({ queued: candidates.length, known: 0 }) },
+    records: {
+      add: async (record) => {
+        records.push(record);
+        return null;
+      },
+    },
+    acks: { ack: async () => undefined },
+    policy: { get: async () => policy, refresh: async () => policy },
+    counters: { add: (name: string, by = 1) => void counts.set(name, (counts.get(name) ?? 0) + by) },
+    clock,
+    logger: silentLogger,
+    retry: { attempts: 4, timeoutAttempts: 2, baseMs: 5000, maxMs: 60_000 },
+    leaseMs: 60_000,
+    gateWaitMs: 100,
+    urlStates: { state: async () => urlState as never },
+  };
+}
+
+function handOverDeps(alive: () => Promise<boolean>): RenderHandOverDeps & { queue: RenderQueue } {
+  const queue = new RenderQueue(testConnection({ name: 'trawl-render-stage-queue' }), prefix);
+  queues.push(queue);
+  return { mode: 'auto', learner: new RenderLearner({ ...DEFAULT_LEARNER_SETTINGS, sampleSize: 0 }, clock), queue, alive };
+}
+
+/** A renderer whose page asks for its script through the pipeline's fetch, as a browser would. */
+function renderer(): FakeRenderer {
+  return new FakeRenderer(async (_url, options: RenderOptions) => {
+    await options.fetch(`http://${HOST}/app.js`, { resourceType: 'script', method: 'GET', headers: {}, signal: new AbortController().signal });
+    return RENDERED;
+  });
+}
+
+const renderDeps = (r: FakeRenderer): RenderDeps => ({ renderer: r, mode: 'auto', learner: new RenderLearner({ ...DEFAULT_LEARNER_SETTINGS, sampleSize: 0 }, clock), timeoutMs: 5000, maxHoldMs: 30_000 });
+
+/** The one URL of the host, claimed as a dispatcher would, and its fetch job. */
+async function claimed(): Promise<{ lease: Lease; ctx: FetchJobContext }> {
+  await frontier.push([{ host: HOST, url: PAGE, depth: 0, hops: 0, flags: 0, priority: 0.5 }]);
+  await frontier.push([{ host: HOST, url: `${PAGE}other`, depth: 0, hops: 0, flags: 0, priority: 0.5 }]);
+  const [lease] = (await frontier.claim(0, 1)).leases as [Lease];
+  const ctx: FetchJobContext = { id: lease.id, job: decodeFetchJob({ u: lease.url, h: HOST, p: 0, d: 0, x: 0, f: 0, b: lease.band, l: lease.id }), token: 'fetch-token', attempt: 1, maxAttempts: 3, signal: undefined };
+  return { lease, ctx };
+}
+
+/** The manual clock moves on while the host's turns wait for it. */
+async function ticking<T>(work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => clock.advance(50), 1);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function onlyRenderJob(queue: RenderQueue) {
+  const waiting = await queue.queue.getWaiting();
+  expect(waiting).toHaveLength(1);
+  return decodeRenderJob(renderJobDataSchema.parse(waiting[0]?.data));
+}
+
+const otherTicket = (lease: Lease) => ({ partition: 0, host: HOST, leaseId: 'p0-other', token: 'other', band: lease.band, entry: { url: `${PAGE}other`, depth: 0, hops: 0, flags: 0 } });
+
+describe('a fetch stage without the render role', () => {
+  it('hands a page to render over with its host held and its body stored; the render stage renders it from the body, in the host\'s turns, then frees the host', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    const result = await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    expect(result).toMatchObject({ outcome: 'done', summary: { renderHandedOver: true } });
+    expect(counts.get('renderHandedOver')).toBe(1);
+    expect(fetches.map((f) => f.url)).toEqual([PAGE]);
+    // Durable before the ack: the job is in Redis, naming the stored body and the fetch's token.
+    const job = await onlyRenderJob(handOver.queue);
+    expect(job.token).toBe('fetch-token');
+    const page = decodeHandedPage(job.page);
+    expect(page).toMatchObject({ job: { url: PAGE, leaseId: lease.id }, body: { key: `sha256:${SHELL.length}` } });
+    // The host is still held: no other lease of it passes the gate, and the fetching worker's
+    // death frees nothing (the lease is no longer among its holds).
+    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
+    expect(await frontier.releaseHolder('worker@fetcher:1:a')).toBe(0);
+    expect(await t.redis.xlen(frontier.keysOf(0).process)).toBe(0);
+
+    const r = renderer();
+    const rendered = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-1', aliveMs: 6000 }));
+    expect(rendered).toMatchObject({ rendered: true, reason: 'empty-app-root' });
+    // The document came from the store, never fetched again; the script in the host's turn, a delay after the page's response.
+    expect(r.calls[0]?.options.document?.body.toString()).toBe(SHELL);
+    expect(fetches.map((f) => f.url)).toEqual([PAGE, `http://${HOST}/app.js`]);
+    expect((fetches[1] as { at: number }).at).toBeGreaterThan((fetches[0] as { at: number }).at + 20 + DELAY);
+    // Handed to the process stage with the rendered DOM; the host due a delay after the script's response.
+    const entries = await t.redis.xrange(frontier.keysOf(0).process, '-', '+');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.[1][1]).toContain('"rendered":true');
+    const state = await frontier.hostState(HOST);
+    expect(state.due).toBe((fetches[1] as { at: number }).at + 20 + DELAY);
+    clock.set(state.due + 1);
+    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('ok');
+  });
+
+  it('with no render stage alive, processes the page unrendered and releases the host as usual', async () => {
+    const { ctx } = await claimed();
+    const registry = new RenderWorkers(t.redis, prefix);
+    const handOver = handOverDeps(async () => (await registry.alive(clock.now())) > 0);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    expect(await handOver.queue.queue.getWaitingCount()).toBe(0);
+    expect(counts.get('renderNoWorker')).toBe(1);
+    const entries = await t.redis.xrange(frontier.keysOf(0).process, '-', '+');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.[1][1]).toContain('"reason":"empty-app-root; no render worker"');
+    expect((await frontier.hostState(HOST)).due).toBe((fetches[0] as { at: number }).at + 20 + DELAY);
+  });
+
+  it('the registry counts a render stage alive until its heartbeat lapses', async () => {
+    const registry = new RenderWorkers(t.redis, prefix);
+    expect(await registry.alive(clock.now())).toBe(0);
+    await registry.heartbeat('render@a', clock.now() + 3000, clock.now());
+    expect(await registry.alive(clock.now())).toBe(1);
+    expect(await registry.alive(clock.now() + 3000)).toBe(0);
+    await registry.heartbeat('render@a', clock.now() + 3000, clock.now());
+    await registry.leave('render@a');
+    expect(await registry.alive(clock.now())).toBe(0);
+  });
+
+  it('a render stage whose lease was lost does not render: the page is recorded unrendered from the stored body, never fetched again', async () => {
+    const { ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    // The render job waited past the lease: its URL went back to the frontier.
+    clock.advance(60_001);
+    expect((await frontier.claim(0, 10)).expired).toBe(1);
+    const r = renderer();
+    const result = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-1', aliveMs: 6000 });
+    expect(result).toMatchObject({ rendered: false, reason: 'empty-app-root; render lease lost (stale)', handedOff: null });
+    expect(r.calls).toHaveLength(0);
+    expect(fetches.map((f) => f.url)).toEqual([PAGE]);
+    expect(counts.get('renderLeaseLost')).toBe(1);
+    expect(records.map((rec) => [rec.url, rec.render?.reason])).toEqual([[PAGE, 'empty-app-root; render lease lost (stale)']]);
+  });
+
+  it('a render job redone after its render stage died takes the host over once the dead one\'s token lapses, and renders from the stored body; a second live delivery never renders alongside', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    // The first delivery took the host over and died mid-render (it stops renewing its token).
+    const dead = { partition: 0, host: HOST, leaseId: lease.id, token: 'render-dead' };
+    expect(await frontier.takeHost(dead, job.token, 6000)).toEqual({ kind: 'ok' });
+    const r = renderer();
+    // While its token lives, another delivery of the job does not render: BullMQ tries it again later.
+    await expect(processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 })).rejects.toBeInstanceOf(RenderHostBusy);
+    expect(r.calls).toHaveLength(0);
+    // Nor does any other lease of the host fetch meanwhile.
+    clock.advance(6001);
+    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
+    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-3', aliveMs: 6000 }));
+    expect(result).toMatchObject({ rendered: true });
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+    // A delivery that turns up after the page was handed off has nothing left to do.
+    const late = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-4', aliveMs: 6000 });
+    expect(late).toMatchObject({ rendered: false, handedOff: null });
+    expect(r.calls).toHaveLength(1);
+    // Once recorded and acknowledged, a delivery still turning up neither renders nor records it again.
+    const [entry] = await t.redis.xrange(frontier.keysOf(0).process, '-', '+');
+    await frontier.ack(0, [lease.id], [entry?.[0] as string]);
+    urlState = 'done';
+    const later = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-5', aliveMs: 6000 });
+    expect(later).toMatchObject({ rendered: false, reason: 'recorded by an earlier delivery', handedOff: null });
+    expect(records).toEqual([]);
+    expect(r.calls).toHaveLength(1);
+  });
+});
+
+describe('the learner of a fetch stage without the render role', () => {
+  it('hands over a host\'s first samples, then only what the classifier says (never every page with a script)', async () => {
+    const learner = new RenderLearner({ ...DEFAULT_LEARNER_SETTINGS, sampleSize: 2 }, clock);
+    const handOver = { ...handOverDeps(async () => true), learner };
+    // Pages with a script and plenty of text and links: the classifier alone would not render them.
+    const page = `<html><body>${'<p>Words enough to read as a page of its own. </p>'.repeat(20)}${Array.from({ length: 10 }, (_, i) => `<a href="/p/${i}">p${i}</a>`).join('')}<script>track()</script></body></html>`;
+    const fetched = { response: { ...response(PAGE, page) }, status: 'ok' as const, release: { dueAt: clock.now() } };
+    const attempt = { id: 'x', job: decodeFetchJob({ u: PAGE, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-9' }), token: 't', attempt: 1, maxAttempts: 1, signal: undefined, hash: Buffer.alloc(0) };
+    const verdicts = [];
+    for (let i = 0; i < 4; i++) verdicts.push(await handOverVerdictOf({ counters: deps().counters, renderHandOver: handOver }, attempt, fetched));
+    expect(verdicts.map((v) => v.handOver)).toEqual([true, true, false, false]);
+  });
+});
