@@ -2,9 +2,9 @@ import { Database } from '@trawl/db';
 import { frontierKeys } from '@trawl/frontier';
 import { renderWorkersKey } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { analyzeLog, scriptedHost, scriptedPageUrls, type ScriptedKind, TestWeb } from '@trawl/testweb';
+import { analyzeLog, type TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, dropNamespace, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { DATABASE_URL, dropNamespace, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * Rendering in a stage of its own (TRAWL_WORKER_ROLES=render), judged from the synthetic web's
@@ -17,8 +17,7 @@ const PAGES = 20;
 const CRAWL_DELAY_S = 0.3;
 const DELAY_MS = CRAWL_DELAY_S * 1000;
 const PARTITIONS = 2;
-const PLAIN = 0;
-const SCRIPTED: Record<number, ScriptedKind> = { 1: 'spa', 2: 'hybrid' };
+const PLAIN = PLAIN_HOST;
 const BROWSER_STARTED = 'starting the headless browser';
 
 const redis = createRedis(REDIS_URL);
@@ -27,18 +26,7 @@ const alive = (p: Proc) => p.child.exitCode === null && p.child.signalCode === n
 let web: TestWeb;
 
 beforeAll(async () => {
-  web = await TestWeb.start({
-    hosts: 1,
-    pagesPerHost: PAGES,
-    linksPerPage: 3,
-    crossHostLinks: 0,
-    noisyLinks: false,
-    latencyMs: { min: 1, max: 5 },
-    seed: 12,
-    extraHosts: 2,
-    robotsTxt: () => `User-agent: *\nCrawl-delay: ${CRAWL_DELAY_S}\nAllow: /\n`,
-    hostHandlers: Object.fromEntries(Object.entries(SCRIPTED).map(([host, kind]) => [host, scriptedHost(kind, { pages: PAGES, crawlDelayS: CRAWL_DELAY_S })])),
-  });
+  web = await startScriptedWeb({ pages: PAGES, crawlDelayS: CRAWL_DELAY_S, seed: 12 });
 });
 
 afterAll(async () => {
@@ -84,7 +72,7 @@ describe('a render stage of its own', () => {
       const origins = roots.map((root) => new URL(root).origin);
       const seeded = trawl(['seed', ...roots], env);
       expect((await seeded.exited).code, seeded.stderr()).toBe(0);
-      const expected = new Set([...web.groundTruth([roots[PLAIN] as string], 'any'), ...Object.keys(SCRIPTED).flatMap((h) => scriptedPageUrls(origins[Number(h)] as string, { pages: PAGES }))]);
+      const expected = scriptedWebPages(web, PAGES);
       expect(expected.size).toBe(3 * PAGES);
 
       // Mid-crawl, once a render stage has a browser: it dies with its renders in hand.

@@ -1,7 +1,7 @@
 import { Database } from '@trawl/db';
-import { analyzeLog, scriptedHost, scriptedNeedsRender, scriptedPageUrls, type ScriptedKind, TestWeb } from '@trawl/testweb';
+import { analyzeLog, scriptedNeedsRender, type ScriptedKind, type TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, dropNamespace, trawl, uniqueNamespace } from '../src/testing/index.js';
+import { DATABASE_URL, dropNamespace, PLAIN_HOST, SCRIPTED_HOSTS, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace } from '../src/testing/index.js';
 
 /**
  * Rendering in a real crawl, with trawl's default settings: a single-page app (every link written
@@ -14,25 +14,14 @@ const PAGES = 30;
 const CRAWL_DELAY_S = 0.3;
 const DELAY_MS = CRAWL_DELAY_S * 1000;
 /** Host indexes: the link table's one plain host, then the scripted ones (extra hosts). */
-const PLAIN = 0;
-const SCRIPTED: Record<number, ScriptedKind> = { 1: 'spa', 2: 'hybrid' };
+const PLAIN = PLAIN_HOST;
+const SCRIPTED = SCRIPTED_HOSTS;
 
 let web: TestWeb;
 const namespace = uniqueNamespace('render');
 
 beforeAll(async () => {
-  web = await TestWeb.start({
-    hosts: 1,
-    pagesPerHost: PAGES,
-    linksPerPage: 3,
-    crossHostLinks: 0,
-    noisyLinks: false,
-    latencyMs: { min: 1, max: 5 },
-    seed: 11,
-    extraHosts: 2,
-    robotsTxt: () => `User-agent: *\nCrawl-delay: ${CRAWL_DELAY_S}\nAllow: /\n`,
-    hostHandlers: Object.fromEntries(Object.entries(SCRIPTED).map(([host, kind]) => [host, scriptedHost(kind, { pages: PAGES, crawlDelayS: CRAWL_DELAY_S })])),
-  });
+  web = await startScriptedWeb({ pages: PAGES, crawlDelayS: CRAWL_DELAY_S, seed: 11 });
 });
 
 afterAll(async () => {
@@ -57,7 +46,7 @@ describe('rendering with the default settings', () => {
     await web.idle();
 
     // Complete: every page of the three hosts, each fetched once.
-    const expected = new Set([...web.groundTruth([roots[PLAIN] as string], 'any'), ...Object.keys(SCRIPTED).flatMap((h) => scriptedPageUrls(origins[Number(h)] as string, { pages: PAGES }))]);
+    const expected = scriptedWebPages(web, PAGES);
     expect(expected.size).toBe(3 * PAGES);
     const report = analyzeLog(web.log, { minIntervalMs: DELAY_MS, expected });
     expect(report.coverage?.missing).toEqual([]);
