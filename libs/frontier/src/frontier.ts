@@ -653,7 +653,7 @@ export class Frontier {
    * death (`releaseHolder`) does not send the URL back to be fetched again.
    */
   async passHold(partition: number, leaseId: string): Promise<void> {
-    await this.redis.hdel(`${this.keysOf(partition).base}holders`, leaseId);
+    await this.redis.hdel(this.keysOf(partition).holders, leaseId);
   }
 
   /**
