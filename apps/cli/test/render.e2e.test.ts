@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Database } from '@trawl/db';
 import { analyzeLog, scriptedNeedsRender, type ScriptedKind, type TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,10 +21,14 @@ const PLAIN = PLAIN_HOST;
 const SCRIPTED = SCRIPTED_HOSTS;
 
 let web: TestWeb;
+let hostsFile: string;
 const namespace = uniqueNamespace('render');
 
 beforeAll(async () => {
-  web = await startScriptedWeb({ pages: PAGES, crawlDelayS: CRAWL_DELAY_S, seed: 11 });
+  // Named hosts, as on the web: the browser's requests resolve the page's name as fetches do.
+  web = await startScriptedWeb({ pages: PAGES, crawlDelayS: CRAWL_DELAY_S, seed: 11, hostnames: 'test' });
+  hostsFile = join(mkdtempSync(join(tmpdir(), 'trawl-render-')), 'hosts');
+  writeFileSync(hostsFile, web.hostsFile());
 });
 
 afterAll(async () => {
@@ -36,6 +43,7 @@ describe('rendering with the default settings', () => {
     const crawl = trawl(['crawl', ...roots, '--json'], {
       TRAWL_NAMESPACE: namespace,
       TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
+      TRAWL_HOSTS_FILE: hostsFile,
       TRAWL_SCOPE: 'any',
       TRAWL_MIN_DELAY_MS: '100',
       TRAWL_CONTENT_DIR: `.trawl/test-content/${namespace}`,

@@ -27,7 +27,11 @@ export function renderDepsOf(runtime: Runtime): RenderDeps | undefined {
     learner: new RenderLearner(settings.learner, runtime.clock, new RedisHostVerdicts(runtime.redis, config.namespace)),
     overrides: new RenderOverrides(runtime.redis, config.namespace, () => runtime.clock.now()),
     cache: new MemorySubresourceCache(settings.cache),
-    ssrfCheck: ssrfCheckFrom((address) => blockedReason(address, { allowNetworks: config.fetch.allowNetworks })),
+    // Names resolve as the fetcher resolves them (its DNS cache, TRAWL_HOSTS_FILE): no second lookup per request.
+    ssrfCheck: ssrfCheckFrom(
+      (address) => blockedReason(address, { allowNetworks: config.fetch.allowNetworks }),
+      (hostname) => runtime.fetcher.resolveAll(hostname),
+    ),
     timeoutMs: config.render.timeoutMs,
     maxHoldMs: frontierOptions(config, config.namespace, runtime.clock).fetchHoldMs,
   };

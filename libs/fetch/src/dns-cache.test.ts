@@ -266,6 +266,16 @@ describe('DnsCache in the Fetcher', () => {
     expect(error.message).toMatch(/ESERVFAIL \(the DNS server failed/);
   });
 
+  it('resolveAll answers as the requests resolve: pinned names, then the cache, every address, the address rule not applied', async () => {
+    const resolver = new FakeResolver({ 'both.test': { a: [{ address: '10.0.0.5', ttl: 300 }, { address: '93.184.216.34', ttl: 300 }] } });
+    const fetcher = makeFetcher({ dns: new DnsCache({ resolver, hosts: parseHostsFile('127.1.0.7 h7.web.test\n') }) });
+    expect(await fetcher.resolveAll('h7.web.test')).toEqual(['127.1.0.7']);
+    expect(await fetcher.resolveAll('both.test')).toEqual(['10.0.0.5', '93.184.216.34']);
+    expect(await fetcher.resolveAll('both.test')).toEqual(['10.0.0.5', '93.184.216.34']);
+    expect(resolver.lookups('both.test')).toBe(1);
+    await expect(fetcher.resolveAll('missing.test')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+  });
+
   it('rejects dns and lookup together', () => {
     expect(() => makeFetcher({ dns: new DnsCache(), lookup: (() => undefined) as never })).toThrow(
       expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }),

@@ -1,4 +1,5 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { type Clock, ErrorCode, isTrawlError, systemClock, TrawlError } from '@trawl/core';
 import got, { type Got, type NormalizedOptions } from 'got';
@@ -107,6 +108,8 @@ export class Fetcher {
   private readonly exits = new Map<string, ExitAgents>();
   private readonly onProxyRequest: ((event: ProxyRequestEvent) => void) | undefined;
   private readonly guardedLookup: LookupFunction;
+  /** The lookup fetches resolve through (the DNS cache and its pinned hosts), before the address rule. */
+  private readonly lookup: LookupFunction;
   private closed = false;
 
   constructor(options: FetcherOptions) {
@@ -117,6 +120,7 @@ export class Fetcher {
     this.timeouts = { ...timeouts };
     this.policy = Object.freeze({ allowNetworks: Object.freeze([...(options.ssrf?.allowNetworks ?? [])]) });
     const lookup = options.lookup ?? (options.dns ?? new DnsCache({ clock: this.clock })).lookup;
+    this.lookup = lookup;
 
     const agentOptions = {
       keepAlive: true,
@@ -191,6 +195,21 @@ export class Fetcher {
     if (isIP(host) !== 0) return Promise.resolve(host);
     return new Promise((resolve) => {
       this.guardedLookup(host, {}, (error, address) => resolve(error || typeof address !== 'string' || address === '' ? null : address));
+    });
+  }
+
+  /**
+   * Every address `hostname` resolves to as this fetcher's requests would resolve it (its DNS
+   * cache, answered from memory within the record's TTL, and the pinned hosts), the address rule
+   * not applied: for a caller that refuses early with its reason (the renderer's requests). The
+   * fetcher's own guard still checks every connection.
+   */
+  resolveAll(hostname: string): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      this.lookup(hostname, { all: true }, (error, addresses) => {
+        if (error) reject(error);
+        else resolve((addresses as unknown as LookupAddress[]).map((entry) => entry.address));
+      });
     });
   }
 

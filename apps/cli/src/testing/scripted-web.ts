@@ -4,10 +4,14 @@ import { scriptedHost, scriptedPageUrls, type ScriptedKind, TestWeb } from '@tra
 export const SCRIPTED_HOSTS: Readonly<Record<number, ScriptedKind>> = { 1: 'spa', 2: 'hybrid' };
 export const PLAIN_HOST = 0;
 
-/** A plain host and the two scripted ones, `pages` pages each, every robots.txt with this Crawl-delay. */
-export function startScriptedWeb(options: { pages: number; crawlDelayS: number; seed: number }): Promise<TestWeb> {
+/**
+ * A plain host and the two scripted ones, `pages` pages each, every robots.txt with this
+ * Crawl-delay; with `hostnames`, hosts are named (`h1.<hostnames>`, see `TestWeb.hostsFile`).
+ */
+export function startScriptedWeb(options: { pages: number; crawlDelayS: number; seed: number; hostnames?: string }): Promise<TestWeb> {
   const { pages, crawlDelayS, seed } = options;
   return TestWeb.start({
+    ...(options.hostnames === undefined ? {} : { hostnames: options.hostnames }),
     hosts: 1,
     pagesPerHost: pages,
     linksPerPage: 3,
