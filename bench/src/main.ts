@@ -7,6 +7,7 @@ import { hostileBench } from './hostile.js';
 import { markdownBench } from './markdown.js';
 import { memoryBench } from './memory.js';
 import { profileBench } from './profile.js';
+import { renderBench } from './render.js';
 import { seenSnapshotBench } from './seen-snapshot.js';
 import { spillBench } from './spill.js';
 import { testwebBench } from './testweb.js';
@@ -33,6 +34,7 @@ const benches: Record<string, () => Promise<void>> = {
   testweb: () => testwebBench(),
   'seen-snapshot': () => seenSnapshotBench(),
   spill: () => spillBench(profile),
+  render: () => renderBench(Number(process.env.BENCH_ROUNDS ?? 3)),
 };
 
 const names = wanted.length > 0 ? wanted : Object.keys(benches);

@@ -121,8 +121,8 @@ interface Timed {
 }
 
 const ROBOTS = '/robots.txt';
-/** Not pages: never duplicates, never coverage. */
-const isAsset = (entry: RequestLogEntry): boolean => entry.resource === 'file' || entry.resource === 'sitemap';
+/** Not pages: never duplicates, never coverage (a page's script is fetched by each renderer that needs it). */
+const isAsset = (entry: RequestLogEntry): boolean => entry.resource === 'file' || entry.resource === 'sitemap' || entry.resource === 'script';
 const isSuccess = (status: number): boolean => status >= 200 && status < 300;
 const inFlight = (entry: RequestLogEntry): boolean => entry.end < 0;
 

@@ -85,6 +85,6 @@ export {
   realisticProfile,
   type PageProfile,
 } from './profile.js';
-export { paragraphPool, renderRealisticPage } from './realistic.js';
+export { paragraphPool, renderRealisticPage, SITE_SCRIPT, SITE_SCRIPT_PATH } from './realistic.js';
 export { TestWebError, TestWebErrorCode } from './errors.js';
 export { SCRIPTED_KINDS, scriptedHost, type ScriptedHostOptions, type ScriptedKind, scriptedNeedsRender, scriptedPageUrls, scriptedPath } from './scripted.js';

@@ -1,5 +1,5 @@
 /** What the default web served at a request: a page, a duplicate variant, a file, a sitemap, … */
-export type ResourceKind = 'page' | 'nofollow' | 'robots' | 'variant' | 'file' | 'sitemap';
+export type ResourceKind = 'page' | 'nofollow' | 'robots' | 'variant' | 'file' | 'sitemap' | 'script';
 
 /** One request as the synthetic web saw it. Times are epoch milliseconds. */
 export interface RequestLogEntry {

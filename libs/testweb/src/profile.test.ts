@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { WebModel } from './model.js';
 import { createWebModel, pageSpec, reachablePages } from './model.js';
 import type { PageProfile } from './profile.js';
-import { hostLatencyMs, pageSizeBytes, parsePageProfile, REALISTIC_PROFILE, realisticProfile, responseLatencyMs } from './profile.js';
+import { analyzeLog } from './analyze.js';
+import { describeProfile, hostLatencyMs, pageSizeBytes, parsePageProfile, REALISTIC_PROFILE, realisticProfile, responseLatencyMs } from './profile.js';
 import { mulberry32 } from './prng.js';
-import { renderRealisticPage } from './realistic.js';
+import { renderRealisticPage, SITE_SCRIPT, SITE_SCRIPT_PATH } from './realistic.js';
 import { TestWeb } from './testweb.js';
 
 const originOf = (host: number): string => `http://h${host}.test:8123`;
@@ -220,6 +221,42 @@ describe('a realistic web served', () => {
       expect(web.describe().profile).toContain('realistic');
     } finally {
       await web.stop();
+    }
+  });
+});
+
+describe('realistic pages with typical scripts', () => {
+  it('carry an analytics tag, JSON-LD and the site script, which the host serves and the log keeps out of coverage', async () => {
+    const profile = realisticProfile({ scripts: 'typical' });
+    expect(profile.scripts).toBe('typical');
+    expect(describeProfile(profile)).toContain('typical scripts');
+    expect(REALISTIC_PROFILE.scripts).toBe('none');
+    const web = await TestWeb.start({ hosts: 2, pagesPerHost: 3, linksPerPage: 4, crossHostLinks: 1, seed: 9, baseAddress: '127.1.91.1', profile });
+    try {
+      const [root] = web.rootUrls();
+      const page = await get(root as string);
+      expect(page.body).toContain('<script async src="https://tags.analytics.invalid/gtag/js?id=');
+      expect(page.body).toContain('<script type="application/ld+json">{"@context":"https://schema.org"');
+      expect(page.body).toContain(`<script defer src="${SITE_SCRIPT_PATH}"></script>`);
+      const script = await get(new URL(SITE_SCRIPT_PATH, root).href);
+      expect(script.status).toBe(200);
+      expect(script.body).toBe(SITE_SCRIPT);
+      await web.idle();
+      expect(web.log.map((e) => e.resource)).toEqual(['page', 'script']);
+      const analysis = analyzeLog(web.log, { minIntervalMs: 0, expected: new Set([root as string]) });
+      expect(analysis.coverage).toMatchObject({ missingCount: 0, unexpectedCount: 0 });
+      expect(analysis.duplicates.pageCount).toBe(0);
+    } finally {
+      await web.stop();
+    }
+    // Without the setting, no host serves a script and no page names one.
+    const plain = await TestWeb.start({ hosts: 1, pagesPerHost: 2, linksPerPage: 2, crossHostLinks: 0, seed: 9, baseAddress: '127.1.92.1', profile: REALISTIC_PROFILE });
+    try {
+      const [root] = plain.rootUrls();
+      expect((await get(root as string)).body).not.toContain('<script');
+      expect((await get(new URL(SITE_SCRIPT_PATH, root).href)).status).toBe(404);
+    } finally {
+      await plain.stop();
     }
   });
 });

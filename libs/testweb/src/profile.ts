@@ -50,6 +50,13 @@ export const PageProfileSchema = z
     hostLatencyMs: heavyTail('hostLatencyMs', 0),
     /** Each response's time is the host's ± this share (0.2: ±20 %), never above hostLatencyMs.max. */
     latencyJitter: z.number().min(0).max(1),
+    /**
+     * `typical`: every page carries the scripts most server-rendered sites do, none of which adds
+     * a link or text: an analytics tag loaded from another host, its inline set-up, a JSON-LD
+     * block, and the site's own behaviour script (`/static/site.js`: a menu toggle, section
+     * anchors). `none` (the default): no script at all.
+     */
+    scripts: z.enum(['none', 'typical']).default('none'),
   })
   .strict()
   .refine((p) => p.navLinks + p.footerLinks + 1 <= p.links.min, { message: 'links.min must leave room for the navigation, the footer and one body link' });
@@ -70,6 +77,7 @@ export const REALISTIC_PROFILE: PageProfile = Object.freeze({
   noisyLinkShare: 0.1,
   hostLatencyMs: Object.freeze({ median: 50, p90: 150, max: 500 }),
   latencyJitter: 0.2,
+  scripts: 'none',
 });
 
 /** Validates a profile; a bad one is an options error listing every bad field. */
@@ -88,14 +96,17 @@ export function parsePageProfile(input: unknown): PageProfile {
  * with the response time (a crawler waiting 5 × the response time would wait 2.5 s after a
  * 500 ms answer).
  */
-export function realisticProfile(options: { maxLatencyMs?: number } = {}): PageProfile {
-  const base = REALISTIC_PROFILE;
-  if (options.maxLatencyMs === undefined) return base;
+export function realisticProfile(options: { maxLatencyMs?: number; scripts?: PageProfile['scripts'] } = {}): PageProfile {
+  let profile = REALISTIC_PROFILE;
+  if (options.scripts !== undefined && options.scripts !== profile.scripts) {
+    profile = parsePageProfile({ ...profile, name: `${profile.name}, ${options.scripts} scripts`, scripts: options.scripts });
+  }
+  if (options.maxLatencyMs === undefined) return profile;
   const max = options.maxLatencyMs;
   return parsePageProfile({
-    ...base,
-    name: `${base.name}, latency ≤ ${max} ms`,
-    hostLatencyMs: { median: Math.min(base.hostLatencyMs.median, max), p90: Math.min(base.hostLatencyMs.p90, max), max },
+    ...profile,
+    name: `${profile.name}, latency ≤ ${max} ms`,
+    hostLatencyMs: { median: Math.min(profile.hostLatencyMs.median, max), p90: Math.min(profile.hostLatencyMs.p90, max), max },
   });
 }
 
@@ -105,7 +116,7 @@ export function describeProfile(profile: PageProfile): string {
   const { pageBytes: b, hostLatencyMs: l } = profile;
   return (
     `${profile.name}: pages lognormal median ${kb(b.median)}, p90 ${kb(b.p90)}, ≤ ${kb(b.max)}; ${profile.links.min}–${profile.links.max} links; ` +
-    `host latency median ${l.median} ms, p90 ${l.p90} ms, ≤ ${l.max} ms`
+    `host latency median ${l.median} ms, p90 ${l.p90} ms, ≤ ${l.max} ms${profile.scripts === 'none' ? '' : `; ${profile.scripts} scripts`}`
   );
 }
 

@@ -71,6 +71,36 @@ const STYLE =
   '.dateline{color:#666;font-size:.875rem}.related{font-size:.875rem}.related ul{padding-left:1rem}.site-footer{padding:2rem 1rem;background:#f4f4f4;font-size:.875rem}' +
   '@media (max-width:48rem){main{grid-template-columns:1fr}.site-header{flex-direction:column}}';
 
+/** Where a host of the `typical` scripts profile serves its own behaviour script. */
+export const SITE_SCRIPT_PATH = '/static/site.js';
+
+/**
+ * The site's behaviour script, as a theme ships it: a menu toggle for small screens, anchors on
+ * the article's sections, a class on the header once the page scrolls. It adds no link and no
+ * text beyond the toggle's label.
+ */
+export const SITE_SCRIPT =
+  '(function(){"use strict";var header=document.querySelector(".site-header"),nav=document.querySelector(".main-nav");\n' +
+  'if(header&&nav){var toggle=document.createElement("button");toggle.type="button";toggle.className="menu-toggle";toggle.textContent="Menu";\n' +
+  'toggle.setAttribute("aria-expanded","false");toggle.addEventListener("click",function(){var open=nav.classList.toggle("open");toggle.setAttribute("aria-expanded",String(open));});\n' +
+  'header.insertBefore(toggle,nav);}\n' +
+  'Array.prototype.forEach.call(document.querySelectorAll("article h2"),function(h,i){if(!h.id)h.id="section-"+(i+1);});\n' +
+  'window.addEventListener("scroll",function(){if(header)header.classList.toggle("scrolled",window.scrollY>40);},{passive:true});})();\n';
+
+/**
+ * The `<head>` scripts of the `typical` profile: an analytics tag from another host (`.invalid`:
+ * it never resolves), its inline set-up, the page's JSON-LD and the site's own script.
+ */
+function typicalScripts(title: string, date: string): string {
+  const tag = 'G-TRAWL0001';
+  const ld = JSON.stringify({ '@context': 'https://schema.org', '@type': 'Article', headline: title, datePublished: date }).replace(/</g, '\\u003c');
+  return (
+    `<script async src="https://tags.analytics.invalid/gtag/js?id=${tag}"></script>` +
+    `<script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments);}gtag('js',new Date());gtag('config','${tag}');</script>` +
+    `<script type="application/ld+json">${ld}</script><script defer src="${SITE_SCRIPT_PATH}"></script>`
+  );
+}
+
 const LINK_LEADS = ['See', 'Read more in', 'Compare', 'More on this in', 'As covered in', 'Related:'];
 
 function anchor(model: WebModel, spec: ReturnType<typeof pageSpec>, link: Link, originOf: OriginOf): string {
@@ -108,7 +138,8 @@ export function renderRealisticPage(model: WebModel, servedHost: number, page: n
   const head =
     `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
     `<title>${title} | ${site}</title>${base === null ? '' : `<base href="${escapeHtml(base)}">`}` +
-    `<meta name="description" content="${escapeHtml((intro.paragraphs[0]?.[0] ?? []).join(' '))}"><style>${STYLE}</style></head>\n<body>\n` +
+    `<meta name="description" content="${escapeHtml((intro.paragraphs[0]?.[0] ?? []).join(' '))}"><style>${STYLE}</style>` +
+    `${profile.scripts === 'typical' ? typicalScripts(title, intro.date) : ''}</head>\n<body>\n` +
     `<header class="site-header"><span class="brand">${site}</span>\n<nav class="main-nav" aria-label="Main"><ul>\n${items(nav)}\n</ul></nav>\n</header>\n` +
     `<main>\n<article>\n<h1>${title}</h1>\n<p class="dateline">Published ${intro.date} · ${intro.views} views</p>\n`;
   const foot =

@@ -7,7 +7,7 @@ import type { RequestLogEntry } from './log.js';
 import type { Resource, VariantKind, WebModel } from './model.js';
 import { contentHost, pagePath, pagesOf } from './model.js';
 import type { PageProfile } from './profile.js';
-import { renderRealisticPage } from './realistic.js';
+import { renderRealisticPage, SITE_SCRIPT } from './realistic.js';
 import type { OriginOf } from './render.js';
 import { NOT_FOUND_BODY, renderNofollowPage, renderPage, renderVariant } from './render.js';
 import { streamBody } from './stream.js';
@@ -20,8 +20,13 @@ const XML = 'application/xml; charset=utf-8';
 
 export const DEFAULT_ROBOTS_TXT = 'User-agent: *\nAllow: /\n';
 
+/** A host's own behaviour script (realistic pages with `typical` scripts). */
+export interface ScriptResource {
+  kind: 'script';
+}
+
 /** Everything the default web can serve at a request key. */
-export type ServedResource = Resource | SitemapResource;
+export type ServedResource = Resource | SitemapResource | ScriptResource;
 
 /** Counts body bytes as they are handed to the response, whoever writes them. */
 export function countBodyBytes(res: http.ServerResponse, entry: RequestLogEntry): void {
@@ -216,6 +221,9 @@ export function serveDefault(
       return serveFile(site, hostIndex, req, res, resource);
     case 'sitemap':
       serveSitemap(site, hostIndex, req, res, resource);
+      return;
+    case 'script':
+      send(req, res, 200, 'text/javascript; charset=utf-8', SITE_SCRIPT, { 'cache-control': 'public, max-age=86400' });
       return;
   }
 }

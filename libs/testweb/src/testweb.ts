@@ -37,7 +37,7 @@ import type { HostHandler, TestWebOptions } from './options.js';
 import { latencySource, profileLatencySource } from './options.js';
 import type { PageProfile } from './profile.js';
 import { describeProfile, parsePageProfile } from './profile.js';
-import { paragraphPool } from './realistic.js';
+import { paragraphPool, SITE_SCRIPT_PATH } from './realistic.js';
 import type { OriginOf } from './render.js';
 import { baseHref, hrefOf, renderVariant } from './render.js';
 import { requestKey } from './request-key.js';
@@ -486,6 +486,7 @@ export class TestWeb {
     if (hostIndex < this.model.hosts) {
       const sitemap = this.sitemaps?.lookup(hostIndex, pagesOf(this.model, hostIndex), key) ?? null;
       if (sitemap !== null) return sitemap;
+      if (key === SITE_SCRIPT_PATH && this.profile?.scripts === 'typical') return { kind: 'script' };
     }
     return lookupResource(this.model, hostIndex, key);
   }
