@@ -23,33 +23,45 @@ const stores: [string, () => HostVerdictStore][] = [
 
 /** The same rules from either store: the Lua scripts mirror learner.ts's pure functions. */
 describe.each(stores)('HostVerdictStore conformance: %s', (_name, make) => {
-  it('hands out sampleSize samples, frees an abandoned one, and decides once they are in', async () => {
+  it('hands out one sample at a time, at once after a gain, sampleSpacing pages after none, and decides as soon as the rest could not change it', async () => {
     const store = make();
-    const claims = [];
-    for (let i = 0; i < 4; i++) claims.push(await store.claim('h.example', rules, 1000));
-    expect(claims.map((c) => c.granted)).toEqual([true, true, true, false]);
-    expect(claims[2]?.state).toMatchObject({ verdict: 'sampling', pending: 3, samples: 0, claimedAt: 1000 });
-    expect(await store.release('h.example', rules, 1001)).toMatchObject({ pending: 2 });
-    expect((await store.claim('h.example', rules, 1002)).granted).toBe(true);
-    await store.record('h.example', true, rules, 2000);
-    await store.record('h.example', false, rules, 2001);
-    expect(await store.record('h.example', true, rules, 2002)).toEqual({ verdict: 'render', samples: 3, pending: 0, gains: 2, decidedAt: 2002, claimedAt: 1002 });
+    const spaced = { ...rules, sampleSpacing: 2 };
+    expect(await store.claim('h.example', spaced, 1000)).toMatchObject({ granted: true, state: { verdict: 'sampling', pending: 1, samples: 0, claimedAt: 1000, passed: 0 } });
+    expect(await store.claim('h.example', spaced, 1000)).toMatchObject({ granted: false, state: { pending: 1, passed: 1 } });
+    expect(await store.release('h.example', spaced, 1001)).toMatchObject({ pending: 0 });
+    expect((await store.claim('h.example', spaced, 1002)).granted).toBe(true);
+    expect(await store.record('h.example', true, spaced, 2000)).toMatchObject({ verdict: 'sampling', samples: 1, gains: 1, lastGained: true });
+    expect((await store.claim('h.example', spaced, 2000)).granted).toBe(true);
+    expect(await store.record('h.example', false, spaced, 2001)).toMatchObject({ verdict: 'sampling', samples: 2, gains: 1, lastGained: false });
+    expect((await store.claim('h.example', spaced, 2002)).granted).toBe(false);
+    expect((await store.claim('h.example', spaced, 2003)).granted).toBe(false);
+    expect(await store.claim('h.example', spaced, 2004)).toMatchObject({ granted: true, state: { passed: 0, claimedAt: 2004 } });
+    expect(await store.record('h.example', true, spaced, 2010)).toEqual({
+      verdict: 'render',
+      samples: 3,
+      pending: 0,
+      gains: 2,
+      decidedAt: 2010,
+      claimedAt: 2004,
+      passed: 0,
+      lastGained: true,
+    });
     // A verdict counts nothing more, hands out nothing, and stands until its review.
-    expect(await store.record('h.example', false, rules, 2003)).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
-    expect((await store.claim('h.example', rules, 2002 + 59_999)).granted).toBe(false);
-    expect(await store.read('h.example', rules, 2002 + 59_999)).toMatchObject({ verdict: 'render' });
-    expect(await store.read('h.example', rules, 2002 + 60_000)).toMatchObject({ verdict: 'sampling', samples: 0 });
-    expect(await store.claim('h.example', rules, 2002 + 60_000)).toMatchObject({ granted: true, state: { verdict: 'sampling', pending: 1, samples: 0 } });
+    expect(await store.record('h.example', false, spaced, 2011)).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
+    expect((await store.claim('h.example', spaced, 2010 + 59_999)).granted).toBe(false);
+    expect(await store.read('h.example', spaced, 2010 + 59_999)).toMatchObject({ verdict: 'render' });
+    expect(await store.read('h.example', spaced, 2010 + 60_000)).toMatchObject({ verdict: 'sampling', samples: 0 });
+    expect(await store.claim('h.example', spaced, 2010 + 60_000)).toMatchObject({ granted: true, state: { verdict: 'sampling', pending: 1, samples: 0 } });
   });
 
-  it('lets samples never counted lapse claimTtlMs after the last claim; a host where too few gained renders plain', async () => {
+  it('lets a sample never counted lapse claimTtlMs after its claim; two of three that found nothing settle the host plain', async () => {
     const store = make();
-    for (let i = 0; i < 3; i++) await store.claim('p.example', rules, 0);
+    expect((await store.claim('p.example', rules, 0)).granted).toBe(true);
     expect((await store.claim('p.example', rules, 9_999)).granted).toBe(false);
     expect(await store.claim('p.example', rules, 10_000)).toMatchObject({ granted: true, state: { pending: 1 } });
-    for (let i = 0; i < 3; i++) await store.record('p.example', i === 0, rules, 11_000);
-    expect(await store.read('p.example', rules, 11_000)).toMatchObject({ verdict: 'plain', gains: 1, samples: 3, pending: 0 });
-    expect(await store.read('unknown.example', rules, 0)).toEqual({ verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null, claimedAt: null });
+    expect(await store.record('p.example', false, rules, 11_000)).toMatchObject({ verdict: 'sampling', samples: 1 });
+    expect(await store.record('p.example', false, rules, 11_001)).toMatchObject({ verdict: 'plain', gains: 0, samples: 2, pending: 0, decidedAt: 11_001 });
+    expect(await store.read('unknown.example', rules, 0)).toEqual({ verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null, claimedAt: null, passed: 0, lastGained: false });
   });
 });
 
@@ -58,14 +70,14 @@ describe('RenderLearner over Redis', () => {
     const clock = new ManualClock(1_000_000);
     const namespace = `${t.prefix}restart`;
     const first = new RenderLearner(settings, clock, new RedisHostVerdicts(t.redis, namespace));
-    for (let i = 1; i <= 3; i++) {
+    for (let i = 1; i <= 2; i++) {
       expect(await first.decide('h.example', LOOKS_PLAIN)).toMatchObject({ render: true, sample: true, reason: `sampling ${i}/3` });
       await first.observe('h.example', plain, richer);
     }
     // The worker restarts: a new learner, nothing in memory.
     const restarted = new RenderLearner(settings, clock, new RedisHostVerdicts(t.redis, namespace));
-    expect(await restarted.decide('h.example', LOOKS_PLAIN)).toEqual({ render: true, reason: 'host renders (3/3 samples gained)', sample: false });
-    expect(await restarted.state('h.example')).toMatchObject({ verdict: 'render', samples: 3, pending: 0 });
+    expect(await restarted.decide('h.example', LOOKS_PLAIN)).toEqual({ render: true, reason: 'host renders (2/2 samples gained)', sample: false });
+    expect(await restarted.state('h.example')).toMatchObject({ verdict: 'render', samples: 2, pending: 0 });
     // Another worker sees it too, and once it knows, asks Redis no more for this host.
     const other = new RenderLearner(settings, clock, new RedisHostVerdicts(t.redis, namespace));
     expect(await other.decide('h.example', LOOKS_PLAIN)).toMatchObject({ render: true, sample: false });
@@ -73,12 +85,12 @@ describe('RenderLearner over Redis', () => {
     expect(await other.decide('h.example', LOOKS_PLAIN)).toMatchObject({ render: true, sample: false });
   });
 
-  it('workers sampling one host at once hand out sampleSize samples between them', async () => {
+  it('workers sampling one host at once hand out one sample between them', async () => {
     const clock = new ManualClock(1_000_000);
     const namespace = `${t.prefix}race`;
     const workers = Array.from({ length: 4 }, () => new RenderLearner(settings, clock, new RedisHostVerdicts(t.redis, namespace)));
     const decisions = await Promise.all(workers.flatMap((w) => Array.from({ length: 5 }, () => w.decide('busy.example', LOOKS_PLAIN))));
-    expect(decisions.filter((d) => d.sample)).toHaveLength(3);
-    expect(decisions.filter((d) => d.render)).toHaveLength(3);
+    expect(decisions.filter((d) => d.sample)).toHaveLength(1);
+    expect(decisions.filter((d) => d.render)).toHaveLength(1);
   });
 });

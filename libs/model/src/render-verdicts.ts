@@ -3,7 +3,7 @@ import { freshHostState, type HostRenderState, type HostVerdict, type HostVerdic
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['claimSample-1', 'recordSample-1', 'releaseSample-1']);
 
-type TallyReply = [string, number, number, number, string, string, number];
+type TallyReply = [string, number, number, number, string, string, number, number, number];
 
 const VERDICTS: readonly HostVerdict[] = ['sampling', 'render', 'plain'];
 
@@ -14,14 +14,16 @@ const stateOf = (reply: TallyReply): HostRenderState => ({
   gains: Number(reply[3]),
   decidedAt: reply[4] === '' ? null : Number(reply[4]),
   claimedAt: reply[5] === '' ? null : Number(reply[5]),
+  passed: Number(reply[6]),
+  lastGained: Number(reply[7]) === 1,
 });
 
 /**
  * The render learner's per-host tallies and verdicts in Redis (`<namespace>:render:learn:<host>`),
- * shared by every worker of the crawl and kept across their restarts: a host is sampled
+ * shared by every worker of the crawl and kept across their restarts: a host is sampled at most
  * `sampleSize` times per review, not per process. Each change is one script (`claimSample`,
- * `recordSample`, `releaseSample`), so workers sampling one host at once never hand out more than
- * `sampleSize` samples between them. A tally untouched for `reviewAfterMs` plus `claimTtlMs`
+ * `recordSample`, `releaseSample`), so workers sampling one host at once hand out one sample at a
+ * time between them. A tally untouched for `reviewAfterMs` plus `claimTtlMs`
  * expires (its verdict was due for review anyway). `RenderLearner` keeps what it last read in
  * memory, so a host with a verdict costs no round trip per page.
  */
@@ -32,7 +34,7 @@ export class RedisHostVerdicts implements HostVerdictStore {
     private readonly redis: Redis,
     private readonly namespace: string,
   ) {
-    this.scripts = bindScripts(redis, 'renderVerdicts1', SCRIPTS);
+    this.scripts = bindScripts(redis, 'renderVerdicts2', SCRIPTS);
   }
 
   keyOf(host: string): string {
@@ -40,18 +42,18 @@ export class RedisHostVerdicts implements HostVerdictStore {
   }
 
   async read(host: string, rules: SampleRules, now: number): Promise<HostRenderState> {
-    const fields = await this.redis.hmget(this.keyOf(host), 'verdict', 'samples', 'pending', 'gains', 'decidedAt', 'claimedAt');
+    const fields = await this.redis.hmget(this.keyOf(host), 'verdict', 'samples', 'pending', 'gains', 'decidedAt', 'claimedAt', 'passed', 'lastGained');
     if (fields[0] === null) return freshHostState();
     return standingState(stateOf(fields.map((f) => f ?? '') as unknown as TallyReply), rules, now);
   }
 
   async claim(host: string, rules: SampleRules, now: number): Promise<{ state: HostRenderState; granted: boolean }> {
     const reply = (await this.scripts.claimSample([this.keyOf(host)], argsOf(rules, now))) as TallyReply;
-    return { state: stateOf(reply), granted: Number(reply[6]) === 1 };
+    return { state: stateOf(reply), granted: Number(reply[8]) === 1 };
   }
 
   async record(host: string, gained: boolean, rules: SampleRules, now: number): Promise<HostRenderState> {
-    return stateOf((await this.scripts.recordSample([this.keyOf(host)], [...argsOf(rules, now), gained ? 1 : 0, rules.minGainShare])) as TallyReply);
+    return stateOf((await this.scripts.recordSample([this.keyOf(host)], [...argsOf(rules, now), gained ? 1 : 0])) as TallyReply);
   }
 
   async release(host: string, rules: SampleRules, now: number): Promise<HostRenderState> {
@@ -59,4 +61,12 @@ export class RedisHostVerdicts implements HostVerdictStore {
   }
 }
 
-const argsOf = (rules: SampleRules, now: number): (string | number)[] => [now, rules.sampleSize, rules.reviewAfterMs, rules.claimTtlMs, rules.reviewAfterMs + rules.claimTtlMs];
+const argsOf = (rules: SampleRules, now: number): (string | number)[] => [
+  now,
+  rules.sampleSize,
+  rules.reviewAfterMs,
+  rules.claimTtlMs,
+  rules.reviewAfterMs + rules.claimTtlMs,
+  rules.sampleSpacing,
+  rules.minGainShare,
+];

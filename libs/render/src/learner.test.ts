@@ -29,38 +29,56 @@ describe('compareYields', () => {
 describe('RenderLearner', () => {
   const settings = { ...DEFAULT_LEARNER_SETTINGS, sampleSize: 3, reviewAfterMs: 60_000, maxHosts: 2 };
 
-  it('samples a host whose pages look plain, and keeps rendering when the browser finds more', async () => {
+  it('samples a host whose pages look plain; two samples in a row that gain make it render at once', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
     expect(page.render).toBe(false);
-    for (let i = 1; i <= 3; i++) {
+    for (let i = 1; i <= 2; i++) {
       expect(await learner.decide('h.example', page)).toEqual({ render: true, reason: `sampling ${i}/3`, sample: true });
-      await learner.observe('h.example', plain, i === 2 ? same : richer);
+      await learner.observe('h.example', plain, richer);
     }
-    expect(await learner.state('h.example')).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
-    expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: false });
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'render', samples: 2, gains: 2 });
+    expect(await learner.decide('h.example', page)).toEqual({ render: true, reason: 'host renders (2/2 samples gained)', sample: false });
   });
 
-  it('stops rendering a host where the browser finds nothing more, except pages the classifier flags', async () => {
-    const learner = new RenderLearner(settings, new ManualClock());
+  it('after a sample that found nothing, the next waits sampleSpacing pages; a second that found nothing settles the host plain', async () => {
+    const learner = new RenderLearner({ ...settings, sampleSpacing: 10 }, new ManualClock());
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
-    for (let i = 0; i < 3; i++) {
-      await learner.decide('h.example', page);
-      await learner.observe('h.example', plain, i === 0 ? richer : same);
-    }
-    expect((await learner.state('h.example')).verdict).toBe('plain');
+    expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
+    await learner.observe('h.example', plain, same);
+    for (let i = 0; i < 10; i++) expect(await learner.decide('h.example', page)).toEqual({ render: false, reason: 'plain-html', sample: false });
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'sampling', samples: 1, passed: 10 });
+    expect(await learner.decide('h.example', page)).toEqual({ render: true, reason: 'sampling 2/3', sample: true });
+    await learner.observe('h.example', plain, same);
+    // Two of three found nothing: the third could not make half gain.
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'plain', samples: 2, gains: 0 });
     expect(await learner.decide('h.example', page)).toEqual({ render: false, reason: 'plain-html', sample: false });
     expect(await learner.decide('h.example', needsRendering(SHELL, 'https://h.example/x'))).toEqual({ render: true, reason: 'empty-app-root', sample: false });
   });
 
-  it('counts samples in flight: concurrent pages of a new host render sampleSize of them, a failed one is replaced', async () => {
+  it('a gain, then nothing: the third sample, sampleSpacing pages later, decides', async () => {
+    const learner = new RenderLearner({ ...settings, sampleSpacing: 2 }, new ManualClock());
+    const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
+    const rendered: boolean[] = [];
+    const outcomes = [richer, same, richer];
+    for (let i = 0; i < 6; i++) {
+      const decision = await learner.decide('h.example', page);
+      rendered.push(decision.render);
+      if (decision.sample) await learner.observe('h.example', plain, outcomes.shift() ?? same);
+    }
+    // Page 1 gains, so page 2 is a sample at once; it finds nothing, so pages 3 and 4 pass; page 5 gains: 2 of 3.
+    expect(rendered).toEqual([true, true, false, false, true, true]);
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'render', samples: 3, gains: 2 });
+  });
+
+  it('hands out one sample at a time: concurrent pages of a new host render one, and a failed one is replaced at once', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');
     const decisions = await Promise.all(Array.from({ length: 5 }, () => learner.decide('h.example', page)));
-    expect(decisions.map((d) => d.render)).toEqual([true, true, true, false, false]);
+    expect(decisions.map((d) => d.render)).toEqual([true, false, false, false, false]);
     await learner.abandon('h.example');
     expect(await learner.decide('h.example', page)).toMatchObject({ render: true, sample: true });
-    expect(await learner.state('h.example')).toMatchObject({ pending: 3, samples: 0 });
+    expect(await learner.state('h.example')).toMatchObject({ pending: 1, samples: 0 });
   });
 
   it('never renders a page without scripts, and does not count it as a sample', async () => {
@@ -114,7 +132,7 @@ describe('RenderLearner', () => {
     expect(claims).toHaveBeenCalledTimes(2);
   });
 
-  it('frees the slots of samples never observed nor abandoned (a worker died) claimTtlMs after the last claim', async () => {
+  it('frees a sample never observed nor abandoned (a worker died) claimTtlMs after it was handed out', async () => {
     const clock = new ManualClock();
     const learner = new RenderLearner({ ...settings, claimTtlMs: 120_000 }, clock, new MemoryHostVerdicts(10), 0);
     const page = needsRendering(LOOKS_PLAIN, 'https://h.example/');

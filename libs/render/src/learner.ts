@@ -3,16 +3,30 @@ import type { RenderClassification } from './classify.js';
 
 /**
  * Per host, whether rendering pays. The classifier sees one page; a host whose pages look plain
- * may still add links with scripts (a menu, "related" lists built from JSON). So the first
+ * may still add links with scripts (a menu, "related" lists built from JSON). So up to
  * `sampleSize` pages of a host with scripts are rendered, each compared with its plain HTML, and
- * the host keeps being rendered only if the browser found materially more in enough of them. The
- * verdict is reviewed after `reviewAfterMs` (sites change their front ends). The tally and the
+ * the host keeps being rendered only if the browser found materially more in enough of them.
+ *
+ * A render costs tens of times what an HTTP page does, and most sites' scripts (analytics, a menu
+ * toggle) add nothing, so samples are spent where they may change the answer:
+ * - one sample of a host at a time;
+ * - the host's first page with scripts is a sample, and so is the page after a sample that gained
+ *   (a host that looks built by scripts is confirmed at once, its pages not left unrendered);
+ * - after a sample that found nothing, the next waits `sampleSpacing` more of the host's pages;
+ * - the verdict falls as soon as the samples left could not change it (two that found nothing of
+ *   three, with half needed, settle a host as plain).
+ * On a site whose scripts add nothing, that is one render in the first `sampleSpacing` + 1 pages
+ * and two in all, not `sampleSize` renders of its first pages.
+ *
+ * The verdict is reviewed after `reviewAfterMs` (sites change their front ends). The tally and the
  * verdict live in a `HostVerdictStore`: one process's memory, or Redis (shared by every worker of
  * the crawl and kept across restarts, so a host is sampled once per review, not once per process).
  */
 export interface RenderLearnerSettings {
-  /** Pages of a host rendered to learn from (0: never sample; only the classifier decides). */
+  /** Pages of a host rendered to learn from, at most (0: never sample; only the classifier decides). */
   sampleSize: number;
+  /** After a sample that found nothing, this many more of the host's pages pass before the next. */
+  sampleSpacing: number;
   /** A sample gains when the browser finds at least this many links the HTML did not have… */
   minExtraLinks: number;
   /** …that are at least this share of the HTML's link count… */
@@ -34,6 +48,7 @@ export interface RenderLearnerSettings {
 
 export const DEFAULT_LEARNER_SETTINGS: Readonly<RenderLearnerSettings> = Object.freeze({
   sampleSize: 3,
+  sampleSpacing: 10,
   minExtraLinks: 3,
   minLinkGain: 0.2,
   minExtraTextChars: 500,
@@ -67,6 +82,10 @@ export interface HostRenderState {
   decidedAt: number | null;
   /** When the last sample was handed out (pending samples lapse `claimTtlMs` after it). */
   claimedAt: number | null;
+  /** The host's pages that asked since the last sample was handed out. */
+  passed: number;
+  /** Whether the last sample counted gained (the next page is then a sample at once). */
+  lastGained: boolean;
 }
 
 export interface LearnerDecision {
@@ -77,7 +96,7 @@ export interface LearnerDecision {
 }
 
 /** What a host's tally follows, wherever it is kept. */
-export type SampleRules = Pick<RenderLearnerSettings, 'sampleSize' | 'minGainShare' | 'reviewAfterMs' | 'claimTtlMs'>;
+export type SampleRules = Pick<RenderLearnerSettings, 'sampleSize' | 'sampleSpacing' | 'minGainShare' | 'reviewAfterMs' | 'claimTtlMs'>;
 
 /**
  * Where hosts' tallies and verdicts live. Each call is one atomic step (in Redis, one script), so
@@ -86,9 +105,9 @@ export type SampleRules = Pick<RenderLearnerSettings, 'sampleSize' | 'minGainSha
 export interface HostVerdictStore {
   /** The host's standing state (a verdict older than `reviewAfterMs` is none). */
   read(host: string, rules: SampleRules, now: number): Promise<HostRenderState>;
-  /** Hands out one of the host's samples if it is still sampling and a slot is free. */
+  /** Hands out one of the host's samples if it is still sampling and one is due (else counts the page as passed). */
   claim(host: string, rules: SampleRules, now: number): Promise<{ state: HostRenderState; granted: boolean }>;
-  /** A sample's outcome; the verdict falls once `sampleSize` samples are in. */
+  /** A sample's outcome; the verdict falls once the samples left could not change it. */
   record(host: string, gained: boolean, rules: SampleRules, now: number): Promise<HostRenderState>;
   /** A sample handed out that will not be observed: its slot is free again. */
   release(host: string, rules: SampleRules, now: number): Promise<HostRenderState>;
@@ -104,7 +123,7 @@ export function compareYields(plain: PageYield, rendered: PageYield, settings: R
   return { extraLinks, plainLinks: plainLinks.size, extraTextChars, gained: linkGain || extraTextChars >= settings.minExtraTextChars };
 }
 
-export const freshHostState = (): HostRenderState => ({ verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null, claimedAt: null });
+export const freshHostState = (): HostRenderState => ({ verdict: 'sampling', samples: 0, pending: 0, gains: 0, decidedAt: null, claimedAt: null, passed: 0, lastGained: false });
 
 /**
  * Pure: a host's state as it stands at `now`: a verdict due for review is none (sample again),
@@ -117,20 +136,32 @@ export function standingState(state: HostRenderState, rules: SampleRules, now: n
   return state;
 }
 
-/** Pure: one sample handed out, if the host is sampling and has a slot free. */
+/**
+ * Pure: a page of a sampling host asks. It is a sample if none is in flight and one is due (the
+ * host's first, the one after a sample that gained, or `sampleSpacing` pages after one that did
+ * not); otherwise it counts as passed.
+ */
 export function claimSample(state: HostRenderState, rules: SampleRules, now: number): { state: HostRenderState; granted: boolean } {
   const standing = standingState(state, rules, now);
   if (standing.verdict !== 'sampling' || standing.samples + standing.pending >= rules.sampleSize) return { state: standing, granted: false };
-  return { state: { ...standing, pending: standing.pending + 1, claimedAt: now }, granted: true };
+  const due = standing.pending === 0 && (standing.samples === 0 || standing.lastGained || standing.passed >= rules.sampleSpacing);
+  if (!due) return { state: { ...standing, passed: standing.passed + 1 }, granted: false };
+  return { state: { ...standing, pending: standing.pending + 1, passed: 0, claimedAt: now }, granted: true };
 }
 
-/** Pure: a sample's outcome counted; the verdict once `sampleSize` are in. A host with a verdict counts nothing. */
+/**
+ * Pure: a sample's outcome counted. The host renders once at least `minGainShare` of
+ * `sampleSize` samples gained, and is plain once too few could still gain; until then it samples
+ * on. A host with a verdict counts nothing.
+ */
 export function recordSample(state: HostRenderState, gained: boolean, rules: SampleRules, now: number): HostRenderState {
   const standing = standingState(state, rules, now);
   if (standing.verdict !== 'sampling') return standing;
-  const next = { ...standing, pending: Math.max(0, standing.pending - 1), samples: standing.samples + 1, gains: standing.gains + (gained ? 1 : 0) };
-  if (next.samples < rules.sampleSize) return next;
-  return { ...next, verdict: next.gains >= rules.minGainShare * next.samples ? 'render' : 'plain', decidedAt: now };
+  const next = { ...standing, pending: Math.max(0, standing.pending - 1), samples: standing.samples + 1, gains: standing.gains + (gained ? 1 : 0), lastGained: gained };
+  const needed = rules.minGainShare * rules.sampleSize;
+  if (next.gains >= needed) return { ...next, verdict: 'render', decidedAt: now };
+  if (next.gains + Math.max(0, rules.sampleSize - next.samples) < needed) return { ...next, verdict: 'plain', decidedAt: now };
+  return next;
 }
 
 /** Pure: a sample handed out and abandoned. */
@@ -190,13 +221,14 @@ export class RenderLearner {
     private readonly store: HostVerdictStore = new MemoryHostVerdicts(settings.maxHosts),
     private readonly cacheMs = 2000,
   ) {
-    this.rules = { sampleSize: settings.sampleSize, minGainShare: settings.minGainShare, reviewAfterMs: settings.reviewAfterMs, claimTtlMs: settings.claimTtlMs };
+    this.rules = { sampleSize: settings.sampleSize, sampleSpacing: settings.sampleSpacing, minGainShare: settings.minGainShare, reviewAfterMs: settings.reviewAfterMs, claimTtlMs: settings.claimTtlMs };
   }
 
   /**
    * Render this page? The classifier's "yes" always stands; a page without scripts is never
-   * rendered; otherwise the host's verdict, sampling while it has none. Samples in flight count,
-   * so many workers starting on one host render `sampleSize` pages between them, not one each.
+   * rendered; otherwise the host's verdict, sampling while it has none (see the class comment).
+   * Samples in flight count, so many workers starting on one host render one sample at a time
+   * between them, not one each.
    */
   async decide(host: string, page: RenderClassification): Promise<LearnerDecision> {
     if (page.reason === 'no-scripts') return { render: false, reason: page.reason, sample: false };
@@ -210,7 +242,7 @@ export class RenderLearner {
     return decisionOf(state, page, granted);
   }
 
-  /** A sample's plain and rendered yields. Returns the comparison; the verdict falls once `sampleSize` samples are in. */
+  /** A sample's plain and rendered yields. Returns the comparison; the verdict falls once the samples left could not change it. */
   async observe(host: string, plain: PageYield, rendered: PageYield): Promise<Comparison> {
     const comparison = compareYields(plain, rendered, this.settings);
     const now = this.clock.now();

@@ -49,6 +49,7 @@ export function renderSettingsFrom(config: RenderConfig): RenderSettings {
     learner: {
       ...DEFAULT_LEARNER_SETTINGS,
       sampleSize: config.samplePages,
+      sampleSpacing: config.sampleSpacing,
       minExtraLinks: config.minExtraLinks,
       minLinkGain: config.minLinkGain,
       reviewAfterMs: config.reviewAfterMs,
