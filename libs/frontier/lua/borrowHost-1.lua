@@ -5,12 +5,14 @@
   it) and the host is due now or within `within ms`; anything else is refused at once, never
   waited for: a job holding one host never waits for a second, so two jobs that each want the
   other's host cannot deadlock. A lease's claim on the host does not refuse a borrow (its job is
-  not fetching; it finds the borrowed token at the gate and comes back once it is returned). The
+  not fetching; it finds the borrowed token at the gate and comes back shortly). The
   host's queue, claim and URL budget are not touched. A host the frontier knows nothing of (out
   of the crawl's scope) gets a hash of its own, which expires once it is idle (see returnHost).
 
   KEYS[1] paused (the partition's paused hosts; member '*' pauses all)
-  ARGV[1] key base  ARGV[2] host  ARGV[3] borrow token (unique per request)  ARGV[4] now (ms)
+  ARGV[1] key base  ARGV[2] host  ARGV[3] borrow token, unique per request and starting
+           `borrow:` (acquireHost asks again soon after a borrowed token, not at its lapse)
+  ARGV[4] now (ms)
   ARGV[5] hold ms: the token is out until now + hold ms at most (returnHost ends it sooner)
   ARGV[6] within ms: how far ahead the host's due time may be
   Returns { code, atMs, streak, backoffMs }

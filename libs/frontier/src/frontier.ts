@@ -28,7 +28,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier10';
+const SCRIPT_VERSION = 'frontier11';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -238,7 +238,14 @@ export type HostTakeover = { kind: 'ok' } | { kind: 'busy'; at: number } | { kin
  * granted (start no sooner than `dueAt`, then `returnHost`), or refused with why.
  */
 export type HostBorrow =
-  | { kind: 'granted'; /** The host's due time, at most the bound ahead. */ dueAt: number; health: HostHealthState }
+  | {
+      kind: 'granted';
+      /** What `returnHost` returns. */
+      token: string;
+      /** The host's due time, at most the bound ahead. */
+      dueAt: number;
+      health: HostHealthState;
+    }
   | { kind: 'not-due'; at: number }
   | { kind: 'busy'; at: number }
   | { kind: 'paused' };
@@ -665,18 +672,19 @@ export class Frontier {
    * One non-blocking try of a host's gate for a single request another host's rendered page makes
    * (see lua/borrowHost): granted only when no token of the host is out and it is due within
    * `withinMs`, else refused at once. Under a grant the caller starts its request no sooner than
-   * `dueAt` and ends with `returnHost`, with the token's `token`; the token lapses after `holdMs`
-   * if it never does.
+   * `dueAt` and ends with `returnHost(host, token, …)`; the token lapses after `holdMs` if it
+   * never does (a job of the host's own that finds it at the gate asks again shortly).
    */
-  async borrowHost(host: string, token: string, options: { holdMs: number; withinMs: number }): Promise<HostBorrow> {
+  async borrowHost(host: string, options: { holdMs: number; withinMs: number }): Promise<HostBorrow> {
     const keys = this.keysOf(this.partitionOf(host));
+    const token = `borrow:${randomUUID()}`;
     const [code, at, streak, backoff] = (await this.scripts.borrowHost(
       [keys.paused],
       [keys.base, host, token, this.options.clock.now(), Math.max(1, Math.ceil(options.holdMs)), Math.max(0, Math.floor(options.withinMs))],
     )) as [number, number, number?, number?];
     switch (Number(code)) {
       case 1:
-        return { kind: 'granted', dueAt: Number(at), health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
+        return { kind: 'granted', token, dueAt: Number(at), health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
       case 2:
         return { kind: 'not-due', at: Number(at) };
       case 3:
