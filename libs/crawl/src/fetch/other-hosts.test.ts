@@ -30,6 +30,9 @@ let fetched: string[];
 let counts: Map<string, number>;
 let fail: Error | null;
 let policy: ResolvedPolicy;
+/** The address gate's answer to a borrowed request (null: no address gate), and what it was told. */
+let address: 'go' | 'wait' | null;
+let addressCalls: { holder: string; probe: boolean; left?: number }[];
 
 const rules = (body: string, fetchedAt = T0): RobotsEntry => ({ kind: 'rules', status: 200, body, fetchedAt, expiresAt: fetchedAt + 86_400_000 });
 
@@ -41,6 +44,8 @@ beforeEach(() => {
   fetched = [];
   counts = new Map();
   fail = null;
+  address = null;
+  addressCalls = [];
   const config = loadConfig({ env: { TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_ADAPTIVE_DELAY_FACTOR: '0' } });
   policy = resolvePolicy(policyFromConfig(config, ['http://site.example/']));
 });
@@ -52,6 +57,17 @@ function deps(): OtherHostDeps {
     logger: silentLogger,
     counters: { add: (name: string, by = 1) => void counts.set(name, (counts.get(name) ?? 0) + by) },
     robots: { get: async () => robots, set: async () => undefined },
+    ...(address === null
+      ? {}
+      : {
+          addresses: {
+            enter: async (request, _settings, options) => {
+              const call: (typeof addressCalls)[number] = { holder: request.holder, probe: options?.probe === true };
+              addressCalls.push(call);
+              return address === 'wait' ? { kind: 'wait' as const, at: clock.now() + 1000 } : { kind: 'go' as const, leave: (nextAt: number) => void (call.left = nextAt) };
+            },
+          },
+        }),
     fetcher: {
       fetchRobots: async () => {
         throw new Error('robots.txt is never fetched for another host');
@@ -122,6 +138,20 @@ describe('otherHostFetch', () => {
     }
     expect(fetched).toEqual([SCRIPT]);
     expect(clock.now()).toBeGreaterThan(T0 + BORROW_WITHIN_MS - 50);
+  });
+
+  it('asks the address group once, never waiting: refused, the host is returned untouched; granted, left with the host\'s next due time', async () => {
+    address = 'wait';
+    expect(await refusal(fetchScript())).toBe('other-host cdn.example: address group busy');
+    expect(fetched).toEqual([]);
+    expect(await frontier.hostState(CDN)).toMatchObject({ fetching: false, due: 0 });
+    address = 'go';
+    await fetchScript();
+    expect(fetched).toEqual([SCRIPT]);
+    expect(addressCalls).toEqual([
+      { holder: expect.stringMatching(/^borrow:/), probe: true },
+      { holder: expect.stringMatching(/^borrow:/), probe: true, left: T0 + 20 + DELAY },
+    ]);
   });
 
   it('a failed fetch returns the host, due its delay from the failure, and fails the request', async () => {

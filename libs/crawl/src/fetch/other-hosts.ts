@@ -17,7 +17,7 @@ export const BORROW_WITHIN_MS = 250;
 /** Every refusal of another host's request starts so (see `otherHostRefusals`). */
 const REFUSAL = 'other-host';
 
-export type OtherHostDeps = Pick<PipelineDeps, 'fetcher' | 'robots' | 'clock' | 'counters' | 'logger'> & {
+export type OtherHostDeps = Pick<PipelineDeps, 'fetcher' | 'robots' | 'clock' | 'counters' | 'logger' | 'addresses'> & {
   frontier: Pick<Frontier, 'borrowHost' | 'returnHost'>;
 };
 
@@ -29,7 +29,8 @@ export type OtherHostDeps = Pick<PipelineDeps, 'fetcher' | 'robots' | 'clock' | 
  * response ended. Never waits for a host that is not free: refused at once (`RequestRefused`,
  * the page's request is recorded `blocked` with why). robots.txt is read from the cache only: a
  * missing or stale copy refuses the request, since fetching it would take another host's turn.
- * The host's Crawl-delay and back-off make its delay; its URL budget and queue are not touched.
+ * The host's address group is asked once too (a probe: refused, nothing is reserved). The host's
+ * Crawl-delay and back-off make its delay; its URL budget and queue are not touched.
  */
 export function otherHostFetch(deps: OtherHostDeps, policy: ResolvedPolicy, holdMs: () => number): (url: string, request: SubrequestInfo) => Promise<FetchResult> {
   const refuse = (host: string, why: string): never => {
@@ -44,6 +45,15 @@ export function otherHostFetch(deps: OtherHostDeps, policy: ResolvedPolicy, hold
     if (borrow.kind === 'busy') return refuse(host, 'busy');
     if (borrow.kind === 'not-due') return refuse(host, `not due for ${Math.max(0, borrow.at - deps.clock.now())} ms`);
     if (borrow.kind === 'paused') return refuse(host, 'paused');
+    // The other host's address group (TRAWL_POLITENESS_KEY, the per-address cap): one try too.
+    const addressTurn = deps.addresses
+      ? await deps.addresses.enter({ host, hostname: new URL(url).hostname, holder: borrow.token }, { ...policy.policy.politeness, minDelayMs: policy.politeness.minDelayMs }, { probe: true })
+      : null;
+    if (addressTurn?.kind === 'wait') {
+      // Nothing was sent: the host is returned as it was (a return never moves its due time back).
+      await deps.frontier.returnHost(host, borrow.token, 0).catch((error: unknown) => deps.logger.warn({ err: error, host }, 'could not return a borrowed host: its token lapses'));
+      return refuse(host, 'address group busy');
+    }
     deps.counters.add('renderBorrowed');
     const delayAfter = (lastResponseMs: number | null) => hostDelayMs({ crawlDelayMs: robots.crawlDelayMs, health: borrow.health, lastResponseMs }, policy.politeness);
     let nextDueAt = deps.clock.now() + delayAfter(null);
@@ -59,6 +69,7 @@ export function otherHostFetch(deps: OtherHostDeps, policy: ResolvedPolicy, hold
       nextDueAt = deps.clock.now() + delayAfter(null);
       throw error;
     } finally {
+      if (addressTurn?.kind === 'go') addressTurn.leave(nextDueAt);
       await deps.frontier.returnHost(host, borrow.token, nextDueAt).catch((error: unknown) => deps.logger.warn({ err: error, host }, 'could not return a borrowed host: its token lapses'));
     }
   };
