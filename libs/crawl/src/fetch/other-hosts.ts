@@ -1,8 +1,8 @@
 import { sleep } from '@trawl/core';
+import type { FetchResult } from '@trawl/fetch';
 import type { Frontier } from '@trawl/frontier';
 import type { ResolvedPolicy } from '@trawl/model';
 import { hostDelayMs, responseTimeMs } from '@trawl/politeness';
-import type { FetchResult } from '@trawl/fetch';
 import { RequestRefused, type SubrequestInfo, type SubrequestRecord } from '@trawl/render';
 import { decide, needsFetch, originOf } from '@trawl/robots';
 import { hostOf } from '@trawl/url';

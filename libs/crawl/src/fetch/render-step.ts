@@ -152,7 +152,7 @@ export async function renderUnderGate(deps: RenderStepDeps, attempt: Attempt, po
   return renderDecided(deps, attempt, policy, fetched, verdict, heldSince);
 }
 
-export type RenderStepDeps = Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer'> & {
+export type RenderStepDeps = Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer' | 'addresses'> & {
   render: RenderDeps;
   /**
    * Where requests to other hosts borrow those hosts' gates (absent: every such request is
