@@ -14,7 +14,11 @@ import { CROSS_HOSTS, DATABASE_URL, dropNamespace, startCrossScriptedWeb, trawl,
  * default), no page's request ever reaches the other host.
  */
 const PAGES: readonly [number, number] = [10, 3];
-const CRAWL_DELAY_S = 0.3;
+/**
+ * Longer than a page's render: a borrow granted while the other host's own job renders (its token
+ * out) would land inside that host's delay, and the log would show it.
+ */
+const CRAWL_DELAY_S = 0.8;
 const DELAY_MS = CRAWL_DELAY_S * 1000;
 
 interface PageRow {
@@ -86,8 +90,6 @@ describe('rendering with other hosts\' scripts', () => {
       const scripts = scriptRequests(web);
       expect(scripts.length).toBeGreaterThan(0);
       expect(scriptOnlyPages(web).length).toBeGreaterThan(0);
-      // A script is fetched at most once per process (the subresource cache): one per host at most.
-      expect(new Set(scripts.map((e) => e.hostIndex)).size).toBe(scripts.length);
 
       // Every page of the pair was rendered; those whose script was refused say why.
       const pages = rows.filter((r) => !new URL(r.url).pathname.startsWith('/x/'));

@@ -5,8 +5,9 @@
  * Page p (`/`, `/p/1` … `/p/<n−1>`) links to p+1 with a plain `<a>` (so a crawl finds every page
  * without a browser) and loads `<partner>/static/links.js`, a script that adds one link only a
  * browser that ran it finds: `/x/<p>`, a page of the page's own host with no links or scripts.
- * Every host serves that script to any page. Pages (and `/x/` pages) are logged as `resource:
- * 'page'`, the script as `resource: 'file'` with note `script`. robots.txt says `Crawl-delay`.
+ * Every host serves that script to any page, `Cache-Control: no-store` (so every page asks for it,
+ * each time a turn of its host). Pages (and `/x/` pages) are logged as `resource: 'page'`, the
+ * script as `resource: 'file'` with note `script`. robots.txt says `Crawl-delay`.
  */
 import type http from 'node:http';
 import type { HostHandler, HostHandlerContext } from './options.js';
@@ -49,8 +50,8 @@ export function crossScriptedHost(options: CrossScriptedHostOptions): HostHandle
   const { pages } = options;
   return (req: http.IncomingMessage, res: http.ServerResponse, ctx: HostHandlerContext) => {
     const path = (req.url ?? '/').split('#')[0] as string;
-    const send = (status: number, type: string, body: string): void => {
-      res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+    const send = (status: number, type: string, body: string, extra: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
       res.end(req.method === 'HEAD' ? undefined : body);
     };
     if (path === '/robots.txt') {
@@ -59,7 +60,8 @@ export function crossScriptedHost(options: CrossScriptedHostOptions): HostHandle
     }
     if (path === '/static/links.js') {
       ctx.log({ pageKey: path, resource: 'file', note: 'script' });
-      return send(200, 'application/javascript', LINKS_JS);
+      // Never kept by a subresource cache: every page that runs it asks its host for it again.
+      return send(200, 'application/javascript', LINKS_JS, { 'cache-control': 'no-store' });
     }
     const main = pageOf(path, pages);
     if (main !== null) {
