@@ -11,6 +11,7 @@ const CLUSTER_ONLY = ['libs/*/src/**/*.cluster.test.ts', 'libs/*/test/**/*.clust
 const ALSO_ON_CLUSTER = [
   'libs/frontier/src/frontier.test.ts',
   'libs/frontier/src/handoff.test.ts',
+  'libs/frontier/src/borrow.test.ts',
   'libs/frontier/src/host-rank.test.ts',
   'libs/frontier/src/address-gate.test.ts',
   'libs/frontier/src/admission.test.ts',

@@ -6,7 +6,7 @@ import { policyFromConfig, resolvePolicy, type ResolvedPolicy } from '@trawl/mod
 import { decodeFetchJob, type FetchJobContext, type FetchJobData } from '@trawl/queue';
 import type { RobotsEntry } from '@trawl/robots';
 import type { ContentStore } from '@trawl/store';
-import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions } from '@trawl/render';
+import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions, RequestRefused } from '@trawl/render';
 import { FakeRenderer } from '@trawl/render/testing';
 import { silentLogger } from '@trawl/telemetry';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -121,6 +121,9 @@ function deps(): PipelineDeps {
       clearFetched: async () => void events.push({ kind: 'clear' }),
       passHold: async () => undefined,
       takeHost: async () => ({ kind: 'ok' }),
+      // No page here renders: another host's gate is never asked for.
+      borrowHost: async () => ({ kind: 'paused' }),
+      returnHost: async () => true,
       // The process stream, as if a process stage read the entry at once.
       handOff: async (partition, _leaseId, _token, payload) => {
         events.push({ kind: 'handoff' });
@@ -862,20 +865,22 @@ describe('rendering in the fetch stage, under the host gate', () => {
     expect(of('discover').flatMap((e) => e.urls)).toEqual([`http://${HOST}/b`]);
   });
 
-  it('refuses what the host gate does not cover: another host, a path robots.txt disallows', async () => {
+  it('refuses what robots.txt disallows on the host; another host is left to the fetch, which refuses it when its gate cannot be borrowed', async () => {
     f.robots = rulesEntry('User-agent: *\nDisallow: /private\n');
-    serve({ [URL_]: SHELL });
+    serve({ [URL_]: SHELL, 'http://other.example/lib.js': 'void 0' });
     const answers: unknown[] = [];
+    let otherFetch: unknown;
     const { d } = withRenderer(async (_url, options) => {
       for (const url of [`http://other.example/lib.js`, `http://${HOST}/private/data.json`, `http://${HOST}/app.js`]) answers.push(await options.beforeRequest?.(url, 'script'));
+      otherFetch = await options.fetch('http://other.example/lib.js', { resourceType: 'script', method: 'GET', headers: {}, signal: new AbortController().signal }).catch((error: unknown) => error);
       return RENDERED;
     });
     await processFetchJob(d, job());
-    expect(answers).toEqual([
-      { allow: false, reason: expect.stringMatching(/^other-host/) },
-      { allow: false, reason: expect.stringMatching(/^robots/) },
-      { allow: true },
-    ]);
+    expect(answers).toEqual([{ allow: true }, { allow: false, reason: expect.stringMatching(/^robots/) }, { allow: true }]);
+    // This frontier never lends a host (paused): refused, recorded as blocked by the renderer, never fetched.
+    expect(otherFetch).toBeInstanceOf(RequestRefused);
+    expect((otherFetch as RequestRefused).reason).toBe('other-host other.example: paused');
+    expect(of('fetch').map((e) => e.url)).toEqual([URL_]);
   });
 
   it('a failed render keeps the page as fetched: the links of its HTML, and why it was not rendered', async () => {

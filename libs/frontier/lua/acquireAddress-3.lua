@@ -1,5 +1,5 @@
 --[[
-  acquireAddress (v1): the address gate, asked after the host gate said OK and before the request
+  acquireAddress (v2): the address gate, asked after the host gate said OK and before the request
   (robots.txt included). An address group (one server address, or one registrable domain) lets at
   most `max` requests be in flight at once, and starts them no closer than the group's next start
   time (set by each start: + min interval; by each release: the politeness delay that release
@@ -17,6 +17,8 @@
   ARGV[4] max in flight  ARGV[5] min interval between starts (ms)  ARGV[6] step (ms): the least
   spacing of reserved start times  ARGV[7] grace (ms): how long past its time a reservation waits
   for its holder  ARGV[8] 1 = force: count a request that is already under way (never refused)
+  ARGV[9] 1 = probe: one try that never waits (another host's rendered page borrowing a turn):
+          granted as any ask, refused without a start time reserved (atMs: when it might pass)
   Returns { code, atMs }
     1 OK    a slot is held until now + hold ms, or until releaseAddress
     2 WAIT  refused: atMs is the start time reserved for this holder; ask again then
@@ -29,6 +31,7 @@ local interval = tonumber(ARGV[5])
 local baseStep = tonumber(ARGV[6])
 local grace = tonumber(ARGV[7])
 local force = ARGV[8] == '1'
+local probe = ARGV[9] == '1'
 
 -- A holder that died mid-request frees its slot when its hold ends; a reservation whose holder
 -- did not come back within the grace frees its turn.
@@ -84,6 +87,8 @@ else
   -- too (when a slot ends is unknown): however many wait, the group is asked about once a step.
   at = math.max(now + (busy and step or 0), nextAt, tail and tail + step or 0)
 end
+-- A probe never takes a place in the line: it goes elsewhere rather than wait.
+if probe then return { 2, at } end
 redis.call('ZADD', KEYS[2], at, holder)
 keep(math.max(at, nextAt))
 return { 2, at }

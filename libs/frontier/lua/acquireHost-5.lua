@@ -1,5 +1,5 @@
 --[[
-  acquireHost (v3): the host gate, run by a worker immediately before a fetch. Whatever way a job
+  acquireHost (v4): the host gate, run by a worker immediately before a fetch. Whatever way a job
   arrived (dispatch, retry, dead-letter re-run, manual job), the fetch happens only if this lease
   holds the host, no other attempt is fetching from it, and the host's due time has passed.
 
@@ -91,6 +91,9 @@ local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')
 local claim, due, tok, tokUntil = state[1], tonumber(state[2] or '0'), state[3], tonumber(state[4] or '0')
 
 if tok and tok ~= token and tokUntil > now then
+  -- A borrowed token (another host's rendered page fetching one subresource, see borrowHost) is
+  -- out for that one request, not for its whole hold: ask again shortly, not when it would lapse.
+  if string.sub(tok, 1, 7) == 'borrow:' then return { 3, math.max(due, now) + busyRetryMs } end
   return { 3, math.max(tokUntil, due, now + busyRetryMs) }
 end
 if claim and claim ~= id and redis.call('ZSCORE', KEYS[2], claim) then

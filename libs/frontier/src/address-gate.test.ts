@@ -57,6 +57,21 @@ describe('acquireAddress', () => {
     expect(await gate.acquire(GROUP, 'l3', limits)).toEqual({ kind: 'ok' });
   });
 
+  it('a probe is granted as any ask, and refused it reserves nothing: the waiting holder keeps its place', async () => {
+    const limits = { maxInFlight: 1, minIntervalMs: 0 };
+    const keys = addressGroupKeys(`${t.prefix}:${run}`, GROUP);
+    expect(await gate.acquire(GROUP, 'borrow:1', limits, { probe: true })).toEqual({ kind: 'ok' });
+    expect(await gate.acquire(GROUP, 'l1', limits)).toEqual({ kind: 'wait', at: clock.now() + STEP });
+    await gate.release(GROUP, 'borrow:1', clock.now() + 500);
+    expect((await gate.acquire(GROUP, 'borrow:2', limits, { probe: true })).kind).toBe('wait');
+    expect(await t.redis.zrange(keys.book, '0', '-1')).toEqual(['l1']);
+    clock.advance(500);
+    // l1 is waiting with a reservation: a probe does not jump the line, and reserves nothing.
+    expect((await gate.acquire(GROUP, 'borrow:3', limits, { probe: true })).kind).toBe('wait');
+    expect(await gate.acquire(GROUP, 'l1', limits)).toEqual({ kind: 'ok' });
+    expect(await t.redis.zrange(keys.book, '0', '-1')).toEqual([]);
+  });
+
   it('a dead holder’s slot lapses when its hold ends', async () => {
     const limits = { maxInFlight: 1, minIntervalMs: 0 };
     expect(await gate.acquire(GROUP, 'dead', limits)).toEqual({ kind: 'ok' });

@@ -2,7 +2,7 @@ import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['acquireAddress-3', 'releaseAddress-2']);
-const SCRIPT_VERSION = 'address1';
+const SCRIPT_VERSION = 'address2';
 type ScriptName = 'acquireAddress' | 'releaseAddress';
 
 /**
@@ -65,9 +65,10 @@ export class AddressGate {
 
   /**
    * May `holder` start a request of `group` now? Refused, it is handed a start time of its own.
-   * `force` counts a request already under way (never refused).
+   * `force` counts a request already under way (never refused); `probe` is one try that reserves
+   * nothing when refused (its `at` is only when it might pass).
    */
-  async acquire(group: string, holder: string, limits: AddressLimits, options: { force?: boolean } = {}): Promise<AddressDecision> {
+  async acquire(group: string, holder: string, limits: AddressLimits, options: { force?: boolean; probe?: boolean } = {}): Promise<AddressDecision> {
     const keys = addressGroupKeys(this.options.prefix, group);
     const [code, at] = (await this.scripts.acquireAddress(
       [keys.slots, keys.book, keys.state],
@@ -80,6 +81,7 @@ export class AddressGate {
         limits.stepMs ?? this.options.stepMs ?? 25,
         this.options.graceMs ?? 2000,
         options.force ? 1 : 0,
+        options.probe ? 1 : 0,
       ],
     )) as [number, number];
     if (code === 1) return { kind: 'ok' };

@@ -25,8 +25,10 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'refillHosts-4',
   'settleRefill-2',
   'takeHost-2',
+  'borrowHost-1',
+  'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier10';
+const SCRIPT_VERSION = 'frontier11';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -43,7 +45,9 @@ type ScriptName =
   | 'takeRefill'
   | 'refillHosts'
   | 'settleRefill'
-  | 'takeHost';
+  | 'takeHost'
+  | 'borrowHost'
+  | 'returnHost';
 
 /** The member of a partition's paused set that pauses every host (never a host name). */
 const ALL_HOSTS = '*';
@@ -228,6 +232,23 @@ export interface HostHealthState {
 
 /** A render stage's takeover of a lease's host (see `Frontier.takeHost`). */
 export type HostTakeover = { kind: 'ok' } | { kind: 'busy'; at: number } | { kind: 'stale' } | { kind: 'handed' } | { kind: 'lost' };
+
+/**
+ * One try of another host's gate for a request a rendered page makes (see `Frontier.borrowHost`):
+ * granted (start no sooner than `dueAt`, then `returnHost`), or refused with why.
+ */
+export type HostBorrow =
+  | {
+      kind: 'granted';
+      /** What `returnHost` returns. */
+      token: string;
+      /** The host's due time, at most the bound ahead. */
+      dueAt: number;
+      health: HostHealthState;
+    }
+  | { kind: 'not-due'; at: number }
+  | { kind: 'busy'; at: number }
+  | { kind: 'paused' };
 
 export type GateDecision =
   | { kind: 'ok'; /** The host's due time (when politeness allowed this fetch), epoch ms. */ dueAt: number; health: HostHealthState }
@@ -645,6 +666,47 @@ export class Frontier {
       default:
         throw new Error(`takeHost returned unknown code ${code}`);
     }
+  }
+
+  /**
+   * One non-blocking try of a host's gate for a single request another host's rendered page makes
+   * (see lua/borrowHost): granted only when no token of the host is out and it is due within
+   * `withinMs`, else refused at once. Under a grant the caller starts its request no sooner than
+   * `dueAt` and ends with `returnHost(host, token, …)`; the token lapses after `holdMs` if it
+   * never does (a job of the host's own that finds it at the gate asks again shortly).
+   */
+  async borrowHost(host: string, options: { holdMs: number; withinMs: number }): Promise<HostBorrow> {
+    const keys = this.keysOf(this.partitionOf(host));
+    const token = `borrow:${randomUUID()}`;
+    const [code, at, streak, backoff] = (await this.scripts.borrowHost(
+      [keys.paused],
+      [keys.base, host, token, this.options.clock.now(), Math.max(1, Math.ceil(options.holdMs)), Math.max(0, Math.floor(options.withinMs))],
+    )) as [number, number, number?, number?];
+    switch (Number(code)) {
+      case 1:
+        return { kind: 'granted', token, dueAt: Number(at), health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0) } };
+      case 2:
+        return { kind: 'not-due', at: Number(at) };
+      case 3:
+        return { kind: 'busy', at: Number(at) };
+      case 5:
+        return { kind: 'paused' };
+      default:
+        throw new Error(`borrowHost returned unknown code ${code}`);
+    }
+  }
+
+  /**
+   * A borrowed request has ended (response read, or failed): the host's due time moves forward to
+   * `nextDueAt` and its token is free. Returns whether the token was still this borrow's.
+   */
+  async returnHost(host: string, token: string, nextDueAt: number): Promise<boolean> {
+    const keys = this.keysOf(this.partitionOf(host));
+    const held = await this.scripts.returnHost(
+      [keys.ready],
+      [keys.base, host, token, this.options.clock.now(), Math.ceil(nextDueAt), Math.max(0, Math.floor(this.options.idleHostTtlMs ?? 0))],
+    );
+    return Number(held) === 1;
   }
 
   /**

@@ -7,6 +7,7 @@ export {
   type FrontierStats,
   type GateDecision,
   type HostTakeover,
+  type HostBorrow,
   type GateTicket,
   type HostHealthState,
   type HostNote,

@@ -75,6 +75,13 @@ export const COUNTERS = [
   'renderFailed',
   /** Requests rendered pages made through the fetcher (scripts, data; not those answered from the subresource cache). */
   'renderRequests',
+  /**
+   * Requests rendered pages made to other hosts (TRAWL_RENDER_OTHER_HOSTS, TRAWL_RENDER_ALLOW_HOSTS):
+   * fetched under a borrow of that host's gate, and refused (the host busy or not due, its
+   * robots.txt not cached or disallowing, paused).
+   */
+  'renderBorrowed',
+  'renderBorrowRefused',
   /** Pages a fetch stage without the `render` role handed, host held, to a render stage. */
   'renderHandedOver',
   /** Pages to render processed unrendered: no render stage was alive, or the render stage no longer held the page's host. */

@@ -30,3 +30,15 @@ const ACTION: Record<RenderErrorCode, ErrorAction> = {
 export function renderError(code: RenderErrorCode, message: string, extra: { cause?: unknown; details?: Record<string, unknown> } = {}): TrawlError {
   return new TrawlError(code as unknown as ErrorCode, message, { action: ACTION[code], ...extra });
 }
+
+/**
+ * Thrown by a caller's `fetch` to refuse a request it will not make after all (another host's gate
+ * was not free, its robots.txt is not cached): the page's request is recorded `blocked` with
+ * `reason`, as a refusal by `beforeRequest` is, not `failed`.
+ */
+export class RequestRefused extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'RequestRefused';
+  }
+}

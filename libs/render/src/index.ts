@@ -15,7 +15,7 @@ export {
   type SubrequestRecord,
   type SubresourceCache,
 } from './types.js';
-export { RenderErrorCode, renderError } from './errors.js';
+export { RenderErrorCode, renderError, RequestRefused } from './errors.js';
 export {
   type ClassifierSettings,
   DEFAULT_CLASSIFIER_SETTINGS,

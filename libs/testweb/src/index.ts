@@ -87,4 +87,5 @@ export {
 } from './profile.js';
 export { paragraphPool, renderRealisticPage, SITE_SCRIPT, SITE_SCRIPT_PATH } from './realistic.js';
 export { TestWebError, TestWebErrorCode } from './errors.js';
+export { crossScriptedHost, type CrossScriptedHostOptions, scriptOnlyPath } from './cross-scripted.js';
 export { SCRIPTED_KINDS, scriptedHost, type ScriptedHostOptions, type ScriptedKind, scriptedNeedsRender, scriptedPageUrls, scriptedPath } from './scripted.js';

@@ -172,4 +172,4 @@ export function hostileCrawlEnv(
 
 export { chaosEnv, CHAOS_HEADERS, type ChaosFault, type ChaosOptions, type ChaosResult, chaosLabel, chaosRow, type DoubleFetch, runChaos, silenceAround, stalls, worstWaitAcross } from './chaos.js';
 export { freePort, PrivatePostgres, PrivateRedis, SmallDisk } from './servers.js';
-export { PLAIN_HOST, SCRIPTED_HOSTS, scriptedWebPages, startScriptedWeb } from './scripted-web.js';
+export { CROSS_HOSTS, PLAIN_HOST, SCRIPTED_HOSTS, scriptedWebPages, startCrossScriptedWeb, startScriptedWeb } from './scripted-web.js';

@@ -21,7 +21,8 @@ export type AddressTurn = { kind: 'go'; leave(nextAt: number): void } | { kind: 
 
 /** Where the fetch stage takes its address turn (absent from the pipeline: no address gate). */
 export interface AddressTurns {
-  enter(request: { host: string; hostname: string; holder: string }, settings: AddressSettings): Promise<AddressTurn>;
+  /** `probe`: one try that reserves no start time when refused (a borrowed turn of another host, see other-hosts.ts). */
+  enter(request: { host: string; hostname: string; holder: string }, settings: AddressSettings, options?: { probe?: boolean }): Promise<AddressTurn>;
 }
 
 export interface AddressGroupsDeps {
@@ -82,15 +83,16 @@ export class AddressGroups implements AddressTurns {
     this.maxAddresses = deps.maxAddresses ?? 100_000;
   }
 
-  async enter(request: { host: string; hostname: string; holder: string }, settings: AddressSettings): Promise<AddressTurn> {
+  async enter(request: { host: string; hostname: string; holder: string }, settings: AddressSettings, options: { probe?: boolean } = {}): Promise<AddressTurn> {
     const { hostname, holder } = request;
+    const probe = options.probe === true;
     // A strict group serves one request per delay: its waiting jobs are spaced about that far apart.
     const strict = { maxInFlight: 1, stepMs: Math.max(settings.minDelayMs, settings.ipMinIntervalMs) };
     if (settings.key === 'domain') {
-      const domain = await this.gated(`domain:${registrableDomain(hostname)}`, holder, { ...strict, minIntervalMs: 0 }, true);
+      const domain = await this.gated(`domain:${registrableDomain(hostname)}`, holder, { ...strict, minIntervalMs: 0 }, true, probe);
       if (domain.kind === 'wait') return domain;
       // The per-address cap holds here too: one owner's subdomains may share a server with others' sites.
-      const cap = await this.capTurn(request, settings);
+      const cap = await this.capTurn(request, settings, probe);
       if (cap.kind === 'wait') {
         domain.leave(0);
         return cap;
@@ -107,13 +109,13 @@ export class AddressGroups implements AddressTurns {
       const address = await this.deps.serverAddress(hostname);
       // A name that does not resolve: the request meets its (cached) DNS failure as it always did.
       if (address === null) return UNGATED;
-      return this.gated(`ip:${address}`, holder, { ...strict, minIntervalMs: settings.ipMinIntervalMs }, true);
+      return this.gated(`ip:${address}`, holder, { ...strict, minIntervalMs: settings.ipMinIntervalMs }, true, probe);
     }
-    return this.capTurn(request, settings);
+    return this.capTurn(request, settings, probe);
   }
 
   /** The per-address cap (TRAWL_IP_MAX_IN_FLIGHT, TRAWL_IP_MIN_INTERVAL_MS), asked only of addresses seen with several host names. */
-  private async capTurn(request: { host: string; hostname: string; holder: string }, settings: AddressSettings): Promise<AddressTurn> {
+  private async capTurn(request: { host: string; hostname: string; holder: string }, settings: AddressSettings, probe: boolean): Promise<AddressTurn> {
     const { host, hostname, holder } = request;
     const address = await this.deps.serverAddress(hostname);
     if (address === null) return UNGATED;
@@ -129,7 +131,7 @@ export class AddressGroups implements AddressTurns {
         this.deps.gate.acquire(group, other, limits, { force: true }).catch((error: unknown) => this.deps.onError(error));
       }
     }
-    return this.gated(group, holder, limits, false);
+    return this.gated(group, holder, limits, false, probe);
   }
 
   /** Remembers `host` on `address`; true once the address has served another host name too. */
@@ -168,8 +170,8 @@ export class AddressGroups implements AddressTurns {
    * Asks the gate. `strict`: the group is the politeness group, so the delay the host's release
    * asks (`nextAt`) holds for the whole group; otherwise only the cap and the interval do.
    */
-  private async gated(group: string, holder: string, limits: AddressLimits, strict: boolean): Promise<AddressTurn> {
-    const decision = await this.deps.gate.acquire(group, holder, limits);
+  private async gated(group: string, holder: string, limits: AddressLimits, strict: boolean, probe: boolean): Promise<AddressTurn> {
+    const decision = await this.deps.gate.acquire(group, holder, limits, probe ? { probe } : {});
     if (decision.kind === 'wait') return decision;
     return {
       kind: 'go',

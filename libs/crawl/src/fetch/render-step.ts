@@ -10,6 +10,7 @@ import {
   type Renderer,
   type RenderLearner,
   type RenderResult,
+  RequestRefused,
   type SsrfCheck,
   type SubresourceCache,
 } from '@trawl/render';
@@ -19,6 +20,7 @@ import type { PipelineDeps } from '../deps.js';
 import { inlineAnalyzer } from '../process/analyzer.js';
 import { isHtml } from '../process/store-body.js';
 import type { Fetched } from './fetch-step.js';
+import { otherHostFetch, type OtherHostDeps, otherHostRefusals } from './other-hosts.js';
 
 /** Rendering in the fetch stage (TRAWL_RENDER `auto` or `always`; absent: `never`). */
 export interface RenderDeps {
@@ -138,8 +140,9 @@ export async function renderVerdictOf(choice: RenderChoice, attempt: Pick<Attemp
  * The render of a fetched page, while its job still holds the host (see docs/architecture.md,
  * "Rendering"): the browser's every request to the host goes through the fetcher, one at a time,
  * each starting no earlier than the host's delay after the previous response ended (the page's
- * own response first), refused when robots.txt disallows it or it is for another host (whose
- * gate this job does not hold). The host's next due time becomes the last response's end plus
+ * own response first), refused when robots.txt disallows it; a request to another host (when the
+ * renderer's policy allows one) borrows that host's gate for itself or is refused at once, never
+ * waited for (see other-hosts.ts). The host's next due time becomes the last response's end plus
  * the delay. A render that fails keeps the HTTP page as it is, with the reason.
  */
 export async function renderUnderGate(deps: RenderStepDeps, attempt: Attempt, policy: ResolvedPolicy, fetched: Fetched, heldSince: number): Promise<Fetched> {
@@ -149,7 +152,15 @@ export async function renderUnderGate(deps: RenderStepDeps, attempt: Attempt, po
   return renderDecided(deps, attempt, policy, fetched, verdict, heldSince);
 }
 
-export type RenderStepDeps = Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer'> & { render: RenderDeps };
+export type RenderStepDeps = Pick<PipelineDeps, 'clock' | 'fetcher' | 'robots' | 'counters' | 'logger' | 'analyzer' | 'addresses'> & {
+  render: RenderDeps;
+  /**
+   * Where requests to other hosts borrow those hosts' gates (absent: every such request is
+   * refused). Only requests the renderer's policy lets through get here (TRAWL_RENDER_OTHER_HOSTS,
+   * TRAWL_RENDER_ALLOW_HOSTS).
+   */
+  frontier?: OtherHostDeps['frontier'];
+};
 
 /**
  * Renders a page decided for rendering, under the host held since `heldSince` (the render ends
@@ -178,9 +189,10 @@ export async function renderDecided(
   // this signal ends it, waiting or not, before the host's token could lapse.
   const holdEnds = AbortSignal.timeout(holdLeftMs);
   const signal = attempt.signal ? AbortSignal.any([attempt.signal, holdEnds]) : holdEnds;
+  const holdEndsAt = clock.now() + holdLeftMs;
   const result = await render.renderer.render(job.url, {
     document: toFetchedResponse(fetched.response),
-    fetch: gatedFetch(deps.fetcher, turns, signal),
+    fetch: routedFetch(deps, policy, job.host, gatedFetch(deps.fetcher, turns, signal), () => holdEndsAt - clock.now(), signal),
     beforeRequest: underThisGate(deps, policy, job.host),
     ...(render.ssrfCheck ? { ssrfCheck: render.ssrfCheck } : {}),
     ...(render.cache ? { cache: render.cache } : {}),
@@ -190,11 +202,14 @@ export async function renderDecided(
   const subrequests = result.requests.filter((r) => r.outcome === 'fetched').length;
   if (subrequests > 0) deps.counters.add('renderRequests', subrequests);
   const release = { ...fetched.release, dueAt: Math.max(fetched.release.dueAt, turns.dueAt) };
+  // Why a script from another host is missing from the page, for an operator to see.
+  const refusals = otherHostRefusals(result.requests);
+  const reason = (text: string) => (refusals === '' ? text : `${text}; ${refusals}`);
   if (!result.ok) {
     deps.counters.add('renderFailed');
     if (decision.sample) await abandonSample(deps, render.learner, job.host);
     deps.logger.warn({ url: job.url, code: result.error.code, reason: result.error.message }, 'render failed: the page is kept as fetched');
-    return { ...fetched, release, render: { rendered: false, reason: `${decision.reason}; render failed: ${result.error.code}`, dom: null } };
+    return { ...fetched, release, render: { rendered: false, reason: reason(`${decision.reason}; render failed: ${result.error.code}`), dom: null } };
   }
   deps.counters.add('rendered');
   if (decision.sample) {
@@ -203,7 +218,7 @@ export async function renderDecided(
       await abandonSample(deps, render.learner, job.host);
     });
   }
-  return { ...fetched, release, render: { rendered: true, reason: decision.reason, dom: Buffer.from(result.html, 'utf8') } };
+  return { ...fetched, release, render: { rendered: true, reason: reason(decision.reason), dom: Buffer.from(result.html, 'utf8') } };
 }
 
 /** A sample's plain and rendered links and text, compared by the learner (parsed here: a few pages per host). */
@@ -279,10 +294,29 @@ function gatedFetch(fetcher: PipelineDeps['fetcher'], turns: HostTurns, jobSigna
     });
 }
 
-/** Refuses what this job's gate does not cover: another host, and what robots.txt (as cached) disallows. */
+/**
+ * The browser's network by host: the page's own host in its turns (`own`), another host through a
+ * borrow of its gate (see other-hosts.ts), or refused when there is no frontier to borrow from.
+ */
+function routedFetch(deps: RenderStepDeps, policy: ResolvedPolicy, host: string, own: RenderFetch, holdMs: () => number, jobSignal: AbortSignal): RenderFetch {
+  const { frontier } = deps;
+  const other = frontier ? otherHostFetch({ ...deps, frontier }, policy, holdMs) : null;
+  return async (url, request) => {
+    if (hostOrNull(url) === host) return own(url, request);
+    if (other === null) throw new RequestRefused('other-host: no host gate to borrow');
+    return toFetchedResponse(await other(url, { ...request, signal: AbortSignal.any([jobSignal, request.signal]) }));
+  };
+}
+
+/**
+ * Refuses what robots.txt (as cached) disallows on the page's own host. Another host's requests
+ * are let through to `routedFetch`, which borrows that host's gate (a redirect's hop to another
+ * host goes there too, past this hook); the renderer's policy has already refused them unless
+ * other hosts are allowed.
+ */
 function underThisGate(deps: Pick<PipelineDeps, 'robots' | 'clock'>, policy: ResolvedPolicy, host: string): BeforeRequest {
   return async (url) => {
-    if (hostOrNull(url) !== host) return { allow: false, reason: 'other-host: not under this page\'s host gate' };
+    if (hostOrNull(url) !== host) return { allow: true };
     const [refusal] = await cachedRefusals({ cache: deps.robots, now: () => deps.clock.now() }, policy, [url]);
     return refusal ? { allow: false, reason: `robots: ${refusal.reason}` } : { allow: true };
   };

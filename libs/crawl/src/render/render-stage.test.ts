@@ -4,7 +4,7 @@ import type { FetchResult } from '@trawl/fetch';
 import { Frontier, type Lease } from '@trawl/frontier';
 import { policyFromConfig, resolvePolicy } from '@trawl/model';
 import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderQueue, RenderWorkers } from '@trawl/queue';
-import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions } from '@trawl/render';
+import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions, type RequestRefused } from '@trawl/render';
 import { FakeRenderer } from '@trawl/render/testing';
 import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
 import type { ContentStore } from '@trawl/store';
@@ -173,6 +173,27 @@ async function onlyRenderJob(queue: RenderQueue) {
 
 const otherTicket = (lease: Lease) => ({ partition: 0, host: HOST, leaseId: 'p0-other', token: 'other', band: lease.band, entry: { url: `${PAGE}other`, depth: 0, hops: 0, flags: 0 } });
 
+const CDN_SCRIPT = 'http://cdn.example/lib.js';
+
+/** A page that loads the CDN's script: a refusal is recorded as the renderer records one (blocked, with its reason). */
+const cdnRenderer = () =>
+  new FakeRenderer(async (url, options: RenderOptions) => {
+    const outcome = await options.fetch(CDN_SCRIPT, { resourceType: 'script', method: 'GET', headers: {}, signal: new AbortController().signal }).then(
+      () => ({ url: CDN_SCRIPT, resourceType: 'script', outcome: 'fetched' as const }),
+      (error: unknown) => ({ url: CDN_SCRIPT, resourceType: 'script', outcome: 'blocked' as const, reason: (error as RequestRefused).reason }),
+    );
+    return { ok: true, url, finalUrl: url, status: 200, html: RENDERED, requests: [outcome], timings: { queuedMs: 0, openMs: 0, renderMs: 0, totalMs: 0 } };
+  });
+
+/** The page fetched by a fetch stage without the render role, then rendered by a render stage with `cdnRenderer`. */
+async function renderWithCdn() {
+  const { ctx } = await claimed();
+  const handOver = handOverDeps(async () => true);
+  await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+  const job = await onlyRenderJob(handOver.queue);
+  return ticking(() => processRenderJob({ ...deps(), render: renderDeps(cdnRenderer()) }, job, { token: 'render-1', aliveMs: 6000 }));
+}
+
 describe('a fetch stage without the render role', () => {
   it('hands a page to render over with its host held and its body stored; the render stage renders it from the body, in the host\'s turns, then frees the host', async () => {
     const { lease, ctx } = await claimed();
@@ -207,6 +228,24 @@ describe('a fetch stage without the render role', () => {
     expect(state.due).toBe((fetches[1] as { at: number }).at + 20 + DELAY);
     clock.set(state.due + 1);
     expect((await frontier.acquire(otherTicket(lease))).kind).toBe('ok');
+  });
+
+  it('a render stage borrows another host\'s gate for its script: fetched in that host\'s turn, which is then due its delay after', async () => {
+    expect(await renderWithCdn()).toMatchObject({ rendered: true, reason: 'empty-app-root' });
+    const cdn = fetches.find((f) => f.url === CDN_SCRIPT);
+    expect(cdn).toBeDefined();
+    expect(await frontier.hostState('cdn.example')).toMatchObject({ fetching: false, due: (cdn as { at: number }).at + 20 + DELAY, total: 0 });
+    expect(counts.get('renderBorrowed')).toBe(1);
+  });
+
+  it('a render stage is refused another host\'s script at once while that host is busy, and says so in the page\'s reason', async () => {
+    expect((await frontier.borrowHost('cdn.example', { holdMs: 60_000, withinMs: 0 })).kind).toBe('granted');
+    expect(await renderWithCdn()).toMatchObject({ rendered: true, reason: 'empty-app-root; other hosts refused: cdn.example busy' });
+    expect(fetches.map((f) => f.url)).not.toContain(CDN_SCRIPT);
+    expect(counts.get('renderBorrowRefused')).toBe(1);
+    expect(records).toEqual([]);
+    const entries = await t.redis.xrange(frontier.keysOf(0).process, '-', '+');
+    expect(entries[0]?.[1][1]).toContain('other hosts refused: cdn.example busy');
   });
 
   it('with no render stage alive, processes the page unrendered and releases the host as usual', async () => {

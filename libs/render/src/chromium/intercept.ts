@@ -1,4 +1,5 @@
 import type { Request, Route } from 'playwright-core';
+import { RequestRefused } from '../errors.js';
 import { cacheable, refusedBy, type RequestPolicySettings } from '../policy.js';
 import type { FetchedResponse, RenderOptions, SubrequestRecord } from '../types.js';
 
@@ -9,11 +10,6 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Headers that describe the wire, not the body handed to the browser (already decoded, whole). */
 const WIRE_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding', 'connection', 'keep-alive']);
 
-class Refused extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-}
 
 /**
  * One page's request hook: every request the browser makes comes here (page.route('**\/*')), and
@@ -69,7 +65,7 @@ export class PageInterceptor {
     this.lastActivity = performance.now();
     try {
       const refused = refusedBy(this.policy, { url, resourceType, method: request.method(), pageHost: this.pageUrl.host, made });
-      if (refused !== null) throw new Refused(refused);
+      if (refused !== null) throw new RequestRefused(refused);
       const { document } = this.options;
       if (document !== undefined && !this.documentSupplied && request.isNavigationRequest() && url === withoutFragment(this.pageUrl)) {
         this.documentSupplied = true;
@@ -78,7 +74,7 @@ export class PageInterceptor {
       }
       if (this.options.beforeRequest !== undefined) {
         const decision = await this.options.beforeRequest(url, resourceType);
-        if (!decision.allow) throw new Refused(decision.reason);
+        if (!decision.allow) throw new RequestRefused(decision.reason);
         if (decision.body !== undefined) {
           await this.fulfill(route, record, 'supplied', decision.body, resourceType);
           return;
@@ -92,14 +88,14 @@ export class PageInterceptor {
         let target = url;
         for (let hop = 0; ; hop++) {
           const ssrf = this.options.ssrfCheck === undefined ? null : await this.options.ssrfCheck(new URL(target));
-          if (ssrf !== null) throw new Refused(ssrf);
+          if (ssrf !== null) throw new RequestRefused(ssrf);
           this.signal.throwIfAborted();
           const response = await this.options.fetch(target, { resourceType, method: request.method(), headers: request.headers(), signal: this.signal });
           const location = redirectTarget(response, target);
           if (location === null || topLevel) return response;
-          if (hop >= MAX_SUBRESOURCE_REDIRECTS) throw new Refused('too-many-redirects');
+          if (hop >= MAX_SUBRESOURCE_REDIRECTS) throw new RequestRefused('too-many-redirects');
           const refusedHop = refusedBy(this.policy, { url: location, resourceType, method: request.method(), pageHost: this.pageUrl.host, made });
-          if (refusedHop !== null) throw new Refused(`redirect:${refusedHop}`);
+          if (refusedHop !== null) throw new RequestRefused(`redirect:${refusedHop}`);
           target = location;
         }
       };
@@ -109,7 +105,7 @@ export class PageInterceptor {
         await this.fulfill(route, record, hit ? 'cached' : 'fetched', response, resourceType);
       } else await this.fulfill(route, record, 'fetched', await load(), resourceType);
     } catch (error) {
-      if (error instanceof Refused) {
+      if (error instanceof RequestRefused) {
         record.outcome = 'blocked';
         record.reason = error.reason;
         await route.abort('blockedbyclient').catch(() => undefined);
