@@ -133,7 +133,7 @@ export class ChromiumRenderer implements Renderer {
       }
       if (interceptor.requests.length === seen && interceptor.inFlight === 0) break;
     }
-    const html = await page.content();
+    const html = await page.evaluate(SERIALIZE_DOCUMENT);
     return { html, status: response?.status() ?? interceptor.documentRecord()?.status ?? 0, finalUrl: page.url() };
   }
 
@@ -146,6 +146,18 @@ export class ChromiumRenderer implements Renderer {
     return renderError(RenderErrorCode.Browser, error instanceof Error ? error.message : String(error), { cause: error });
   }
 }
+
+/**
+ * The rendered document as markup: its doctype and the root element's outerHTML, what
+ * `page.content()` returns. Evaluated in the page's own world: `page.content()` first injects
+ * Playwright's selector engine (hundreds of KB of script) into every new page, which costs the
+ * browser more than the serialization itself. A page's scripts could lie about their own DOM
+ * this way, which they can do anyway.
+ */
+const SERIALIZE_DOCUMENT = (): string => {
+  const doctype = document.doctype === null ? '' : new XMLSerializer().serializeToString(document.doctype);
+  return doctype + (document.documentElement?.outerHTML ?? '');
+};
 
 interface Loaded {
   html: string;
