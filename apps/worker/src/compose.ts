@@ -169,7 +169,8 @@ export function createCrawlWorker(
     // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
     renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
     gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
-    addresses: roles.has('fetch')
+    // A render stage frees the address slots a fetch stage handed over with a page's host.
+    addresses: roles.has('fetch') || roles.has('render')
       ? new AddressGroups({
           gate: runtime.addressGate,
           serverAddress: (host) => runtime.fetcher.serverAddress(host),

@@ -26,6 +26,11 @@ export const renderJobDataSchema = z.object({
   why: z.string(),
   /** The page is one of its host's render samples: the render stage reports its comparison to the crawl's shared learner. */
   s: z.literal(1).optional(),
+  /**
+   * The address group slots the fetch attempt held and left held with the host (group name; `s`:
+   * the politeness group, whose next start waits for the host's delay): the render stage frees them.
+   */
+  a: z.array(z.object({ g: z.string().min(1), s: z.literal(1).optional() })).max(8).optional(),
 });
 export type RenderJobData = z.output<typeof renderJobDataSchema>;
 
@@ -39,11 +44,29 @@ export interface RenderJob {
   reason: string;
   /** One of its host's samples (see `s`). */
   sample: boolean;
+  /** The address group slots held with the host (see `a`). */
+  addressSlots: Array<{ group: string; strict: boolean }>;
 }
 
-export const encodeRenderJob = (job: RenderJob): RenderJobData => ({ p: job.page, t: job.token, due: job.hostDueAt, ...(job.health ? { h: job.health } : {}), why: job.reason, ...(job.sample ? { s: 1 as const } : {}) });
+export const encodeRenderJob = (job: RenderJob): RenderJobData => ({
+  p: job.page,
+  t: job.token,
+  due: job.hostDueAt,
+  ...(job.health ? { h: job.health } : {}),
+  why: job.reason,
+  ...(job.sample ? { s: 1 as const } : {}),
+  ...(job.addressSlots.length > 0 ? { a: job.addressSlots.map((slot) => ({ g: slot.group, ...(slot.strict ? { s: 1 as const } : {}) })) } : {}),
+});
 
-export const decodeRenderJob = (data: RenderJobData): RenderJob => ({ page: data.p, token: data.t, hostDueAt: data.due, ...(data.h ? { health: data.h } : {}), reason: data.why, sample: data.s === 1 });
+export const decodeRenderJob = (data: RenderJobData): RenderJob => ({
+  page: data.p,
+  token: data.t,
+  hostDueAt: data.due,
+  ...(data.h ? { health: data.h } : {}),
+  reason: data.why,
+  sample: data.s === 1,
+  addressSlots: (data.a ?? []).map((slot) => ({ group: slot.g, strict: slot.s === 1 })),
+});
 
 /** Producer side of the `render` queue (a fetch stage without the `render` role). */
 export class RenderQueue {
