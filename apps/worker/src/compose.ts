@@ -232,7 +232,8 @@ const RENDER_MEMBER = 'render@';
 /**
  * The render stage of a worker with `render` and without `fetch`: it consumes the render queue,
  * heartbeating in the registry fetch stages ask. Its jobs' locks last a few heartbeats (at most
- * TRAWL_STALLED_MS), so a killed render worker's pages go to another within seconds.
+ * TRAWL_STALLED_MS) and are checked every third of that, so a killed render worker's pages go to
+ * another within a lock and a third.
  */
 function renderStageOf(runtime: Runtime, deps: CrawlWorkerDeps): RenderStage | null {
   const { config } = runtime;

@@ -98,13 +98,23 @@ export interface RenderWorkerOptions {
   concurrency: number;
   /**
    * BullMQ lock duration: a render stage that dies has its jobs handed to another after about
-   * this long (they are redone from the stored body, never fetched again).
+   * this long, plus the stalled check's period (`renderStalledCheckMs`): they are redone from the
+   * stored body, never fetched again.
    */
   lockMs: number;
   onError?: (error: Error) => void;
   /** A job whose data cannot be read: failed at once, counted and logged by the caller. */
   onInvalid?: (jobId: string, problem: string) => void;
 }
+
+/**
+ * How often the render queue looks for jobs whose lock lapsed (BullMQ's stalled check): a third
+ * of the lock, so a killed render stage's job goes back within a lock and a third of its death
+ * rather than up to two locks. The check runs once per period for the whole queue (BullMQ keeps a
+ * key for that), whatever the number of render workers, and moves only jobs whose lock is gone:
+ * a live stage renews its locks every half lock, so checking more often never takes a job from it.
+ */
+export const renderStalledCheckMs = (lockMs: number): number => Math.max(500, Math.floor(lockMs / 3));
 
 /** Consumer side: validates each job at the edge and runs `process`; an error is retried by BullMQ. */
 export class RenderWorker {
@@ -128,7 +138,7 @@ export class RenderWorker {
         prefix: renderQueuePrefix(options.namespace),
         concurrency: options.concurrency,
         lockDuration: options.lockMs,
-        stalledInterval: options.lockMs,
+        stalledInterval: renderStalledCheckMs(options.lockMs),
         maxStalledCount: 5,
         autorun: false,
       },
