@@ -107,7 +107,8 @@ describe('deploy/k8s', () => {
         const pod = d.spec.template.spec;
         const [c] = pod.containers;
         expect(c.args, app).toEqual([app === 'processor' || app === 'renderer' ? 'worker' : app]);
-        expect(c.image, app).toBe('registry.example.com/trawl:0.1.0');
+        // Renderers run the image's `renderer` target (with Chromium), pushed beside trawl's.
+        expect(c.image, app).toBe(app === 'renderer' ? 'registry.example.com/trawl-renderer:0.1.0' : 'registry.example.com/trawl:0.1.0');
         expect(c.envFrom, app).toEqual([{ configMapRef: { name: config.metadata.name } }, { secretRef: { name: secret.metadata.name } }]);
         // The probes reach the port the app really serves /healthz on.
         const env = Object.fromEntries((c.env ?? []).map((e: { name: string; value: string }) => [e.name, e.value]));
