@@ -4,10 +4,14 @@ import { scriptedHost, scriptedPageUrls, type ScriptedKind, TestWeb } from '@tra
 export const SCRIPTED_HOSTS: Readonly<Record<number, ScriptedKind>> = { 1: 'spa', 2: 'hybrid' };
 export const PLAIN_HOST = 0;
 
-/** A plain host and the two scripted ones, `pages` pages each, every robots.txt with this Crawl-delay. */
-export function startScriptedWeb(options: { pages: number; crawlDelayS: number; seed: number }): Promise<TestWeb> {
-  const { pages, crawlDelayS, seed } = options;
+/**
+ * A plain host and the two scripted ones, `pages` pages each, every robots.txt with this
+ * Crawl-delay; `baseAddress`: the loopback address of host 0 (the others follow it).
+ */
+export function startScriptedWeb(options: { pages: number; crawlDelayS: number; seed: number; baseAddress?: string }): Promise<TestWeb> {
+  const { pages, crawlDelayS, seed, baseAddress } = options;
   return TestWeb.start({
+    ...(baseAddress ? { baseAddress } : {}),
     hosts: 1,
     pagesPerHost: pages,
     linksPerPage: 3,
