@@ -2,11 +2,14 @@
 # One image for every trawl app: `docker run trawl worker | scheduler | dashboard`, or any trawl
 # command (`docker run trawl crawl https://example.com/`). See deploy/entrypoint.sh.
 #
-#   docker build -t trawl .
+#   docker build -t trawl .                                      # every app, no browser
+#   docker build --target renderer -t trawl-renderer .          # the same with Debian's Chromium
 #
 # Stages: build (all dependencies, `npm run build` → dist/ of every project), prod-deps
 # (production dependencies only: no tsx, TypeScript, Nx, vitest or the benchmarks' Crawlee),
-# runtime (Node, production node_modules, dist/, the Lua scripts and SQL migrations).
+# runtime (Node, production node_modules, dist/, the Lua scripts and SQL migrations), renderer
+# (runtime plus Debian's chromium, for workers that render: TRAWL_WORKER_ROLES with `render`).
+# The default target is the runtime: the last stage below is it again.
 #
 # No dependency's install script runs unasked: `npm ci --ignore-scripts`, then `npm rebuild` of
 # the packages package.json's allowScripts approves (esbuild checks its platform binary;
@@ -62,3 +65,21 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 CMD ["tr
 EXPOSE 8930
 ENTRYPOINT ["trawl"]
 CMD ["worker"]
+
+# The runtime with a browser: Debian's chromium package (never a downloaded browser build), which
+# playwright-core drives headless, sandbox off (an unprivileged container has no user namespaces
+# for it) and /dev/shm unused; fonts so that pages lay out as they would for a reader. Render
+# workers (TRAWL_WORKER_ROLES=render) run it, and so do workers that keep the `render` role.
+# apt takes the package version of the day (the security archive's): the base image's digest
+# pins Node and Debian, not this layer.
+FROM runtime AS renderer
+USER root
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends chromium fonts-liberation \
+    && rm -rf /var/lib/apt/lists/* \
+    && chromium --version
+ENV TRAWL_RENDER_CHROMIUM=/usr/bin/chromium
+USER node
+
+# The default target: the runtime, without the browser.
+FROM runtime

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Pins the images the fleet runs by digest: the Dockerfile's NODE_IMAGE and every *_IMAGE of
-# .env.example but trawl's own (TRAWL_IMAGE, built here). For each one it asks the registry which
-# digest the tag points at now (skopeo inspect: the multi-platform index digest) and prints
-# `NAME=image:tag@sha256:<digest>`; with --write it also writes them into the Dockerfile and
-# .env.example. Run it where the registries answer, then review and commit the change.
+# .env.example but trawl's own (TRAWL_IMAGE and TRAWL_RENDERER_IMAGE, built here). For each one
+# it asks the registry which digest the tag points at now (skopeo inspect: the multi-platform
+# index digest) and prints `NAME=image:tag@sha256:<digest>`; with --write it also writes them into
+# the Dockerfile and .env.example. Run it where the registries answer, then review and commit the change.
 #
 #   bash scripts/pin-images.sh            # print the pins
 #   bash scripts/pin-images.sh --write    # and write them
@@ -36,7 +36,7 @@ pin() { # NAME image[@digest] → prints NAME=image@sha256:…
 pins=()
 pins+=("$(pin NODE_IMAGE "$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)")")
 while IFS='=' read -r name value; do
-  [ "$name" = TRAWL_IMAGE ] && continue
+  case "$name" in TRAWL_IMAGE | TRAWL_RENDERER_IMAGE) continue ;; esac
   pins+=("$(pin "$name" "$value")")
 done < <(grep -E '^[A-Z_]+_IMAGE=' .env.example)
 

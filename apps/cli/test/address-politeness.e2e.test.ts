@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startMicrosocks, stopProxies } from '@trawl/fetch/testing';
 import { type RequestLogEntry, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '../src/testing/index.js';
+import { dropNamespace, maxInFlight, runCrawlProcesses, uniqueNamespace } from '../src/testing/index.js';
 
 /**
  * Politeness per server: several sites (host names) on ONE loopback address, the way shared
@@ -61,20 +61,8 @@ function mergedLog(sites: readonly TestWeb[] = webs): RequestLogEntry[] {
 
 /** The most requests in flight at once, and the shortest and the median gap from one response's end to the next start. */
 function politeness(log: readonly RequestLogEntry[]): { maxInFlight: number; minGapMs: number; medianGapMs: number } {
-  const events = log.flatMap((entry) => [
-    { at: entry.startHr ?? entry.start, delta: 1 },
-    { at: entry.endHr ?? entry.end, delta: -1 },
-  ]);
-  // An end and a start at the same instant: the end first.
-  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let inFlight = 0;
-  let maxInFlight = 0;
-  for (const event of events) {
-    inFlight += event.delta;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-  }
   const gaps = log.slice(1).map((entry, i) => (entry.startHr ?? 0) - ((log[i] as RequestLogEntry).endHr ?? 0)).sort((a, b) => a - b);
-  return { maxInFlight, minGapMs: gaps[0] ?? Number.POSITIVE_INFINITY, medianGapMs: gaps[Math.floor(gaps.length / 2)] ?? Number.NaN };
+  return { maxInFlight: maxInFlight(log), minGapMs: gaps[0] ?? Number.POSITIVE_INFINITY, medianGapMs: gaps[Math.floor(gaps.length / 2)] ?? Number.NaN };
 }
 
 /** Every page of every site fetched, none twice. */

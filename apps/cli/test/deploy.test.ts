@@ -112,6 +112,9 @@ describe('docker-compose.yml', () => {
     expect(services.processor?.deploy?.replicas).toBe(0);
     expect(services.renderer?.environment?.TRAWL_WORKER_ROLES).toBe('render');
     expect(services.renderer?.deploy?.replicas).toBe(0);
+    // Renderers run the image with Chromium: the Dockerfile's `renderer` target.
+    expect(services.renderer?.image).toBe('trawl-renderer:latest');
+    expect(services.renderer?.build).toMatchObject({ target: 'renderer' });
     // Everything else a processor or a renderer runs with is the worker's: the same crawl, stores and checks.
     const { TRAWL_WORKER_ROLES: _w, ...workerEnv } = services.worker?.environment ?? {};
     const { TRAWL_WORKER_ROLES: _p, ...processorEnv } = services.processor?.environment ?? {};
@@ -241,6 +244,27 @@ describe('Dockerfile', () => {
     for (const [, from] of dockerfile.matchAll(/^COPY (?!--from)(\S+) /gm)) {
       if (from !== '.') expect(existsSync(join(REPO, from as string)), from).toBe(true);
     }
+  });
+
+  it('has a renderer target: the runtime with Debian\'s chromium where trawl looks for it, as the node user, and the runtime stays the default', () => {
+    const stages = [...dockerfile.matchAll(/^FROM (\S+)(?: AS (\S+))?$/gm)].map((m) => [m[1], m[2] ?? null]);
+    expect(stages).toEqual([
+      ['${NODE_IMAGE}', 'build'],
+      ['${NODE_IMAGE}', 'prod-deps'],
+      ['${NODE_IMAGE}', 'runtime'],
+      ['runtime', 'renderer'],
+      // The last stage is what a build without --target makes: the runtime, no browser.
+      ['runtime', null],
+    ]);
+    const renderer = dockerfile.slice(dockerfile.indexOf('AS renderer'), dockerfile.lastIndexOf('\nFROM runtime'));
+    expect(renderer).toMatch(/apt-get install -y --no-install-recommends chromium\b/);
+    expect(renderer).toMatch(/rm -rf \/var\/lib\/apt\/lists/);
+    const chromium = /^ENV TRAWL_RENDER_CHROMIUM=(\S+)$/m.exec(renderer)?.[1];
+    // Debian's package puts it there, which is also the setting's default.
+    expect(chromium).toBe('/usr/bin/chromium');
+    expect(loadConfig({ env: {} }).render.chromiumPath).toBe(chromium);
+    expect(renderer.trimEnd().split('\n').filter((line) => line.startsWith('USER ')).at(-1)).toBe('USER node');
+    expect(renderer).not.toMatch(/^COPY /m);
   });
 
   it('keeps secrets and build output out of the build context', () => {

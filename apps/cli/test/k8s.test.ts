@@ -107,7 +107,8 @@ describe('deploy/k8s', () => {
         const pod = d.spec.template.spec;
         const [c] = pod.containers;
         expect(c.args, app).toEqual([app === 'processor' || app === 'renderer' ? 'worker' : app]);
-        expect(c.image, app).toBe('registry.example.com/trawl:0.1.0');
+        // Renderers run the image's `renderer` target (with Chromium), pushed beside trawl's.
+        expect(c.image, app).toBe(app === 'renderer' ? 'registry.example.com/trawl-renderer:0.1.0' : 'registry.example.com/trawl:0.1.0');
         expect(c.envFrom, app).toEqual([{ configMapRef: { name: config.metadata.name } }, { secretRef: { name: secret.metadata.name } }]);
         // The probes reach the port the app really serves /healthz on.
         const env = Object.fromEntries((c.env ?? []).map((e: { name: string; value: string }) => [e.name, e.value]));
@@ -128,8 +129,9 @@ describe('deploy/k8s', () => {
       }
       expect(find(objects, 'Deployment', 'trawl-worker').spec.replicas).toBeUndefined();
       expect(find(objects, 'Deployment', 'trawl-processor').spec.replicas).toBeUndefined();
-      // Renderers only where an overlay splits rendering off the workers.
-      expect(find(objects, 'Deployment', 'trawl-renderer').spec.replicas).toBe(0);
+      // Renderers only where rendering is split off the workers: scaled by KEDA on the render
+      // queue (from zero), else none unless an overlay sets the count.
+      expect(find(objects, 'Deployment', 'trawl-renderer').spec.replicas).toBe(overlay === 'overlays/example' ? undefined : 0);
       expect(find(objects, 'Deployment', 'trawl-renderer').spec.template.spec.containers[0].env).toEqual([{ name: 'TRAWL_WORKER_ROLES', value: 'render' }]);
       const scheduler = find(objects, 'Deployment', 'trawl-scheduler');
       expect(scheduler.spec.replicas).toBe(2);
@@ -162,7 +164,8 @@ describe('deploy/k8s', () => {
       expect(processor.spec.template.metadata.labels).toMatchObject(processor.spec.selector.matchLabels);
     });
 
-    it.each(['trawl-worker', 'trawl-processor'])('scales %s with exactly one autoscaler, slowly down and never past the grace period', (target) => {
+    const scaled = overlay === 'overlays/example' ? ['trawl-worker', 'trawl-processor', 'trawl-renderer'] : ['trawl-worker', 'trawl-processor'];
+    it.each(scaled)('scales %s with exactly one autoscaler, slowly down and never past the grace period', (target) => {
       const autoscalers = objects.filter((o) => (o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler') && o.spec.scaleTargetRef.name === target);
       expect(autoscalers).toHaveLength(1);
       const [scaler] = autoscalers as [K8sObject];
@@ -171,14 +174,14 @@ describe('deploy/k8s', () => {
       expect(behavior.scaleDown.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
       expect(behavior.scaleDown.policies).toEqual([{ type: 'Pods', value: 2, periodSeconds: 60 }]);
       const [min, max] = scaler.kind === 'ScaledObject' ? [scaler.spec.minReplicaCount, scaler.spec.maxReplicaCount] : [scaler.spec.minReplicas, scaler.spec.maxReplicas];
-      // Workers always run; processors may scale to none (KEDA) while the workers process their own pages.
+      // Workers always run; processors and renderers may scale to none (KEDA) while the workers process and render their own pages.
       expect(min).toBeGreaterThanOrEqual(target === 'trawl-worker' || scaler.kind === 'HorizontalPodAutoscaler' ? 1 : 0);
       expect(max).toBeGreaterThan(min);
     });
 
-    it('has an autoscaler for nothing but the workers and processors', () => {
+    it('has an autoscaler for nothing but the workers, processors and (KEDA) renderers', () => {
       const targets = objects.filter((o) => o.kind === 'ScaledObject' || o.kind === 'HorizontalPodAutoscaler').map((o) => o.spec.scaleTargetRef.name).sort();
-      expect(targets).toEqual(['trawl-processor', 'trawl-worker']);
+      expect(targets).toEqual([...scaled].sort());
       // Each scales a Deployment that is there (kustomize renders an autoscaler whose target is missing).
       for (const target of targets) expect(find(objects, 'Deployment', target).spec.template.spec.containers[0].args).toEqual(['worker']);
     });
@@ -219,5 +222,33 @@ describe('deploy/k8s', () => {
     // Both autoscalers ask the same Prometheus, the one the overlay names.
     expect(trigger.metadata.serverAddress).toBe(find(objects, 'ScaledObject', 'trawl-worker').spec.triggers[0].metadata.serverAddress);
     expect(trigger.metadata.serverAddress).toBe('http://prometheus-operated.monitoring.svc:9090');
+  });
+
+  it('scales the renderers from zero on the render jobs the dashboard exports, woken by pages left unrendered for want of one', () => {
+    const objects = render('overlays/example');
+    const so = find(objects, 'ScaledObject', 'trawl-renderer');
+    const [trigger] = so.spec.triggers;
+    expect(trigger.type).toBe('prometheus');
+    expect(trigger.metadata.query).toBe(
+      'max(sum by (instance) (trawl_queue_jobs{role="dashboard", queue="render", state=~"waiting|delayed|active"})) + (max(rate(trawl_crawl_events_total{role="dashboard", event="renderNoWorker"}[2m])) or vector(0))',
+    );
+    // The series are the dashboard's; the render queue is among its queues, renderNoWorker a counter the fetch stage adds.
+    const exported = readFileSync(join(REPO, 'apps/dashboard/src/metrics.ts'), 'utf8');
+    expect(exported).toContain("gauge('trawl_queue_jobs',");
+    expect(exported).toContain("gauge('trawl_crawl_events_total',");
+    expect(readFileSync(join(REPO, 'libs/queue/src/registry.ts'), 'utf8')).toContain('{ name: RENDER_QUEUE,');
+    expect(readFileSync(join(REPO, 'libs/crawl/src/fetch/render-hand-over.ts'), 'utf8')).toContain("counters.add('renderNoWorker')");
+    // A renderer holds 2 × TRAWL_RENDER_CONCURRENCY jobs at once: the threshold leaves it slots spare.
+    const config = objects.find((o) => o.kind === 'ConfigMap') as K8sObject;
+    const schema = readFileSync(join(REPO, 'libs/config/src/schema.ts'), 'utf8');
+    const pages = Number(config.data.TRAWL_RENDER_CONCURRENCY ?? /default\((\d+)\), 'TRAWL_RENDER_CONCURRENCY'/.exec(schema)?.[1]);
+    expect(pages).toBeGreaterThan(0);
+    expect(Number(trigger.metadata.threshold)).toBeLessThanOrEqual(2 * pages);
+    expect(so.spec.minReplicaCount).toBe(0);
+    expect(trigger.metadata.activationThreshold).toBe('0');
+    expect(so.spec.fallback.replicas).toBeGreaterThanOrEqual(1);
+    // The autoscaler owns the count: the base's replicas: 0 is dropped.
+    expect(find(objects, 'Deployment', 'trawl-renderer').spec.replicas).toBeUndefined();
+    expect(trigger.metadata.serverAddress).toBe(find(objects, 'ScaledObject', 'trawl-worker').spec.triggers[0].metadata.serverAddress);
   });
 });

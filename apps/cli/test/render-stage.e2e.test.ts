@@ -2,9 +2,9 @@ import { Database } from '@trawl/db';
 import { frontierKeys } from '@trawl/frontier';
 import { renderWorkersKey } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
-import { analyzeLog, type TestWeb } from '@trawl/testweb';
+import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, dropNamespace, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { DATABASE_URL, dropNamespace, maxInFlight, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * Rendering in a stage of its own (TRAWL_WORKER_ROLES=render), judged from the synthetic web's
@@ -36,10 +36,10 @@ afterAll(async () => {
 });
 
 /** Leased URLs (those waiting for a render or the process stage included) and queued ones: 0 and 0 when the crawl is done. */
-const outstanding = async () => {
+const outstanding = async (of = namespace) => {
   let n = 0;
   for (let p = 0; p < PARTITIONS; p += 1) {
-    const keys = frontierKeys(namespace, p);
+    const keys = frontierKeys(of, p);
     n += (await redis.zcard(keys.leases)) + Number((await redis.hget(keys.stats, 'queued')) ?? 0);
   }
   return n;
@@ -116,6 +116,71 @@ describe('a render stage of its own', () => {
       } finally {
         await db.close();
       }
+    } finally {
+      for (const p of all) if (alive(p)) p.child.kill('SIGKILL');
+      await Promise.all(all.map((p) => p.exited));
+    }
+  }, 360_000);
+});
+
+/**
+ * The same under TRAWL_POLITENESS_KEY=ip: a single-page app and another site on ONE server
+ * address (two ports). The address's turn is kept from the app page's fetch to the browser's last
+ * request, so the server never sees the other site's requests overlap the render's.
+ */
+describe('a page rendered apart, hosts grouped by server address', () => {
+  const ipNamespace = uniqueNamespace('renderip');
+  /** The scripted web's SPA (host 1) is on the address after host 0's, which the neighbour shares. */
+  const SPA = 1;
+  const SPA_PAGES = 8;
+  const NEIGHBOUR_PAGES = 40;
+  let scripted: TestWeb;
+  let neighbour: TestWeb;
+
+  beforeAll(async () => {
+    scripted = await startScriptedWeb({ pages: SPA_PAGES, crawlDelayS: 0.2, seed: 31, baseAddress: '127.81.0.1' });
+    const spaAddress = new URL(scripted.origins[SPA] as string).hostname;
+    // Slow and large enough to be crawled all through the app's renders, its responses long beside
+    // the app's few milliseconds: a turn not kept through a render shows as an overlap.
+    neighbour = await TestWeb.start({ hosts: 1, pagesPerHost: NEIGHBOUR_PAGES, linksPerPage: 3, crossHostLinks: 0, latencyMs: { min: 150, max: 250 }, seed: 32, baseAddress: spaAddress, noisyLinks: false });
+  }, 60_000);
+
+  afterAll(async () => {
+    await scripted?.stop();
+    await neighbour?.stop();
+    await dropNamespace(ipNamespace);
+  });
+
+  it('keeps the address\'s turn through the render: the other site on the address never overlaps the browser\'s requests', async () => {
+    const env = {
+      TRAWL_NAMESPACE: ipNamespace,
+      TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
+      TRAWL_PARTITIONS: String(PARTITIONS),
+      TRAWL_POLITENESS_KEY: 'ip',
+      TRAWL_MIN_DELAY_MS: '100',
+      TRAWL_SCOPE: 'any',
+      TRAWL_CONTENT_DIR: `.trawl/test-content/${ipNamespace}`,
+      TRAWL_RENDER: 'auto',
+    };
+    const renderer = trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'render' });
+    const all: Proc[] = [renderer];
+    try {
+      await waitFor(async () => (await redis.zcount(renderWorkersKey(ipNamespace), `(${Date.now()}`, '+inf')) === 1, 60_000, 'a render stage');
+      all.push(trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'fetch,process' }), trawl(['scheduler'], env));
+      const seeded = trawl(['seed', scripted.rootUrls()[SPA] as string, ...neighbour.rootUrls()], env);
+      expect((await seeded.exited).code, seeded.stderr()).toBe(0);
+      await waitFor(async () => (await outstanding(ipNamespace)) === 0, 240_000, 'the crawl to finish');
+      await Promise.all([scripted.idle(), neighbour.idle()]);
+
+      const spa = scripted.log.filter((entry) => entry.hostIndex === SPA);
+      // The app was rendered apart: the browser's data requests went out, one per page at least…
+      expect(spa.filter((entry) => entry.note === 'data').length).toBeGreaterThanOrEqual(SPA_PAGES);
+      expect(neighbour.log.filter((entry) => entry.resource === 'page').length).toBe(NEIGHBOUR_PAGES);
+      // …and the one server saw one request at a time, the render's included.
+      const address = [...spa, ...neighbour.log].sort((a, b) => (a.startHr ?? a.start) - (b.startHr ?? b.start));
+      expect(maxInFlight(address)).toBe(1);
+      for (const p of all) p.child.kill('SIGTERM');
+      for (const p of all) expect((await p.exited).code, p.stderr()).toBe(0);
     } finally {
       for (const p of all) if (alive(p)) p.child.kill('SIGKILL');
       await Promise.all(all.map((p) => p.exited));

@@ -598,6 +598,9 @@ describe('statistics, freshness, OpenAPI, metrics', () => {
     const grafana = readFileSync(join(REPO_ROOT, 'deploy/grafana/dashboards/trawl.json'), 'utf8');
     const queried = new Set([...grafana.matchAll(/\b((?:trawl|process)_[a-z_]+)\b/g)].map((m) => m[1] as string));
     expect(queried.size).toBeGreaterThan(15);
+    // The render workers' panels: their backlog and its age, crawl-wide, and the render events per process.
+    for (const name of ['trawl_render_backlog_jobs', 'trawl_render_backlog_oldest_age_seconds']) expect([...queried]).toContain(name);
+    for (const event of ['rendered', 'renderFailed', 'renderHandedOver', 'renderNoWorker', 'renderLeaseLost']) expect(grafana).toMatch(new RegExp(`event=~\\\\"[^"]*\\b${event}\\b`));
     expect([...queried].filter((name) => fromWorkers.includes(name)).sort()).toEqual([...fromWorkers].sort());
     for (const name of queried) if (!fromWorkers.includes(name)) expect(text, name).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
     expect(workerText).toMatch(/^# TYPE trawl_pipeline_events_total counter$/m);

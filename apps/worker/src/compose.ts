@@ -169,7 +169,8 @@ export function createCrawlWorker(
     // three missed renewals, so a dead attempt's fetched pages come back about as fast as its jobs.
     renewEveryMs: Math.min(Math.floor(config.worker.leaseMs / 3), Math.floor(config.worker.stalledMs / 2)),
     gateWaitMs: Math.max(100, 4 * config.dispatch.leadMs),
-    addresses: roles.has('fetch')
+    // A render stage frees the address slots a fetch stage handed over with a page's host.
+    addresses: roles.has('fetch') || roles.has('render')
       ? new AddressGroups({
           gate: runtime.addressGate,
           serverAddress: (host) => runtime.fetcher.serverAddress(host),
@@ -231,7 +232,8 @@ const RENDER_MEMBER = 'render@';
 /**
  * The render stage of a worker with `render` and without `fetch`: it consumes the render queue,
  * heartbeating in the registry fetch stages ask. Its jobs' locks last a few heartbeats (at most
- * TRAWL_STALLED_MS), so a killed render worker's pages go to another within seconds.
+ * TRAWL_STALLED_MS) and are checked every third of that, so a killed render worker's pages go to
+ * another within a lock and a third.
  */
 function renderStageOf(runtime: Runtime, deps: CrawlWorkerDeps): RenderStage | null {
   const { config } = runtime;

@@ -203,6 +203,9 @@ beforeEach(() => {
   };
 });
 
+/** An address gate fake's slots kept for a render stage: no page is handed over in these tests. */
+const handedSlots = { keep: async () => undefined, release: async () => undefined };
+
 describe('processFetchJob: every exit path releases once, records before it acks', () => {
   it('no policy yet: defers, touches nothing', async () => {
     f.policy = null;
@@ -462,7 +465,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
 
   it('its server address is not free: keeps the host (due at the reserved time), keeps the lease past it, fetches nothing, defers', async () => {
     const turns: Array<{ kind: 'wait'; at: number }> = [{ kind: 'wait', at: T0 + 60_000 }];
-    const pipeline = { ...deps(), addresses: { enter: async () => turns.shift() ?? { kind: 'go' as const, leave: () => undefined } } };
+    const pipeline = { ...deps(), addresses: { ...handedSlots, enter: async () => turns.shift() ?? { kind: 'go' as const, leave: () => undefined, handOver: () => [] } } };
     expect(await processFetchJob(pipeline, job())).toEqual({ outcome: 'defer', until: T0 + 60_000 - 50 });
     expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 60_000, keepHost: true, leaseUntil: T0 + 60_000 + 300_000, streak: undefined }]);
     expect(of('fetch')).toHaveLength(0);
@@ -475,9 +478,10 @@ describe('processFetchJob: every exit path releases once, records before it acks
     const pipeline = {
       ...deps(),
       addresses: {
+        ...handedSlots,
         enter: async () => {
           asked.push(f.clock.now());
-          return turns.shift() ?? { kind: 'go' as const, leave: () => undefined };
+          return turns.shift() ?? { kind: 'go' as const, leave: () => undefined, handOver: () => [] };
         },
       },
     };
@@ -490,7 +494,7 @@ describe('processFetchJob: every exit path releases once, records before it acks
 
   it('leaves its address once the request has ended, with the host\'s next due time; also when robots.txt was the request, or it threw', async () => {
     const left: number[] = [];
-    const pipeline = { ...deps(), addresses: { enter: async () => ({ kind: 'go' as const, leave: (nextAt: number) => void left.push(nextAt) }) } };
+    const pipeline = { ...deps(), addresses: { ...handedSlots, enter: async () => ({ kind: 'go' as const, leave: (nextAt: number) => void left.push(nextAt), handOver: () => [] }) } };
     await processFetchJob(pipeline, job());
     expect(left).toEqual([T0 + 20 + DELAY]);
     expect(f.events.findIndex((e) => e.kind === 'fetch')).toBeLessThan(f.events.findIndex((e) => e.kind === 'release'));

@@ -65,17 +65,19 @@ export class AddressGate {
 
   /**
    * May `holder` start a request of `group` now? Refused, it is handed a start time of its own.
-   * `force` counts a request already under way (never refused); `probe` is one try that reserves
-   * nothing when refused (its `at` is only when it might pass).
+   * `force` counts a request already under way (never refused), or keeps a slot its holder has;
+   * `holdMs` holds the slot that long instead of the gate's hold (a page handed to a render
+   * stage keeps its slot as long as its lease); `probe` is one try that reserves nothing when
+   * refused (its `at` is only when it might pass).
    */
-  async acquire(group: string, holder: string, limits: AddressLimits, options: { force?: boolean; probe?: boolean } = {}): Promise<AddressDecision> {
+  async acquire(group: string, holder: string, limits: AddressLimits, options: { force?: boolean; probe?: boolean; holdMs?: number } = {}): Promise<AddressDecision> {
     const keys = addressGroupKeys(this.options.prefix, group);
     const [code, at] = (await this.scripts.acquireAddress(
       [keys.slots, keys.book, keys.state],
       [
         holder,
         this.options.clock.now(),
-        this.options.holdMs,
+        Math.ceil(options.holdMs ?? this.options.holdMs),
         limits.maxInFlight,
         limits.minIntervalMs,
         limits.stepMs ?? this.options.stepMs ?? 25,
@@ -89,10 +91,13 @@ export class AddressGate {
     throw new Error(`acquireAddress returned unknown code ${code}`);
   }
 
-  /** The request has ended: frees the slot; the group's next start is no earlier than `nextAt` (0: no delay). */
-  async release(group: string, holder: string, nextAt = 0): Promise<boolean> {
+  /**
+   * The request has ended: frees the slot; the group's next start is no earlier than `nextAt` (0:
+   * no delay). `holdMs`: the hold the slot was last taken or kept with, when not the gate's.
+   */
+  async release(group: string, holder: string, nextAt = 0, holdMs?: number): Promise<boolean> {
     const keys = addressGroupKeys(this.options.prefix, group);
-    const held = await this.scripts.releaseAddress([keys.slots, keys.state], [holder, this.options.clock.now(), Math.ceil(nextAt), this.options.holdMs]);
+    const held = await this.scripts.releaseAddress([keys.slots, keys.state], [holder, this.options.clock.now(), Math.ceil(nextAt), Math.ceil(holdMs ?? this.options.holdMs)]);
     return held === 1;
   }
 }

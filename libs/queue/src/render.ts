@@ -26,6 +26,11 @@ export const renderJobDataSchema = z.object({
   why: z.string(),
   /** The page is one of its host's render samples: the render stage reports its comparison to the crawl's shared learner. */
   s: z.literal(1).optional(),
+  /**
+   * The address group slots the fetch attempt held and left held with the host (group name; `s`:
+   * the politeness group, whose next start waits for the host's delay): the render stage frees them.
+   */
+  a: z.array(z.object({ g: z.string().min(1), s: z.literal(1).optional() })).max(8).optional(),
 });
 export type RenderJobData = z.output<typeof renderJobDataSchema>;
 
@@ -39,11 +44,29 @@ export interface RenderJob {
   reason: string;
   /** One of its host's samples (see `s`). */
   sample: boolean;
+  /** The address group slots held with the host (see `a`). */
+  addressSlots: Array<{ group: string; strict: boolean }>;
 }
 
-export const encodeRenderJob = (job: RenderJob): RenderJobData => ({ p: job.page, t: job.token, due: job.hostDueAt, ...(job.health ? { h: job.health } : {}), why: job.reason, ...(job.sample ? { s: 1 as const } : {}) });
+export const encodeRenderJob = (job: RenderJob): RenderJobData => ({
+  p: job.page,
+  t: job.token,
+  due: job.hostDueAt,
+  ...(job.health ? { h: job.health } : {}),
+  why: job.reason,
+  ...(job.sample ? { s: 1 as const } : {}),
+  ...(job.addressSlots.length > 0 ? { a: job.addressSlots.map((slot) => ({ g: slot.group, ...(slot.strict ? { s: 1 as const } : {}) })) } : {}),
+});
 
-export const decodeRenderJob = (data: RenderJobData): RenderJob => ({ page: data.p, token: data.t, hostDueAt: data.due, ...(data.h ? { health: data.h } : {}), reason: data.why, sample: data.s === 1 });
+export const decodeRenderJob = (data: RenderJobData): RenderJob => ({
+  page: data.p,
+  token: data.t,
+  hostDueAt: data.due,
+  ...(data.h ? { health: data.h } : {}),
+  reason: data.why,
+  sample: data.s === 1,
+  addressSlots: (data.a ?? []).map((slot) => ({ group: slot.g, strict: slot.s === 1 })),
+});
 
 /** Producer side of the `render` queue (a fetch stage without the `render` role). */
 export class RenderQueue {
@@ -75,13 +98,23 @@ export interface RenderWorkerOptions {
   concurrency: number;
   /**
    * BullMQ lock duration: a render stage that dies has its jobs handed to another after about
-   * this long (they are redone from the stored body, never fetched again).
+   * this long, plus the stalled check's period (`renderStalledCheckMs`): they are redone from the
+   * stored body, never fetched again.
    */
   lockMs: number;
   onError?: (error: Error) => void;
   /** A job whose data cannot be read: failed at once, counted and logged by the caller. */
   onInvalid?: (jobId: string, problem: string) => void;
 }
+
+/**
+ * How often the render queue looks for jobs whose lock lapsed (BullMQ's stalled check): a third
+ * of the lock, so a killed render stage's job goes back within a lock and a third of its death
+ * rather than up to two locks. The check runs once per period for the whole queue (BullMQ keeps a
+ * key for that), whatever the number of render workers, and moves only jobs whose lock is gone:
+ * a live stage renews its locks every half lock, so checking more often never takes a job from it.
+ */
+export const renderStalledCheckMs = (lockMs: number): number => Math.max(500, Math.floor(lockMs / 3));
 
 /** Consumer side: validates each job at the edge and runs `process`; an error is retried by BullMQ. */
 export class RenderWorker {
@@ -105,7 +138,7 @@ export class RenderWorker {
         prefix: renderQueuePrefix(options.namespace),
         concurrency: options.concurrency,
         lockDuration: options.lockMs,
-        stalledInterval: options.lockMs,
+        stalledInterval: renderStalledCheckMs(options.lockMs),
         maxStalledCount: 5,
         autorun: false,
       },

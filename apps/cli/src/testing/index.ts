@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { dropNamespace as dropNamespaceOn } from '@trawl/runtime/testing';
-import { analyzeLog, type TestWeb } from '@trawl/testweb';
+import { analyzeLog, type RequestLogEntry, type TestWeb } from '@trawl/testweb';
 
 export const REPO = fileURLToPath(new URL('../../../..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
@@ -43,6 +43,25 @@ export function crawlVerdict(web: TestWeb, seeds: readonly string[], minInterval
 }
 
 /** `crawlVerdict` of a complete, once-only, polite crawl of `expected` pages. */
+/**
+ * The most requests in flight at once in a server's request log (high-resolution times; an end
+ * and a start at the same instant count the end first): 1 for a server polite crawling never overlapped.
+ */
+export function maxInFlight(log: readonly RequestLogEntry[]): number {
+  const events = log.flatMap((entry) => [
+    { at: entry.startHr ?? entry.start, delta: 1 },
+    { at: entry.endHr ?? entry.end, delta: -1 },
+  ]);
+  events.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let inFlight = 0;
+  let most = 0;
+  for (const event of events) {
+    inFlight += event.delta;
+    most = Math.max(most, inFlight);
+  }
+  return most;
+}
+
 export const completeAndPolite = (expected: number) => ({ expected, missing: [], unexpected: [], fetchedTwice: [], concurrencyViolations: [], maxPerHost: 1, intervalViolations: [] });
 
 export interface Proc {

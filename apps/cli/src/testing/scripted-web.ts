@@ -8,18 +8,21 @@ interface WebOptions {
   pages: number;
   crawlDelayS: number;
   seed: number;
+  /** Names the hosts (`h1.<hostnames>`, see `TestWeb.hostsFile`). */
   hostnames?: string;
+  /** The loopback address of host 0 (the others follow it). */
+  baseAddress?: string;
 }
 
 /**
  * A plain host (host 0, `pages` pages) and two extra hosts served by `hostHandlers`, every
- * robots.txt with this Crawl-delay; with `hostnames`, hosts are named (`h1.<hostnames>`, see
- * `TestWeb.hostsFile`).
+ * robots.txt with this Crawl-delay.
  */
 function startWithExtraHosts(options: WebOptions, hostHandlers: TestWebOptions['hostHandlers']): Promise<TestWeb> {
   const { pages, crawlDelayS, seed } = options;
   return TestWeb.start({
     ...(options.hostnames === undefined ? {} : { hostnames: options.hostnames }),
+    ...(options.baseAddress === undefined ? {} : { baseAddress: options.baseAddress }),
     hosts: 1,
     pagesPerHost: pages,
     linksPerPage: 3,

@@ -14,15 +14,30 @@ export interface AddressSettings {
 }
 
 /**
+ * A slot of an address group a turn holds in the gate (in Redis): `strict` when the group is the
+ * politeness group, whose next start waits for the delay the host's release asks.
+ */
+export interface AddressHold {
+  group: string;
+  strict: boolean;
+}
+
+/**
  * A request's turn at its address group: `go` (then `leave` once its response has ended or
  * failed, with the host's next due time), or `wait` until `at`, the start time reserved for it.
+ * A page handed to a render stage with its host held keeps its turn too: `handOver` ends the
+ * turn here without freeing its slots and names them, for the render stage to keep and release.
  */
-export type AddressTurn = { kind: 'go'; leave(nextAt: number): void } | { kind: 'wait'; at: number };
+export type AddressTurn = { kind: 'go'; leave(nextAt: number): void; handOver(): AddressHold[] } | { kind: 'wait'; at: number };
 
 /** Where the fetch stage takes its address turn (absent from the pipeline: no address gate). */
 export interface AddressTurns {
   /** `probe`: one try that reserves no start time when refused (a borrowed turn of another host, see other-hosts.ts). */
   enter(request: { host: string; hostname: string; holder: string }, settings: AddressSettings, options?: { probe?: boolean }): Promise<AddressTurn>;
+  /** Keeps slots a turn handed over `holder`'s (the lease's) for `holdMs` from now, as long as its lease. */
+  keep(held: readonly AddressHold[], holder: string, holdMs: number): Promise<void>;
+  /** Frees slots a turn handed over: as `leave` would, `holdMs` being the hold they were kept with. */
+  release(held: readonly AddressHold[], holder: string, nextAt: number, holdMs: number): Promise<void>;
 }
 
 export interface AddressGroupsDeps {
@@ -35,7 +50,7 @@ export interface AddressGroupsDeps {
   maxAddresses?: number;
 }
 
-const UNGATED: AddressTurn = { kind: 'go', leave: () => undefined };
+const UNGATED: AddressTurn = { kind: 'go', leave: () => undefined, handOver: () => [] };
 
 /**
  * The address gate for one request, asked as the lease's holder (a lease is one URL, and only the
@@ -103,6 +118,7 @@ export class AddressGroups implements AddressTurns {
           cap.leave(nextAt);
           domain.leave(nextAt);
         },
+        handOver: () => [...domain.handOver(), ...cap.handOver()],
       };
     }
     if (settings.key === 'ip') {
@@ -112,6 +128,15 @@ export class AddressGroups implements AddressTurns {
       return this.gated(`ip:${address}`, holder, { ...strict, minIntervalMs: settings.ipMinIntervalMs }, true, probe);
     }
     return this.capTurn(request, settings, probe);
+  }
+
+  async keep(held: readonly AddressHold[], holder: string, holdMs: number): Promise<void> {
+    // Forced: the request is under way (the slot is the holder's already, for as long as its lease).
+    await Promise.all(held.map((slot) => this.deps.gate.acquire(slot.group, holder, { maxInFlight: 1, minIntervalMs: 0 }, { force: true, holdMs })));
+  }
+
+  async release(held: readonly AddressHold[], holder: string, nextAt: number, holdMs: number): Promise<void> {
+    await Promise.all(held.map((slot) => this.deps.gate.release(slot.group, holder, slot.strict ? nextAt : 0, holdMs)));
   }
 
   /** The per-address cap (TRAWL_IP_MAX_IN_FLIGHT, TRAWL_IP_MIN_INTERVAL_MS), asked only of addresses seen with several host names. */
@@ -155,14 +180,19 @@ export class AddressGroups implements AddressTurns {
     const running = this.ungated.get(address) ?? new Map<string, boolean>();
     this.ungated.set(address, running);
     running.set(holder, false);
+    /** Forgets the request here; true if it was counted in the gate since (it holds a slot there). */
+    const forget = (): boolean => {
+      const counted = running.get(holder) === true;
+      running.delete(holder);
+      if (running.size === 0 && this.ungated.get(address) === running) this.ungated.delete(address);
+      return counted;
+    };
     return {
       kind: 'go',
       leave: () => {
-        const counted = running.get(holder) === true;
-        running.delete(holder);
-        if (running.size === 0 && this.ungated.get(address) === running) this.ungated.delete(address);
-        if (counted) this.deps.gate.release(group, holder, 0).catch((error: unknown) => this.deps.onError(error));
+        if (forget()) this.deps.gate.release(group, holder, 0).catch((error: unknown) => this.deps.onError(error));
       },
+      handOver: () => (forget() ? [{ group, strict: false }] : []),
     };
   }
 
@@ -178,6 +208,7 @@ export class AddressGroups implements AddressTurns {
       leave: (nextAt) => {
         this.deps.gate.release(group, holder, strict ? nextAt : 0).catch((error: unknown) => this.deps.onError(error));
       },
+      handOver: () => [{ group, strict }],
     };
   }
 }

@@ -8,7 +8,7 @@ import type { PipelineDeps } from '../deps.js';
 import { failOutcome, processingFailed } from '../failure.js';
 import { applyOutcome, HostHold, type JobOutcome, renewEveryMs } from '../outcome.js';
 import { handleSitemap, sitemapFailure } from '../process/sitemap-step.js';
-import { passAddressGate } from './address-step.js';
+import { type AddressHold, passAddressGate } from './address-step.js';
 import { type Fetched, fetchUnderGate, isFetched } from './fetch-step.js';
 import { handOffPage } from './hand-off.js';
 import { passGate } from './gate.js';
@@ -155,6 +155,7 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
   const sitemap = (job.flags & UrlFlag.Sitemap) !== 0;
   let fetched: Fetched | JobOutcome | undefined;
   let handOver: HandOverVerdict | undefined;
+  let addressHeld: AddressHold[] = [];
   try {
     fetched = await fetchUnderGate(deps, attempt, policy, gate.health);
     // A page worth rendering is rendered while its job still holds the host (and its address
@@ -166,14 +167,17 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
       if (!handOver.handOver) fetched = handOver.fetched;
     }
   } finally {
+    // A page handed over keeps its address group's turn with its host: the render stage, whose
+    // browser requests are the host's next turns, frees both.
+    if (handOver?.handOver) addressHeld = turn.handOver();
     // The request has ended (or failed): the group may go on, after the delay the host asks.
-    turn.leave(hostDueAfter(fetched, deps.clock.now()));
+    else turn.leave(hostDueAfter(fetched, deps.clock.now()));
   }
   if (!isFetched(fetched)) return sitemap ? sitemapFailure(deps, attempt, fetched) : fetched;
   if (handOver?.handOver && deps.renderHandOver) {
     counters.add('fetched');
     counters.add('bytes', fetched.response.rawBytes || fetched.response.body.length);
-    return handToRenderStage({ ...deps, renderHandOver: deps.renderHandOver }, attempt, hold, fetched, handOver.decision);
+    return handToRenderStage({ ...deps, renderHandOver: deps.renderHandOver }, attempt, hold, fetched, handOver.decision, addressHeld);
   }
   // The host is free for its next URL before this one is stored and parsed; the lease runs a full
   // TRAWL_LEASE_MS from here (and is renewed while the job works).

@@ -4,6 +4,7 @@ import type { PipelineDeps } from '../deps.js';
 import { encodeHandedPage } from '../handed-page.js';
 import type { HostHold, JobOutcome } from '../outcome.js';
 import { storeBody } from '../process/store-body.js';
+import type { AddressHold } from './address-step.js';
 import type { Fetched } from './fetch-step.js';
 import { type RenderChoice, type RenderDecision, renderVerdictOf } from './render-step.js';
 
@@ -48,11 +49,29 @@ export async function handOverVerdictOf(deps: Pick<PipelineDeps, 'counters'> & {
  * token, renders, releases the host and hands the page to the process stage.
  */
 export async function handToRenderStage(
-  deps: Pick<PipelineDeps, 'store' | 'frontier' | 'counters' | 'clock' | 'leaseMs'> & { renderHandOver: RenderHandOverDeps },
+  deps: Pick<PipelineDeps, 'store' | 'frontier' | 'counters' | 'clock' | 'leaseMs' | 'addresses'> & { renderHandOver: RenderHandOverDeps },
   attempt: Attempt,
   hold: HostHold,
   fetched: Fetched,
   decision: RenderDecision,
+  addressHeld: readonly AddressHold[] = [],
+): Promise<JobOutcome> {
+  try {
+    return await handOver(deps, attempt, hold, fetched, decision, addressHeld);
+  } catch (error) {
+    // Not handed over: the job fails with the host released (its `finally`), and the address slots with it.
+    if (addressHeld.length > 0) await deps.addresses?.release(addressHeld, hold.ticket.leaseId, fetched.release.dueAt, deps.leaseMs).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function handOver(
+  deps: Pick<PipelineDeps, 'store' | 'frontier' | 'counters' | 'clock' | 'leaseMs' | 'addresses'> & { renderHandOver: RenderHandOverDeps },
+  attempt: Attempt,
+  hold: HostHold,
+  fetched: Fetched,
+  decision: RenderDecision,
+  addressHeld: readonly AddressHold[],
 ): Promise<JobOutcome> {
   const { ticket } = hold;
   const { body, ...response } = fetched.response;
@@ -62,8 +81,10 @@ export async function handToRenderStage(
     response,
     body: { key: stored.storageKey, contentHash: stored.contentHash, bytes: body.length },
   });
-  // The lease must outlive the render job's wait in the queue (the render stage renews it from there).
+  // The lease must outlive the render job's wait in the queue (the render stage renews it from
+  // there), and the address group's slots the lease (so they are held while its host is).
   await deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs);
+  if (addressHeld.length > 0) await deps.addresses?.keep(addressHeld, ticket.leaseId, deps.leaseMs);
   await deps.frontier.passHold(ticket.partition, ticket.leaseId);
   await deps.renderHandOver.queue.add(`${ticket.leaseId}:${ticket.token}`, {
     page,
@@ -72,6 +93,7 @@ export async function handToRenderStage(
     ...(fetched.release.health ? { health: fetched.release.health } : {}),
     reason: decision.reason,
     sample: decision.sample,
+    addressSlots: addressHeld.map((slot) => ({ ...slot })),
   });
   hold.passOn();
   deps.counters.add('renderHandedOver');

@@ -61,6 +61,12 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
   const hold = new HostHold(deps, ticketOf(page, attempt.token));
   const taken = await deps.frontier.takeHost(hold.ticket, job.token, attempt.aliveMs);
   if (taken.kind === 'busy') throw new RenderHostBusy(taken.at);
+  const slots = addressSlotsOf(deps, job, hold.ticket.leaseId);
+  if (taken.kind !== 'ok') {
+    // No longer this lease's host: the address group's turn it kept with the host ends too (an
+    // earlier delivery that handed the page on freed it already; freeing again changes nothing).
+    await slots.release(job.hostDueAt).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not release a render\'s address slots: they lapse with its lease'));
+  }
   if (taken.kind === 'handed') return { rendered: false, reason: 'handed off by an earlier delivery', handedOff: null };
   const pageAttempt = attemptOfPage(page, attempt.token, attempt.signal);
   // A lease gone because an earlier delivery's page was recorded and acknowledged: nothing is left to do.
@@ -71,29 +77,34 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
   }
   hold.acquired();
   const heldSince = deps.clock.now();
-  const keeper = keepRenderHold(deps, hold, attempt);
+  const keeper = keepRenderHold(deps, hold, attempt, slots);
   try {
     const body = await bodyOf(deps, page);
     const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: job.hostDueAt, ...(job.health ? { health: job.health } : {}) } };
     const html = decodeHtml(body, page.response.charset).text;
     const verdict = { render: true as const, decision: { render: true, reason: job.reason, sample: job.sample }, html };
     const rendered = await renderDecided(deps, { ...pageAttempt, signal: keeper.signal }, policy, fetched, verdict, heldSince);
-    keeper.stop();
+    await keeper.stop();
     if (keeper.lost) {
       // Another delivery holds the host now (under this lease): release nothing, hand on nothing.
       hold.passOn();
       throw new Error(`the render of ${page.job.url} lost its host mid-render: another delivery has it`);
     }
     await hold.release({ ...rendered.release, fetched: true }, deps.clock.now() + deps.leaseMs);
+    await slots.release(rendered.release.dueAt);
     const outcome = await handOffPage(deps, pageAttempt, hold, rendered);
     return { rendered: rendered.render?.rendered ?? false, reason: rendered.render?.reason ?? job.reason, handedOff: handedOffOf(outcome) };
   } finally {
-    keeper.stop();
+    await keeper.stop();
     // An exception escaped (BullMQ tries the job again, which takes the host over again): the
     // host is released now so it is not held while the job waits, due the page's delay from now
     // (the browser may have made a request a moment ago).
     const delayMs = Math.max(0, job.hostDueAt - page.response.endedAt);
-    if (hold.holding) await hold.release({ dueAt: Math.max(job.hostDueAt, deps.clock.now() + delayMs) }).catch(() => undefined);
+    if (hold.holding) {
+      const dueAt = Math.max(job.hostDueAt, deps.clock.now() + delayMs);
+      await hold.release({ dueAt }).catch(() => undefined);
+      await slots.release(dueAt).catch(() => undefined);
+    }
   }
 }
 
@@ -141,27 +152,57 @@ const attemptOfPage = (page: HandedPage, token: string, signal: AbortSignal | un
 });
 
 /**
- * Keeps the host's token this attempt's (every third of `aliveMs`) and the lease alive while the
- * page renders. A token taken over meanwhile (this process stalled past `aliveMs`) ends the render
- * at once: it is no longer rendered under a host this attempt holds.
+ * The address group slots a fetch stage kept with the page's host (TRAWL_POLITENESS_KEY `ip` or
+ * `domain`, or a shared address's cap): held as long as the lease, in the lease's name, and freed
+ * when the host is, after the delay its release asks. None without an address gate.
  */
-function keepRenderHold(deps: RenderStageDeps, hold: HostHold, attempt: RenderAttempt): { signal: AbortSignal; readonly lost: boolean; stop(): void } {
+function addressSlotsOf(deps: RenderStageDeps, job: RenderJob, leaseId: string): { keep(): Promise<void>; release(nextAt: number): Promise<void> } {
+  const { addresses } = deps;
+  const held = job.addressSlots;
+  if (addresses === undefined || held.length === 0) return { keep: async () => undefined, release: async () => undefined };
+  return {
+    keep: () => addresses.keep(held, leaseId, deps.leaseMs),
+    release: (nextAt) => addresses.release(held, leaseId, nextAt, deps.leaseMs),
+  };
+}
+
+/**
+ * Keeps the host's token this attempt's (every third of `aliveMs`), and the lease and its address
+ * slots alive, while the page renders. A token taken over meanwhile (this process stalled past
+ * `aliveMs`) ends the render at once: it is no longer rendered under a host this attempt holds.
+ */
+function keepRenderHold(
+  deps: RenderStageDeps,
+  hold: HostHold,
+  attempt: RenderAttempt,
+  slots: { keep(): Promise<void> },
+): { signal: AbortSignal; readonly lost: boolean; stop(): Promise<void> } {
   const { ticket } = hold;
   const lost = new AbortController();
   const renew = async () => {
     const [taken] = await Promise.all([deps.frontier.takeHost(ticket, ticket.token, attempt.aliveMs), deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs)]);
+    // Kept only while this attempt holds the host: a delivery that took it over keeps them itself.
+    if (taken.kind === 'ok') await slots.keep();
     if (taken.kind !== 'ok' && !lost.signal.aborted) {
       deps.counters.add('renderLeaseLost');
       lost.abort(new Error(`the render stage no longer holds ${ticket.host} (${taken.kind})`));
     }
   };
-  const timer = setInterval(() => void renew().catch((error: unknown) => deps.logger.warn({ err: error, leaseId: ticket.leaseId }, 'could not renew a render\'s hold')), Math.max(50, Math.floor(attempt.aliveMs / 3)));
+  // The renewal under way, if any: stopping waits for it, so none keeps the token or the address
+  // slots after the host is released.
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renew().catch((error: unknown) => deps.logger.warn({ err: error, leaseId: ticket.leaseId }, 'could not renew a render\'s hold'));
+  }, Math.max(50, Math.floor(attempt.aliveMs / 3)));
   timer.unref();
   return {
     signal: attempt.signal ? AbortSignal.any([attempt.signal, lost.signal]) : lost.signal,
     get lost() {
       return lost.signal.aborted;
     },
-    stop: () => clearInterval(timer),
+    stop: async () => {
+      clearInterval(timer);
+      await renewing;
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { loadConfig } from '@trawl/config';
 import { ManualClock } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import { Frontier, type Lease } from '@trawl/frontier';
+import { AddressGate, Frontier, type Lease } from '@trawl/frontier';
 import { policyFromConfig, resolvePolicy } from '@trawl/model';
 import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderQueue, RenderWorkers } from '@trawl/queue';
 import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions, type RequestRefused } from '@trawl/render';
@@ -11,6 +11,7 @@ import type { ContentStore } from '@trawl/store';
 import { silentLogger } from '@trawl/telemetry';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PipelineDeps } from '../deps.js';
+import { type AddressSettings, AddressGroups } from '../fetch/address-step.js';
 import { processFetchJob } from '../fetch/fetch-job.js';
 import { handOverVerdictOf, type RenderHandOverDeps } from '../fetch/render-hand-over.js';
 import type { RenderDeps } from '../fetch/render-step.js';
@@ -83,8 +84,8 @@ function response(url: string, body: string): FetchResult {
   };
 }
 
-function deps(): PipelineDeps {
-  const config = loadConfig({ env: { TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_ADAPTIVE_DELAY_FACTOR: '0' } });
+function deps(env: Record<string, string> = {}): PipelineDeps {
+  const config = loadConfig({ env: { TRAWL_MIN_DELAY_MS: String(DELAY), TRAWL_ADAPTIVE_DELAY_FACTOR: '0', ...env } });
   const policy = resolvePolicy(policyFromConfig(config, [PAGE]));
   const store: ContentStore = {
     put: async (body) => {
@@ -319,6 +320,75 @@ describe('a fetch stage without the render role', () => {
     expect(later).toMatchObject({ rendered: false, reason: 'recorded by an earlier delivery', handedOff: null });
     expect(records).toEqual([]);
     expect(r.calls).toHaveLength(1);
+  });
+});
+
+describe('a page handed to a render stage, hosts grouped by server address (TRAWL_POLITENESS_KEY=ip)', () => {
+  const IP = { TRAWL_POLITENESS_KEY: 'ip' };
+  const ADDRESS = '10.9.9.9';
+  const settings: AddressSettings = { key: 'ip', ipMaxInFlight: 6, ipMinIntervalMs: 0, minDelayMs: DELAY };
+  /** The real address gate (fetch hold 30 s, shorter than the 60 s lease), every host on one address. */
+  const addressGroups = () => new AddressGroups({ gate: new AddressGate(t.redis, { prefix, clock, holdMs: 30_000 }), serverAddress: async () => ADDRESS, onError: () => undefined });
+  /** Another host on the same address asking for its turn. */
+  const neighbour = (groups: AddressGroups, holder = 'p0-neighbour') => groups.enter({ host: 'neighbour.example', hostname: 'neighbour.example', holder }, settings);
+
+  it('keeps the address group\'s slot from the fetch through the render, past the fetch\'s hold of it, and frees it with the host, a delay after the browser\'s last response', async () => {
+    const { ctx } = await claimed();
+    const addresses = addressGroups();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(IP), addresses, renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    expect(job.addressSlots).toEqual([{ group: `ip:${ADDRESS}`, strict: true }]);
+    // While the page waits in the render queue, even past the 30 s the fetch took the slot for, no other host of the address goes.
+    expect((await neighbour(addresses)).kind).toBe('wait');
+    clock.advance(30_001);
+    expect((await neighbour(addresses)).kind).toBe('wait');
+    // Nor while the browser makes its requests.
+    const during: string[] = [];
+    const r = new FakeRenderer(async (_url, options: RenderOptions) => {
+      await options.fetch(`http://${HOST}/app.js`, { resourceType: 'script', method: 'GET', headers: {}, signal: new AbortController().signal });
+      during.push((await neighbour(addresses)).kind);
+      return RENDERED;
+    });
+    const rendered = await ticking(() => processRenderJob({ ...deps(IP), addresses, render: renderDeps(r) }, job, { token: 'render-1', aliveMs: 6000 }));
+    expect(rendered).toMatchObject({ rendered: true });
+    expect(during).toEqual(['wait']);
+    // Released with the host: the next host of the address goes once the host's delay after the script's response has passed.
+    const due = (await frontier.hostState(HOST)).due;
+    expect(due).toBe((fetches[1] as { at: number }).at + 20 + DELAY);
+    clock.set(due - 1);
+    const next = await neighbour(addresses, 'p0-next');
+    // (Its start time is further off when hosts of the address already wait in line: their turns come first.)
+    expect(next).toMatchObject({ kind: 'wait', at: expect.any(Number) });
+    expect((next as { at: number }).at).toBeGreaterThanOrEqual(due);
+    clock.set((next as { at: number }).at);
+    expect((await neighbour(addresses, 'p0-next')).kind).toBe('go');
+  });
+
+  it('a render that fails frees the slot with the host, a delay from then', async () => {
+    const { ctx } = await claimed();
+    const addresses = addressGroups();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(IP), addresses, renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    const failing = new FakeRenderer(async () => {
+      throw new Error('the browser crashed');
+    });
+    await processRenderJob({ ...deps(IP), addresses, render: { ...renderDeps(failing) } }, job, { token: 'render-1', aliveMs: 6000 }).catch(() => undefined);
+    expect(failing.calls).toHaveLength(1);
+    expect((await neighbour(addresses)).kind).toBe('wait');
+    clock.advance(DELAY + 2_001);
+    expect((await neighbour(addresses)).kind).toBe('go');
+  });
+
+  it('with no render stage alive, the fetch stage frees the slot as for any page, once the delay after its response has passed', async () => {
+    const { ctx } = await claimed();
+    const addresses = addressGroups();
+    await processFetchJob({ ...deps(IP), addresses, renderHandOver: handOverDeps(async () => false) }, ctx);
+    expect(counts.get('renderNoWorker')).toBe(1);
+    expect((await neighbour(addresses)).kind).toBe('wait');
+    clock.set((fetches[0] as { at: number }).at + 20 + DELAY + 2_001);
+    expect((await neighbour(addresses)).kind).toBe('go');
   });
 });
 

@@ -9,7 +9,7 @@ export interface RenderStageOptions {
   namespace: string;
   /** Render jobs run at once (each waits for one of TRAWL_RENDER_CONCURRENCY's browser pages). */
   concurrency: number;
-  /** BullMQ lock of a render job: a dead render stage's jobs go to another after about this long. */
+  /** BullMQ lock of a render job: a dead render stage's jobs go to another within this long and a third. */
   lockMs: number;
   /** The live render stages, and this one's name among them. */
   registry: Pick<RenderWorkers, 'heartbeat' | 'leave'>;
