@@ -133,7 +133,7 @@ export class ChromiumRenderer implements Renderer {
       }
       if (interceptor.requests.length === seen && interceptor.inFlight === 0) break;
     }
-    const html = await page.evaluate(SERIALIZE_DOCUMENT);
+    const html = String(await page.evaluate(SERIALIZE_DOCUMENT));
     return { html, status: response?.status() ?? interceptor.documentRecord()?.status ?? 0, finalUrl: page.url() };
   }
 
@@ -154,10 +154,8 @@ export class ChromiumRenderer implements Renderer {
  * browser more than the serialization itself. A page's scripts could lie about their own DOM
  * this way, which they can do anyway.
  */
-const SERIALIZE_DOCUMENT = (): string => {
-  const doctype = document.doctype === null ? '' : new XMLSerializer().serializeToString(document.doctype);
-  return doctype + (document.documentElement?.outerHTML ?? '');
-};
+const SERIALIZE_DOCUMENT =
+  '(document.doctype === null ? "" : new XMLSerializer().serializeToString(document.doctype)) + (document.documentElement ? document.documentElement.outerHTML : "")';
 
 interface Loaded {
   html: string;
