@@ -27,7 +27,7 @@ import { NearDupIndex, Sitemaps } from '@trawl/db';
 import { WarcWriter } from '@trawl/warc';
 import { pauseBlockedHost, type Runtime } from '@trawl/runtime';
 import { ProcessThread } from './process-on-thread.js';
-import { renderDepsOf, renderHandOverOf } from './render.js';
+import { renderDepsOf, renderHandOverOf, rolesGivenBrowser } from './render.js';
 
 /** A worker process's stages (TRAWL_WORKER_ROLES). */
 export type WorkerRole = 'fetch' | 'process' | 'render';
@@ -122,7 +122,9 @@ export function createCrawlWorker(
   },
 ): WorkerStages {
   const { config } = runtime;
-  const roles = new Set(options.roles ?? config.worker.roles);
+  const given = rolesGivenBrowser(new Set(options.roles ?? config.worker.roles), config.render);
+  const roles = given.roles;
+  if (given.dropped !== null) runtime.logger.warn({ roles: [...roles] }, given.dropped);
   // Both stages here: the process stage runs on a thread of its own unless told otherwise.
   const processThread =
     roles.has('fetch') && roles.has('process') && config.process.thread

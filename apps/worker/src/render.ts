@@ -1,3 +1,5 @@
+import { accessSync, constants } from 'node:fs';
+import { ConfigError } from '@trawl/config';
 import type { RenderDeps, RenderHandOverDeps } from '@trawl/crawl';
 import { blockedReason } from '@trawl/fetch';
 import { RedisHostVerdicts, RenderOverrides } from '@trawl/model';
@@ -65,4 +67,38 @@ export function renderHandOverOf(runtime: Runtime): (RenderHandOverDeps & { clos
     },
     close: () => queue.close(),
   };
+}
+
+/** Whether `path` is a file this process may execute. */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The roles a worker runs, given whether the browser is there. With the `render` role (the
+ * default's) but no Chromium at TRAWL_RENDER_CHROMIUM (an image without the browser, say), a
+ * worker that also fetches drops `render`: it hands the pages that need a browser to render
+ * workers, or processes them unrendered while none is alive, instead of failing to start a
+ * browser for each. A worker that only renders can do nothing without one: that is a bad
+ * setting, and startup fails naming it. Returns the roles and, when `render` was dropped, why.
+ */
+export function rolesGivenBrowser<R extends string>(
+  roles: ReadonlySet<R | 'render' | 'fetch'>,
+  render: { mode: 'never' | 'auto' | 'always'; chromiumPath: string },
+  executable: (path: string) => boolean = isExecutable,
+): { roles: Set<R | 'render' | 'fetch'>; dropped: string | null } {
+  const out = new Set(roles);
+  if (!out.has('render') || render.mode === 'never' || executable(render.chromiumPath)) return { roles: out, dropped: null };
+  if (!out.has('fetch')) {
+    throw new ConfigError([
+      `TRAWL_RENDER_CHROMIUM (render.chromiumPath): no executable at ${render.chromiumPath}, and this worker only renders (TRAWL_WORKER_ROLES without fetch): install Debian's chromium or run the image's renderer target`,
+    ]);
+  }
+  out.delete('render');
+  return { roles: out, dropped: `no executable at TRAWL_RENDER_CHROMIUM (${render.chromiumPath}): this worker renders nothing and hands pages that need a browser to render workers (processed unrendered while none is alive)` };
 }
