@@ -26,6 +26,8 @@ let run = 0;
 let clock: ManualClock;
 let frontier: Frontier;
 let robots: RobotsEntry | null;
+/** What the other host's robots.txt says when it is fetched. */
+let robotsBody: string;
 let fetched: string[];
 let counts: Map<string, number>;
 let fail: Error | null;
@@ -41,6 +43,7 @@ beforeEach(() => {
   clock = new ManualClock(T0);
   frontier = new Frontier(t.redis, { prefix: `${t.prefix}:${run}`, partitions: 2, bands: 4, leaseMs: 10_000, fetchHoldMs: 30_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock });
   robots = rules('User-agent: *\nAllow: /\n');
+  robotsBody = 'User-agent: *\nCrawl-delay: 1\n';
   fetched = [];
   counts = new Map();
   fail = null;
@@ -56,7 +59,10 @@ function deps(): OtherHostDeps {
     clock,
     logger: silentLogger,
     counters: { add: (name: string, by = 1) => void counts.set(name, (counts.get(name) ?? 0) + by) },
-    robots: { get: async () => robots, set: async () => undefined },
+    robots: {
+      get: async () => robots,
+      set: async (_origin: string, entry: RobotsEntry) => void (robots = entry),
+    },
     ...(address === null
       ? {}
       : {
@@ -69,8 +75,10 @@ function deps(): OtherHostDeps {
           },
         }),
     fetcher: {
-      fetchRobots: async () => {
-        throw new Error('robots.txt is never fetched for another host');
+      fetchRobots: async (robotsUrl: string) => {
+        fetched.push(robotsUrl);
+        clock.advance(30);
+        return { kind: 'response' as const, status: 200, body: Buffer.from(robotsBody), finalUrl: robotsUrl, redirects: 0, truncated: false };
       },
       fetch: async (url: string) => {
         fetched.push(url);
@@ -108,14 +116,33 @@ describe('otherHostFetch', () => {
     expect(fetched).toEqual([SCRIPT]);
   });
 
-  it('refuses with no fresh robots.txt cached, never fetching it on the other host\'s turn', async () => {
+  it('with no fresh robots.txt cached, the borrowed turn fetches and caches it, the request refused this time; the next finds it', async () => {
     robots = null;
-    expect(await refusal(fetchScript())).toBe('other-host cdn.example: robots.txt not cached');
+    expect(await refusal(fetchScript())).toBe('other-host cdn.example: robots.txt fetched in its turn');
+    expect(fetched).toEqual([`http://${CDN}/robots.txt`]);
+    // The host is due its (new) Crawl-delay after the robots.txt response, its token free.
+    expect(await frontier.hostState(CDN)).toMatchObject({ fetching: false, due: T0 + 30 + 1000 });
+    expect(robots).toMatchObject({ kind: 'rules' });
+    // Not due yet: refused at once, nothing sent.
+    expect(await refusal(fetchScript())).toMatch(/^other-host cdn\.example: not due/);
+    clock.advance(1001);
+    expect((await fetchScript()).status).toBe(200);
+    expect(fetched).toEqual([`http://${CDN}/robots.txt`, SCRIPT]);
+    // A stale copy is fetched again the same way.
     robots = rules('User-agent: *\nAllow: /\n', T0 - 90_000_000);
-    expect(await refusal(fetchScript())).toBe('other-host cdn.example: robots.txt stale');
-    expect(fetched).toEqual([]);
-    expect((await frontier.hostState(CDN)).fetching).toBe(false);
-    expect(counts.get('renderBorrowRefused')).toBe(2);
+    clock.advance(2000);
+    expect(await refusal(fetchScript())).toBe('other-host cdn.example: robots.txt fetched in its turn');
+    expect(fetched).toHaveLength(3);
+    expect(counts.get('robotsFetched')).toBe(2);
+  });
+
+  it('a robots.txt that disallows the request, once fetched, refuses it from the cache', async () => {
+    robots = null;
+    robotsBody = 'User-agent: *\nDisallow: /\n';
+    await refusal(fetchScript());
+    clock.advance(5000);
+    expect(await refusal(fetchScript())).toMatch(/^other-host cdn\.example: robots: /);
+    expect(fetched).toEqual([`http://${CDN}/robots.txt`]);
   });
 
   it('refuses at once a host whose token is out, or that is not due within the bound', async () => {

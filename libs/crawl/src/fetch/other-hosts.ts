@@ -7,6 +7,7 @@ import { RequestRefused, type SubrequestInfo, type SubrequestRecord } from '@tra
 import { decide, needsFetch, originOf } from '@trawl/robots';
 import { hostOf } from '@trawl/url';
 import type { PipelineDeps } from '../deps.js';
+import { robotsStep } from './robots-step.js';
 
 /**
  * How far ahead another host's due time may be for a borrow to be granted (the request then waits
@@ -27,8 +28,10 @@ export type OtherHostDeps = Pick<PipelineDeps, 'fetcher' | 'robots' | 'clock' | 
  * no token of the host out and the host due within `BORROW_WITHIN_MS`), is fetched through the
  * fetcher (its SSRF guard, timeouts, body cap) and returns the host due its delay after the
  * response ended. Never waits for a host that is not free: refused at once (`RequestRefused`,
- * the page's request is recorded `blocked` with why). robots.txt is read from the cache only: a
- * missing or stale copy refuses the request, since fetching it would take another host's turn.
+ * the page's request is recorded `blocked` with why). robots.txt comes first, as for any host: with
+ * no fresh copy cached, the borrowed turn fetches the host's robots.txt (and caches it for every
+ * worker) and the request itself is refused this time; a later page's request finds it (a CDN
+ * that no page of the crawl links to is otherwise never asked for its robots.txt).
  * The host's address group is asked once too (a probe: refused, nothing is reserved). The host's
  * Crawl-delay and back-off make its delay; its URL budget and queue are not touched.
  */
@@ -40,7 +43,7 @@ export function otherHostFetch(deps: OtherHostDeps, policy: ResolvedPolicy, hold
   return async (url, request) => {
     const host = hostOf(url);
     const robots = await robotsVerdict(deps, policy, url);
-    if (robots.refusal !== null) return refuse(host, robots.refusal);
+    if (robots.refusal !== null && !robots.fetch) return refuse(host, robots.refusal);
     const borrow = await deps.frontier.borrowHost(host, { holdMs: holdMs() + BORROW_WITHIN_MS, withinMs: BORROW_WITHIN_MS });
     if (borrow.kind === 'busy') return refuse(host, 'busy');
     if (borrow.kind === 'not-due') return refuse(host, `not due for ${Math.max(0, borrow.at - deps.clock.now())} ms`);
@@ -54,6 +57,7 @@ export function otherHostFetch(deps: OtherHostDeps, policy: ResolvedPolicy, hold
       await deps.frontier.returnHost(host, borrow.token, 0).catch((error: unknown) => deps.logger.warn({ err: error, host }, 'could not return a borrowed host: its token lapses'));
       return refuse(host, 'address group busy');
     }
+    if (robots.fetch) return fetchRobotsInTurn(deps, policy, url, request, borrow, addressTurn, refuse);
     deps.counters.add('renderBorrowed');
     const delayAfter = (lastResponseMs: number | null) => hostDelayMs({ crawlDelayMs: robots.crawlDelayMs, health: borrow.health, lastResponseMs }, policy.politeness);
     let nextDueAt = deps.clock.now() + delayAfter(null);
@@ -75,16 +79,62 @@ export function otherHostFetch(deps: OtherHostDeps, policy: ResolvedPolicy, hold
   };
 }
 
-/** The cached robots.txt's say over another host's URL: why not (missing, stale, disallowed), and its Crawl-delay. */
-async function robotsVerdict(deps: Pick<PipelineDeps, 'robots' | 'clock'>, policy: ResolvedPolicy, url: string): Promise<{ refusal: string | null; crawlDelayMs: number | null }> {
-  if (!policy.policy.robots.obey) return { refusal: null, crawlDelayMs: null };
+type Borrowed = Extract<Awaited<ReturnType<Frontier['borrowHost']>>, { kind: 'granted' }>;
+type AddressTurn = Awaited<ReturnType<NonNullable<PipelineDeps['addresses']>['enter']>> | null;
+
+/**
+ * The borrowed turn's one request is the other host's robots.txt, fetched and cached as the fetch
+ * stage does for a page's host (a failure is cached too, as it would be there); the host is
+ * returned due its delay after. The subresource itself is refused this time.
+ */
+async function fetchRobotsInTurn(
+  deps: OtherHostDeps,
+  policy: ResolvedPolicy,
+  url: string,
+  request: SubrequestInfo,
+  borrow: Borrowed,
+  addressTurn: AddressTurn,
+  refuse: (host: string, why: string) => never,
+): Promise<never> {
+  const host = hostOf(url);
+  const delayAfter = (crawlDelayMs: number | null, lastResponseMs: number | null) => hostDelayMs({ crawlDelayMs, health: borrow.health, lastResponseMs }, policy.politeness);
+  let nextDueAt = deps.clock.now() + delayAfter(null, null);
+  let outcome = 'robots.txt fetched in its turn';
+  try {
+    while (deps.clock.now() <= borrow.dueAt) await sleep(borrow.dueAt + 1 - deps.clock.now());
+    const step = await robotsStep(
+      { fetcher: deps.fetcher, cache: deps.robots, counters: deps.counters, now: () => deps.clock.now(), logger: deps.logger },
+      policy,
+      url,
+      delayAfter(null, null),
+      request.signal,
+    );
+    if (step.kind === 'fetched') {
+      nextDueAt = deps.clock.now() + delayAfter(step.crawlDelayMs, step.responseMs);
+      if (step.failed) outcome = `robots.txt unavailable: ${step.reason}`;
+    } else outcome = 'robots.txt cached meanwhile';
+  } catch (error) {
+    outcome = `robots.txt could not be fetched: ${error instanceof Error ? error.message : String(error)}`;
+  } finally {
+    if (addressTurn?.kind === 'go') addressTurn.leave(nextDueAt);
+    await deps.frontier.returnHost(host, borrow.token, nextDueAt).catch((error: unknown) => deps.logger.warn({ err: error, host }, 'could not return a borrowed host: its token lapses'));
+  }
+  return refuse(host, outcome);
+}
+
+/**
+ * The cached robots.txt's say over another host's URL: why not (disallowed), its Crawl-delay, or
+ * that no fresh copy is cached (`fetch`: the borrowed turn fetches it).
+ */
+async function robotsVerdict(deps: Pick<PipelineDeps, 'robots' | 'clock'>, policy: ResolvedPolicy, url: string): Promise<{ refusal: string | null; crawlDelayMs: number | null; fetch: boolean }> {
+  if (!policy.policy.robots.obey) return { refusal: null, crawlDelayMs: null, fetch: false };
   const entry = await deps.robots.get(originOf(url));
   const now = deps.clock.now();
-  if (entry === null) return { refusal: 'robots.txt not cached', crawlDelayMs: null };
-  if (needsFetch(entry, now)) return { refusal: 'robots.txt stale', crawlDelayMs: null };
+  if (entry === null) return { refusal: 'robots.txt not cached', crawlDelayMs: null, fetch: true };
+  if (needsFetch(entry, now)) return { refusal: 'robots.txt stale', crawlDelayMs: null, fetch: true };
   const decision = decide(entry, url, now, policy.robots);
-  if (decision.verdict === 'allow') return { refusal: null, crawlDelayMs: decision.crawlDelayMs };
-  return { refusal: `robots: ${decision.reason}`, crawlDelayMs: null };
+  if (decision.verdict === 'allow') return { refusal: null, crawlDelayMs: decision.crawlDelayMs, fetch: false };
+  return { refusal: `robots: ${decision.reason}`, crawlDelayMs: null, fetch: false };
 }
 
 /**
