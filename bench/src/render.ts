@@ -162,7 +162,8 @@ ${table(['TRAWL_RENDER', 'pages', 'rendered', 'CPU s', 'node process CPU s', 'CP
 
 - **One render** on these pages costs **${fmt(perRender)} ms of CPU** beyond fetching the page over HTTP
   ((always − never) ÷ ${fmt(always.rendered)} rendered pages), against ${fmt(never.cpu / never.pages, 1)} ms for a whole HTTP-only page
-  (process start-up included). A render worker renders about ${fmt(perRender > 0 ? 1000 / perRender : 0, 1)} pages per CPU-second.
+  (process start-up included). A render worker renders about ${fmt(perRender > 0 ? 1000 / perRender : 0, 1)} pages per CPU-second; the \`always\` run
+  rendered ${fmt(always.rendered / always.wall, 2)} pages/s on this machine's 2 cores (TRAWL_RENDER_CONCURRENCY 2, the crawl itself beside it).
 - **The default, \`auto\`,** rendered ${fmt(auto.rendered)} of ${fmt(med('auto', (r) => r.pages))} pages on this web where rendering finds nothing:
   ${fmt(auto.rendered / HOSTS, 1)} per host, ${fmt(((auto.cpu - never.cpu) / never.cpu) * 100)} % more CPU than \`never\`.
 `;
