@@ -3,7 +3,7 @@ import { ConfigError } from '@trawl/config';
 import type { RenderDeps, RenderHandOverDeps } from '@trawl/crawl';
 import { blockedReason } from '@trawl/fetch';
 import { RedisHostVerdicts, RenderOverrides } from '@trawl/model';
-import { LazyRenderer, MemorySubresourceCache, RenderLearner, renderSettingsFrom, ssrfCheckFrom } from '@trawl/render';
+import { type ClassifierSettings, DEFAULT_CLASSIFIER_SETTINGS, LazyRenderer, MemorySubresourceCache, RenderLearner, renderSettingsFrom, ssrfCheckFrom } from '@trawl/render';
 import { RenderQueue, RenderWorkers } from '@trawl/queue';
 import { frontierOptions, type Runtime } from '@trawl/runtime';
 
@@ -28,6 +28,7 @@ export function renderDepsOf(runtime: Runtime): RenderDeps | undefined {
     // Verdicts in Redis: every worker of the crawl, and each restart, shares one host's samples.
     learner: new RenderLearner(settings.learner, runtime.clock, new RedisHostVerdicts(runtime.redis, config.namespace)),
     overrides: new RenderOverrides(runtime.redis, config.namespace, () => runtime.clock.now()),
+    classifier: classifierOf(config.render),
     cache: new MemorySubresourceCache(settings.cache),
     // Names resolve as the fetcher resolves them (its DNS cache, TRAWL_HOSTS_FILE): no second lookup per request.
     ssrfCheck: ssrfCheckFrom(
@@ -37,6 +38,11 @@ export function renderDepsOf(runtime: Runtime): RenderDeps | undefined {
     timeoutMs: config.render.timeoutMs,
     maxHoldMs: frontierOptions(config, config.namespace, runtime.clock).fetchHoldMs,
   };
+}
+
+/** The classifier's settings: other hosts' scripts run when the renderer may load any of them. */
+function classifierOf(render: { allowOtherHosts: boolean; allowHosts: readonly string[] }): ClassifierSettings {
+  return { ...DEFAULT_CLASSIFIER_SETTINGS, otherHostScripts: render.allowOtherHosts || render.allowHosts.length > 0 };
 }
 
 /** How long a fetch stage trusts its last answer to "is a render stage alive?" (asked only for pages to render). */
@@ -59,6 +65,7 @@ export function renderHandOverOf(runtime: Runtime): (RenderHandOverDeps & { clos
     // The crawl's shared verdicts: the render stage reports each handed-over sample's comparison there.
     learner: new RenderLearner(settings.learner, runtime.clock, new RedisHostVerdicts(runtime.redis, config.namespace)),
     overrides: new RenderOverrides(runtime.redis, config.namespace, () => runtime.clock.now()),
+    classifier: classifierOf(config.render),
     queue,
     alive: async () => {
       const now = runtime.clock.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { needsRendering, pageSignals } from './classify.js';
+import { DEFAULT_CLASSIFIER_SETTINGS, needsRendering, pageSignals } from './classify.js';
 
 const URL_ = 'https://shop.example/';
 const prose = (words: number): string => Array.from({ length: words }, (_, i) => `word${i % 37}`).join(' ');
@@ -32,17 +32,20 @@ describe('needsRendering', () => {
   it.each([
     ['an SPA shell (empty #root, a bundle)', SPA_SHELL, URL_, true, 'empty-app-root'],
     ['a hybrid page whose related links come from an inline script', HYBRID, URL_, true, 'script-builds-links'],
-    ['plain HTML with analytics', PLAIN, URL_, false, 'plain-html'],
+    ['plain HTML whose only scripts are another host\'s analytics tag and its inert set-up', PLAIN, URL_, false, 'inert-scripts'],
+    ['plain HTML with its own script too', PLAIN.replace('</head>', '<script src="/menu.js"></script></head>'), URL_, false, 'plain-html'],
+    ['plain HTML with a tag manager snippet (it reaches the document)', PLAIN.replace('</head>', "<script>(function(w,d,s){var j=d.createElement(s);d.head.appendChild(j)})(window,document,'script');</script></head>"), URL_, false, 'plain-html'],
+    ['an SPA shell whose bundle is on a CDN: nothing would run', SPA_SHELL.replace('/static/js/main.3f2a.js', 'https://cdn.example/main.3f2a.js'), URL_, false, 'inert-scripts'],
     ['a page without scripts, even with an empty root', NO_SCRIPT, URL_, false, 'no-scripts'],
     ['a Next.js mount point left empty', '<body><div id="__next"></div><script src="/_next/main.js"></script></body>', URL_, true, 'empty-app-root'],
     ['a Nuxt mount point with only a comment', `<body><div id="__nuxt"><!-- ssr off --></div><script src="/_nuxt/app.js"></script><p>${prose(100)}</p></body>`, URL_, true, 'empty-app-root'],
     ['a server-rendered Next.js page (root full)', `<body><div id="__next"><p>${prose(200)}</p><a href="/a">a</a></div><script src="/_next/main.js"></script></body>`, URL_, false, 'plain-html'],
-    ['a hash-bang URL', PLAIN, 'https://shop.example/#!/item/3', true, 'hashbang-url'],
+    ['a hash-bang URL', PLAIN.replace('</head>', '<script src="/app.js"></script></head>'), 'https://shop.example/#!/item/3', true, 'hashbang-url'],
     ['near-empty text with a script', '<body><h1>Loading…</h1><script src="/app.js"></script></body>', URL_, true, 'near-empty-text'],
     ['a noscript asking for JavaScript on a page with text', `<body><p>${prose(200)}</p><noscript><p>Please <b>enable JavaScript</b> in your browser.</p></noscript><script src="/a.js"></script></body>`, URL_, true, 'noscript-hint'],
     [
       'a large page that is mostly script with almost no links',
-      `<body><p>${prose(60)}</p><a href="/one">one</a><script>var state = ${JSON.stringify({ blob: 'x'.repeat(40_000) })};</script></body>`,
+      `<body><p>${prose(60)}</p><a href="/one">one</a><script>var state = ${JSON.stringify({ blob: 'x'.repeat(40_000) })};</script><script src="/app.js"></script></body>`,
       URL_,
       true,
       'few-links',
@@ -57,6 +60,13 @@ describe('needsRendering', () => {
   ])('%s', (_name, html, url, render, reason) => {
     const decision = needsRendering(html, url);
     expect({ render: decision.render, reason: decision.reason }).toEqual({ render, reason });
+  });
+
+  it('counts other hosts\' scripts as runnable when the renderer loads them', () => {
+    const withOtherHosts = { ...DEFAULT_CLASSIFIER_SETTINGS, otherHostScripts: true };
+    expect(needsRendering(PLAIN, URL_, withOtherHosts).reason).toBe('plain-html');
+    expect(needsRendering(SPA_SHELL.replace('/static/js/main.3f2a.js', 'https://cdn.example/main.3f2a.js'), URL_, withOtherHosts).reason).toBe('empty-app-root');
+    expect(pageSignals(PLAIN, URL_)).toMatchObject({ scripts: 2, externalScripts: 1, otherHostScripts: 1, activeInlineScripts: 0 });
   });
 
   it('counts what it decided from', () => {

@@ -15,6 +15,12 @@ export interface ClassifierSettings {
   fewLinksPerKib: number;
   /** …and at least this share of the HTML inside `<script>` elements. */
   fewLinksMinScriptShare: number;
+  /**
+   * Whether the renderer loads scripts from other hosts (TRAWL_RENDER_OTHER_HOSTS or
+   * TRAWL_RENDER_ALLOW_HOSTS). Off, a page whose every script is on another host, with no inline
+   * code that touches the page, has nothing that would run: rendering it cannot add a thing.
+   */
+  otherHostScripts: boolean;
 }
 
 export const DEFAULT_CLASSIFIER_SETTINGS: Readonly<ClassifierSettings> = Object.freeze({
@@ -22,6 +28,7 @@ export const DEFAULT_CLASSIFIER_SETTINGS: Readonly<ClassifierSettings> = Object.
   fewLinksMinBytes: 20_000,
   fewLinksPerKib: 0.1,
   fewLinksMinScriptShare: 0.5,
+  otherHostScripts: false,
 });
 
 /** What the decision was made from, for logs and the learner. */
@@ -33,6 +40,12 @@ export interface PageSignals {
   links: number;
   scripts: number;
   scriptBytes: number;
+  /** Scripts with a `src`… */
+  externalScripts: number;
+  /** …of which on another host than the page's (a CDN's, an analytics tag). */
+  otherHostScripts: number;
+  /** Inline scripts that touch the page or the network (`document`, `fetch(`, jQuery, …). */
+  activeInlineScripts: number;
   /** The id of an empty single-page-app mount point, or null. */
   emptyRoot: string | null;
   noscriptHint: boolean;
@@ -41,6 +54,7 @@ export interface PageSignals {
 
 export type RenderReason =
   | 'no-scripts'
+  | 'inert-scripts'
   | 'hashbang-url'
   | 'empty-app-root'
   | 'near-empty-text'
@@ -69,11 +83,33 @@ const BODY = /<body\b[^>]*>([\s\S]*)$/i;
 /** An inline script that writes markup or elements, and mentions links: it builds part of the page. */
 const DOM_WRITE = /\.innerHTML\s*[+]?=|insertAdjacentHTML|\.outerHTML\s*=|document\.write|createElement\(\s*["']a["']\s*\)/;
 const LINK_MENTION = /href|<a[\s>]/i;
+/** Inline code that could change the page: it reaches the document, the network or a library. */
+const ACTIVE_CODE = /\bdocument\b|\binnerHTML\b|\bappendChild\b|\binsertBefore\b|\bfetch\s*\(|\bXMLHttpRequest\b|\bimport\s*\(|\$\s*\(|\bjQuery\b|\blocation\b/;
+const SRC = /\bsrc\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i;
 
-export function pageSignals(html: string): PageSignals {
+/** Whether `src` (as written on a page at `pageUrl`) is on another host; an unreadable one counts as the page's own. */
+function onOtherHost(src: string, pageUrl: URL | null): boolean {
+  if (pageUrl === null) return false;
+  try {
+    return new URL(src, pageUrl).host !== pageUrl.host;
+  } catch {
+    return false;
+  }
+}
+
+export function pageSignals(html: string, url?: string): PageSignals {
   let scripts = 0;
   let scriptBytes = 0;
+  let externalScripts = 0;
+  let otherHostScripts = 0;
+  let activeInlineScripts = 0;
   let scriptBuildsLinks = false;
+  let pageUrl: URL | null = null;
+  try {
+    pageUrl = url === undefined ? null : new URL(url);
+  } catch {
+    pageUrl = null;
+  }
   for (const match of html.matchAll(SCRIPT)) {
     const attributes = match[1] ?? '';
     const code = match[2] ?? '';
@@ -82,6 +118,11 @@ export function pageSignals(html: string): PageSignals {
     if (type !== undefined && !/^(?:module|(?:text|application)\/(?:javascript|ecmascript)|text\/babel)$/.test(type)) continue;
     scripts++;
     scriptBytes += match[0].length;
+    const src = SRC.exec(attributes);
+    if (src !== null) {
+      externalScripts++;
+      if (onOtherHost((src[1] ?? src[2] ?? src[3] ?? '').trim(), pageUrl)) otherHostScripts++;
+    } else if (ACTIVE_CODE.test(code)) activeInlineScripts++;
     if (!scriptBuildsLinks && DOM_WRITE.test(code) && LINK_MENTION.test(code)) scriptBuildsLinks = true;
   }
   const body = BODY.exec(html)?.[1] ?? html;
@@ -100,6 +141,9 @@ export function pageSignals(html: string): PageSignals {
     links,
     scripts,
     scriptBytes,
+    externalScripts,
+    otherHostScripts,
+    activeInlineScripts,
     emptyRoot: EMPTY_ROOT.exec(body)?.[1] ?? null,
     noscriptHint,
     scriptBuildsLinks,
@@ -108,14 +152,18 @@ export function pageSignals(html: string): PageSignals {
 
 /**
  * The rules, strongest first. A page without scripts never needs a browser (trawl renders for
- * what scripts add, not for CSS); then a hash-bang URL, an empty app root, a near-empty body, a
+ * what scripts add, not for CSS), nor does one whose scripts would not run: every external one on
+ * another host the renderer does not load from (`otherHostScripts` off), and no inline code that
+ * touches the page or the network; then a hash-bang URL, an empty app root, a near-empty body, a
  * `<noscript>` asking for JavaScript, an inline script that writes links, and a large page that
  * is mostly script with almost no links.
  */
 export function needsRendering(html: string, url: string, settings: ClassifierSettings = DEFAULT_CLASSIFIER_SETTINGS): RenderClassification {
-  const signals = pageSignals(html);
+  const signals = pageSignals(html, url);
   const decide = (render: boolean, reason: RenderReason): RenderClassification => ({ render, reason, signals });
   if (signals.scripts === 0) return decide(false, 'no-scripts');
+  const runnable = signals.activeInlineScripts + signals.externalScripts - (settings.otherHostScripts ? 0 : signals.otherHostScripts);
+  if (runnable === 0) return decide(false, 'inert-scripts');
   if (url.includes('#!')) return decide(true, 'hashbang-url');
   if (signals.emptyRoot !== null) return decide(true, 'empty-app-root');
   if (signals.textChars < settings.minTextChars) return decide(true, 'near-empty-text');

@@ -81,6 +81,14 @@ describe('RenderLearner', () => {
     expect(await learner.state('h.example')).toMatchObject({ pending: 1, samples: 0 });
   });
 
+  it('never samples a page whose scripts would not run (another host\'s only, inert inline code)', async () => {
+    const learner = new RenderLearner(settings, new ManualClock());
+    const inert = needsRendering(`<body><p>${prose}</p><a href="/a">a</a><script async src="https://tags.example/t.js"></script><script>window.q=[];</script></body>`, 'https://h.example/');
+    expect(inert.reason).toBe('inert-scripts');
+    expect(await learner.decide('h.example', inert)).toEqual({ render: false, reason: 'inert-scripts', sample: false });
+    expect(await learner.state('h.example')).toMatchObject({ verdict: 'sampling', samples: 0, pending: 0 });
+  });
+
   it('never renders a page without scripts, and does not count it as a sample', async () => {
     const learner = new RenderLearner(settings, new ManualClock());
     expect(await learner.decide('h.example', needsRendering(NO_SCRIPTS, 'https://h.example/'))).toEqual({ render: false, reason: 'no-scripts', sample: false });

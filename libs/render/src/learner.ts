@@ -231,7 +231,8 @@ export class RenderLearner {
    * between them, not one each.
    */
   async decide(host: string, page: RenderClassification): Promise<LearnerDecision> {
-    if (page.reason === 'no-scripts') return { render: false, reason: page.reason, sample: false };
+    // Nothing on the page would run in the browser: no sample can learn anything from it.
+    if (page.reason === 'no-scripts' || page.reason === 'inert-scripts') return { render: false, reason: page.reason, sample: false };
     if (this.settings.sampleSize === 0) return { render: page.render, reason: page.reason, sample: false };
     const now = this.clock.now();
     const settled = this.settled(host, now);

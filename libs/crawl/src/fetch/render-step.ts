@@ -4,6 +4,7 @@ import { cachedRefusals, type RenderOverride, type RenderOverrides, type Resolve
 import { decodeHtml } from '@trawl/parse';
 import {
   type BeforeRequest,
+  type ClassifierSettings,
   type FetchedResponse,
   needsRendering,
   type RenderFetch,
@@ -30,6 +31,8 @@ export interface RenderDeps {
   learner: RenderLearner;
   /** Operators' per-host overrides (`always`, `never`), over `mode` (absent: none). */
   overrides?: Pick<RenderOverrides, 'of'>;
+  /** The classifier's thresholds, and whether other hosts' scripts load (absent: the defaults, they do not). */
+  classifier?: ClassifierSettings;
   /** Scripts and styles shared by a host's pages (fetched once per process). */
   cache?: SubresourceCache;
   /** The fetch lib's address rule, asked before each request a page makes. */
@@ -63,10 +66,18 @@ const LEAST_RENDER_MS = 500;
  * Render this page? An operator's override for the host first; then `always` renders every HTML
  * page, and `auto` asks the classifier, then the host's learnt verdict.
  */
-export async function renderDecisionOf(mode: RenderDeps['mode'], learner: RenderLearner, host: string, html: string, url: string, override: RenderOverride | null = null): Promise<RenderDecision> {
+export async function renderDecisionOf(
+  mode: RenderDeps['mode'],
+  learner: RenderLearner,
+  host: string,
+  html: string,
+  url: string,
+  override: RenderOverride | null = null,
+  classifier?: ClassifierSettings,
+): Promise<RenderDecision> {
   if (override !== null) return { render: override === 'always', reason: `host set to ${override}`, sample: false };
   if (mode === 'always') return { render: true, reason: 'always', sample: false };
-  return learner.decide(host, needsRendering(html, url));
+  return learner.decide(host, needsRendering(html, url, classifier));
 }
 
 /**
@@ -114,7 +125,7 @@ const renderable = (fetched: Fetched): boolean =>
   fetched.status === 'ok' && !fetched.response.bodySkipped && !fetched.response.truncated && fetched.response.body.length > 0 && isHtml(fetched.response);
 
 /** What rendering needs to decide about a page (a fetch stage without a browser has this much). */
-export type RenderChoice = Pick<RenderDeps, 'mode' | 'learner' | 'overrides'>;
+export type RenderChoice = Pick<RenderDeps, 'mode' | 'learner' | 'overrides' | 'classifier'>;
 
 /** A page to render (`decision`, and its decoded HTML), or the answer that it is not rendered. */
 export type RenderVerdict = { render: true; decision: RenderDecision; html: string } | { render: false; page: RenderedPage };
@@ -131,7 +142,7 @@ export async function renderVerdictOf(choice: RenderChoice, attempt: Pick<Attemp
   // decoding the page on this loop.
   if (override === null && choice.mode === 'auto' && scriptless(fetched.response)) return { render: false, page: { rendered: false, reason: 'no-scripts', dom: null } };
   const html = decodeHtml(fetched.response.body, fetched.response.charset).text;
-  const decision = await renderDecisionOf(choice.mode, choice.learner, job.host, html, job.url, override);
+  const decision = await renderDecisionOf(choice.mode, choice.learner, job.host, html, job.url, override, choice.classifier);
   if (!decision.render) return { render: false, page: { rendered: false, reason: decision.reason, dom: null } };
   return { render: true, decision, html };
 }

@@ -396,8 +396,8 @@ describe('the learner of a fetch stage without the render role', () => {
   it('hands over one sample of a host at a time, and otherwise only what the classifier says (never every page with a script)', async () => {
     const learner = new RenderLearner({ ...DEFAULT_LEARNER_SETTINGS, sampleSize: 2 }, clock);
     const handOver = { ...handOverDeps(async () => true), learner };
-    // Pages with a script and plenty of text and links: the classifier alone would not render them.
-    const page = `<html><body>${'<p>Words enough to read as a page of its own. </p>'.repeat(20)}${Array.from({ length: 10 }, (_, i) => `<a href="/p/${i}">p${i}</a>`).join('')}<script>track()</script></body></html>`;
+    // Pages with a script of their own and plenty of text and links: the classifier alone would not render them.
+    const page = `<html><body>${'<p>Words enough to read as a page of its own. </p>'.repeat(20)}${Array.from({ length: 10 }, (_, i) => `<a href="/p/${i}">p${i}</a>`).join('')}<script src="/menu.js"></script></body></html>`;
     const fetched = { response: { ...response(PAGE, page) }, status: 'ok' as const, release: { dueAt: clock.now() } };
     const attempt = { id: 'x', job: decodeFetchJob({ u: PAGE, h: HOST, p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-9' }), token: 't', attempt: 1, maxAttempts: 1, signal: undefined, hash: Buffer.alloc(0) };
     const verdicts = [];
