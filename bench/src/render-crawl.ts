@@ -9,15 +9,12 @@
  *
  *   node --conditions=trawl-source --import tsx bench/src/render-crawl.ts [pages=20]
  */
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dropNamespace, REDIS_URL, DATABASE_URL, uniqueNamespace } from '@trawl/cli/testing';
+import { dropNamespace, uniqueNamespace } from '@trawl/cli/testing';
 import { scriptedHost, TestWeb } from '@trawl/testweb';
+import { timedCrawl } from './timed-crawl.js';
 
 const pages = Number(process.argv[2] ?? 20);
 if (!(pages >= 2 && pages <= 50)) throw new Error('pages 2..50');
-const MAIN = fileURLToPath(new URL('../../apps/cli/src/main.ts', import.meta.url));
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Run {
   mode: string;
@@ -42,10 +39,6 @@ async function crawlOnce(mode: 'never' | 'auto'): Promise<Run> {
   const namespace = uniqueNamespace(`bench_render_${mode}`);
   try {
     const env = {
-      ...process.env,
-      REDIS_URL,
-      DATABASE_URL,
-      TRAWL_LOG_LEVEL: 'warn',
       TRAWL_NAMESPACE: namespace,
       TRAWL_ALLOW_NETWORKS: '127.0.0.0/8',
       TRAWL_SCOPE: 'any',
@@ -53,16 +46,8 @@ async function crawlOnce(mode: 'never' | 'auto'): Promise<Run> {
       TRAWL_RENDER: mode,
       TRAWL_CONTENT_DIR: `.trawl/bench-content/${namespace}`,
     };
-    const child = spawn('/usr/bin/time', ['-f', 'TIME %U %S %M %e', process.execPath, '--conditions=trawl-source', '--import', 'tsx', MAIN, 'crawl', ...web.rootUrls(), '--json'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    if (code !== 0) throw new Error(`trawl crawl exited ${code}: ${err.slice(-2000)}`);
-    const [user, system, maxRssKb, wall] = (/TIME (\S+) (\S+) (\S+) (\S+)/.exec(err)?.slice(1) ?? []).map(Number) as [number, number, number, number];
-    const summary = JSON.parse(out) as { fetched: number; process: { cpuMs: number } };
-    return { mode, cpuMs: (user + system) * 1000, nodeCpuMs: summary.process.cpuMs, peakRssMb: maxRssKb / 1024, wallS: wall, fetched: summary.fetched };
+    const crawl = await timedCrawl<{ fetched: number; process: { cpuMs: number } }>(web.rootUrls(), env, `TRAWL_RENDER=${mode}`);
+    return { mode, cpuMs: crawl.cpuMs, nodeCpuMs: crawl.summary.process.cpuMs, peakRssMb: crawl.peakRssMb, wallS: crawl.wallS, fetched: crawl.summary.fetched };
   } finally {
     await web.stop();
     await dropNamespace(namespace);

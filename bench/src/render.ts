@@ -12,13 +12,13 @@
  * included). Completeness and politeness come from the web's request log, the browser's
  * requests included.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DATABASE_URL, dropNamespace, REDIS_URL, REPO, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
+import { dropNamespace, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { analyzeLog, describeProfile, realisticProfile, TestWeb } from '@trawl/testweb';
 import { fmt, machine, median, table, writeSection } from './report.js';
+import { timedCrawl } from './timed-crawl.js';
 
 const MODES = ['never', 'auto', 'always'] as const;
 type Mode = (typeof MODES)[number];
@@ -47,42 +47,29 @@ interface Run {
   intervalViolations: number;
 }
 
-const ENTRY = () => (trawlRuntime() === 'dist' ? [join(REPO, 'apps/cli/dist/main.js')] : ['--conditions=trawl-source', '--import', 'tsx', join(REPO, 'apps/cli/src/main.ts')]);
-
 async function crawlOnce(web: TestWeb, hostsFile: string, mode: Mode): Promise<Run> {
   const namespace = uniqueNamespace(`bench_render_${mode}`);
   web.clearLog();
   try {
     // What any crawl of the synthetic web needs, and the mode; every other setting trawl's default.
     const env = {
-      ...process.env,
-      REDIS_URL,
-      DATABASE_URL,
-      TRAWL_LOG_LEVEL: 'warn',
       TRAWL_NAMESPACE: namespace,
       TRAWL_ALLOW_NETWORKS: '127.1.0.0/16',
       TRAWL_HOSTS_FILE: hostsFile,
       TRAWL_CONTENT_DIR: `.trawl/bench-content/${namespace}`,
       TRAWL_RENDER: mode,
     };
-    const child = spawn('/usr/bin/time', ['-f', 'TIME %U %S %M %e', process.execPath, ...ENTRY(), 'crawl', ...web.rootUrls(), '--json'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    if (code !== 0) throw new Error(`trawl crawl (TRAWL_RENDER=${mode}) exited ${code}: ${err.slice(-2000)}`);
-    const [user, system, maxRssKb, wall] = (/TIME (\S+) (\S+) (\S+) (\S+)/.exec(err)?.slice(1) ?? []).map(Number) as [number, number, number, number];
-    const summary = JSON.parse(out) as { fetched: number; process: { cpuMs: number }; counters: Record<string, number> };
+    const crawl = await timedCrawl<{ fetched: number; process: { cpuMs: number }; counters: Record<string, number> }>(web.rootUrls(), env, `TRAWL_RENDER=${mode}`);
+    const { summary } = crawl;
     await web.idle();
     const expected = web.groundTruth(web.rootUrls(), 'any');
     const report = analyzeLog(web.log, { minIntervalMs: DEFAULT_DELAY_MS, expected });
     return {
       mode,
-      cpuMs: (user + system) * 1000,
+      cpuMs: crawl.cpuMs,
       nodeCpuMs: summary.process.cpuMs,
-      peakRssMb: maxRssKb / 1024,
-      wallS: wall,
+      peakRssMb: crawl.peakRssMb,
+      wallS: crawl.wallS,
       pages: summary.fetched,
       rendered: summary.counters.rendered ?? 0,
       renderFailed: summary.counters.renderFailed ?? 0,
