@@ -156,7 +156,7 @@ export function createCrawlWorker(
     ),
     validators: new Validators(runtime.db),
     duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
-    analyzer: roles.has('process') ? new ThreadAnalyzer(runtime.logger.child({ component: 'analyzer' })) : undefined,
+    analyzer: roles.has('process') ? new ThreadAnalyzer(runtime.logger.child({ component: 'analyzer' }), { nice: config.process.nice }) : undefined,
     archive,
     urlStates: new UrlStates(runtime.db),
     acks: new Acks(runtime.frontier),

@@ -32,11 +32,13 @@ export class ProcessThread {
   start(): Promise<void> {
     this.started ??= new Promise<void>((resolve, reject) => {
       const { logger } = this.options;
-      const thread = startModuleThread(siblingModule(import.meta.url, 'process-thread'), {
-        config: this.options.config,
-        ...this.runtime.servers,
-        logLevel: logger.level,
-      });
+      // Below the event loop that starts fetches (TRAWL_PROCESS_NICE); its analysis and store
+      // threads start from it and inherit the priority.
+      const thread = startModuleThread(
+        siblingModule(import.meta.url, 'process-thread'),
+        { config: this.options.config, ...this.runtime.servers, logLevel: logger.level },
+        { nice: this.options.config.process.nice },
+      );
       this.thread = thread;
       thread.unref();
       thread.on('message', (raw: unknown) => {

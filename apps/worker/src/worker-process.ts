@@ -1,4 +1,5 @@
 import type { Config } from '@trawl/config';
+import { lowerThreadPriority } from '@trawl/core';
 import { Runtime, serveProcessMetrics } from '@trawl/runtime';
 import type { Logger } from '@trawl/telemetry';
 import { startWorkerService } from './compose.js';
@@ -21,6 +22,9 @@ export async function runWorkerProcess(
   options: { logger: Logger; redisUrl: string; databaseUrl: string; stopped: Promise<unknown> },
 ): Promise<WorkerProcessReport> {
   const { logger } = options;
+  // A process-only worker never starts a fetch: all of it yields the cores to the processes
+  // that do (TRAWL_PROCESS_NICE), its threads included (they inherit the main thread's value).
+  if (!config.worker.roles.includes('fetch') && !config.worker.roles.includes('render')) lowerThreadPriority(config.process.nice);
   const runtime = await Runtime.open({ config, redisUrl: options.redisUrl, databaseUrl: options.databaseUrl, logger, role: 'worker' });
   // Prometheus /metrics and /healthz on TRAWL_METRICS_PORT (closed with the runtime).
   const metrics = await serveProcessMetrics(runtime, 'worker').catch(async (error: unknown) => {

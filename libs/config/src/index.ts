@@ -17,6 +17,7 @@ export {
   type PolitenessConfig,
   type RobotsConfig,
   type SeenConfig,
+  type ProcessConfig,
   type StoreConfig,
   type DedupConfig,
   type WarcConfig,

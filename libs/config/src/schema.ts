@@ -286,6 +286,11 @@ export const configSchema = z.object({
       'TRAWL_PROCESS_CLAIM_MS',
       'A handed-off page held this long by a process stage that neither recorded it nor said it still works on it (the stage died, or a try failed) is claimed by another process stage; also the wait before a failed page is tried again.',
     ),
+    nice: set(
+      int(0, 19).default(10),
+      'TRAWL_PROCESS_NICE',
+      'OS priority (nice, 0–19) of the work that never starts a fetch: the process stage (its thread, or a whole process-only worker), page analysis, and compressing and writing bodies. Linux gives each thread its own value, so when the cores are short the event loop that starts polite fetches runs first and processing catches up behind it (backpressure bounds the backlog). 0: every thread at the process\'s priority. Ignored on other systems.',
+    ),
     backlogMax: set(
       int(1).default(2000),
       'TRAWL_PROCESS_BACKLOG_MAX',
@@ -497,6 +502,7 @@ export type SeenConfig = Config['seen'];
 export type PolitenessConfig = Config['politeness'];
 export type RobotsConfig = Config['robots'];
 export type StoreConfig = Config['store'];
+export type ProcessConfig = Config['process'];
 export type DedupConfig = Config['dedup'];
 export type WarcConfig = Config['warc'];
 export type RenderConfig = Config['render'];

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { getPriority, setPriority } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
@@ -10,6 +11,7 @@ import { Worker } from 'node:worker_threads';
  */
 const BOOTSTRAP = `
 const { parentPort, workerData } = require('node:worker_threads');
+${lowerPriorityCode('workerData.nice')}
 (async () => {
   if (workerData.tsx) {
     (await import(workerData.tsx)).register();
@@ -24,6 +26,33 @@ const { parentPort, workerData } = require('node:worker_threads');
 });
 `;
 
+/**
+ * Source of a statement that lowers the calling thread's OS priority to the nice value the
+ * expression `niceExpression` gives (0 or less: nothing). Threads' own code is eval'd CommonJS,
+ * so they share this text rather than an import.
+ */
+export function lowerPriorityCode(niceExpression: string): string {
+  return `if (${niceExpression} > 0 && process.platform === 'linux') { try { const os = require('node:os'); if (os.getPriority() < ${niceExpression}) os.setPriority(${niceExpression}); } catch {} }`;
+}
+
+/**
+ * Lowers this thread's OS priority to `nice` (0–19; 0 or less: nothing). On Linux each thread has
+ * its own nice value (`setpriority` on pid 0 sets the calling thread's), so the threads that do
+ * background work — processing pages, analysing them, compressing bodies — yield the cores to
+ * the event loop that starts polite fetches when the cores are short, and threads this one starts
+ * inherit the value. Elsewhere the call would lower the whole process, so it does nothing. A
+ * thread never raises its own priority (that needs privileges), and a refusal is ignored: the
+ * crawl runs the same, only without the preference.
+ */
+export function lowerThreadPriority(nice: number): void {
+  if (nice <= 0 || process.platform !== 'linux') return;
+  try {
+    if (getPriority() < nice) setPriority(nice);
+  } catch {
+    // A sandbox that forbids it: the threads keep the process's priority.
+  }
+}
+
 /** tsx's ESM API module (its `register()` installs the loader in the thread that calls it). */
 function tsxApi(): string {
   // The package maps `tsx/esm/api` to index.mjs for import and index.cjs for require; only the
@@ -34,10 +63,15 @@ function tsxApi(): string {
 /**
  * A thread running the module at `entry` (a file URL; `.ts` from the sources, `.js` compiled),
  * which reads `data` as `workerData.data`. The caller listens for `{ ready }` / `{ failed }`.
+ * `nice` lowers the thread's OS priority before its module loads (see `lowerThreadPriority`).
  */
-export function startModuleThread(entry: URL, data: unknown = null): Worker {
+export function startModuleThread(entry: URL, data: unknown = null, options: { nice?: number } = {}): Worker {
   const fromSources = entry.pathname.endsWith('.ts');
-  return new Worker(BOOTSTRAP, { eval: true, workerData: { entry: entry.href, tsx: fromSources ? tsxApi() : null, data }, execArgv: profilingArgs() });
+  return new Worker(BOOTSTRAP, {
+    eval: true,
+    workerData: { entry: entry.href, tsx: fromSources ? tsxApi() : null, data, nice: options.nice ?? 0 },
+    execArgv: profilingArgs(),
+  });
 }
 
 /** The process's `--cpu-prof` flags, so a profiled process profiles its threads too (each writes a file of its own). */

@@ -1,14 +1,15 @@
 import { join } from 'node:path';
-import type { StoreConfig, WorkerConfig } from '@trawl/config';
+import type { ProcessConfig, StoreConfig, WorkerConfig } from '@trawl/config';
 import type { ContentStore } from './content-store.js';
 import { LocalContentStore } from './local-store.js';
 import { LocalNamedObjects, type NamedObjects, S3NamedObjects, type S3NamedObjectsOptions } from './named-objects.js';
 import { S3ContentStore, type S3ContentStoreOptions } from './s3-store.js';
 
-/** The settings `createContentStore` reads: `config.store` and the local directory's two. */
+/** The settings `createContentStore` reads: `config.store`, the local directory's two and its writer thread's priority. */
 export interface ContentStoreConfig {
   store: StoreConfig;
   worker: Pick<WorkerConfig, 'contentDir' | 'contentFsync'>;
+  process?: Pick<ProcessConfig, 'nice'>;
 }
 
 /**
@@ -18,7 +19,7 @@ export interface ContentStoreConfig {
  */
 export function createContentStore(config: ContentStoreConfig, s3Client?: S3ContentStoreOptions['client']): ContentStore {
   const { store, worker } = config;
-  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync });
+  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync, threadNice: config.process?.nice });
   return new S3ContentStore({
     // The schema refuses backend s3 without a bucket; the store repeats the check for callers
     // that build a config by hand.

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { profilingArgs, ThreadCalls } from '@trawl/core';
+import { lowerPriorityCode, profilingArgs, ThreadCalls } from '@trawl/core';
 
 /** One body to compress and write: to `temp` first, then renamed to `path`. */
 export interface DiskWrite {
@@ -16,7 +16,8 @@ export interface DiskWrite {
  * asynchronous file call would cost a hand-off to the libuv pool and back.
  */
 const THREAD_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
+${lowerPriorityCode('workerData.nice')}
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
@@ -59,7 +60,12 @@ parentPort.on('message', ({ id, input: m }) => {
 export class DiskWriter {
   // No inherited flags: the code is CommonJS and needs no loader (`--input-type=module` or a
   // TypeScript loader given to the process would only get in its way).
-  private readonly calls = new ThreadCalls<DiskWrite, number>({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, execArgv: profilingArgs() }) });
+  private readonly calls: ThreadCalls<DiskWrite, number>;
+
+  /** `nice`: the thread's OS priority (see `lowerThreadPriority`); 0 keeps the process's. */
+  constructor(nice = 0) {
+    this.calls = new ThreadCalls({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, workerData: { nice }, execArgv: profilingArgs() }) });
+  }
 
   /** Resolves with the compressed size once the body is in place. */
   write(job: DiskWrite): Promise<number> {

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -28,6 +29,32 @@ storeContract('LocalContentStore without fsync, gzip level 1', async () => {
 storeContract('LocalContentStore writing on the calling thread', async () => {
   const dir = await makeTempDir();
   return { store: new LocalContentStore({ dir, thread: false }), cleanup: () => rm(dir, { recursive: true, force: true }) };
+});
+
+/** How many of this process's threads run at `nice` (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadsAtNice(nice: number): number {
+  return readdirSync('/proc/self/task').filter((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) === nice;
+  }).length;
+}
+
+describe.runIf(process.platform === 'linux')('LocalContentStore: the writer thread\'s priority', () => {
+  it('compresses and writes on a thread at the nice value given, the calling thread left as it was', async () => {
+    const dir = await makeTempDir();
+    const before = getPriority();
+    const nice = Math.max(before + 1, 11);
+    const store = new LocalContentStore({ dir, threadNice: nice });
+    try {
+      const atNiceBefore = threadsAtNice(nice);
+      await store.put(Buffer.from('<p>in the background</p>'));
+      expect(threadsAtNice(nice)).toBe(atNiceBefore + 1);
+      expect(getPriority()).toBe(before);
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 async function listFiles(dir: string): Promise<string[]> {

@@ -45,6 +45,8 @@ export interface LocalContentStoreOptions {
    * true; false keeps everything on the calling thread.
    */
   thread?: boolean;
+  /** The writer thread's OS priority (nice; see `lowerThreadPriority`). Default 0: the process's. */
+  threadNice?: number;
 }
 
 /**
@@ -76,7 +78,7 @@ export class LocalContentStore implements ContentStore {
   private closed = false;
 
   constructor(options: LocalContentStoreOptions) {
-    const { dir, gzipLevel = 6, fsync = true, knownCacheSize = 100_000, thread = true } = options;
+    const { dir, gzipLevel = 6, fsync = true, knownCacheSize = 100_000, thread = true, threadNice = 0 } = options;
     if (typeof dir !== 'string' || dir === '') {
       throw new TrawlError(ErrorCode.ConfigInvalid, 'LocalContentStore: dir is required', { action: 'fatal' });
     }
@@ -89,7 +91,7 @@ export class LocalContentStore implements ContentStore {
     this.gzipLevel = gzipLevel;
     this.fsync = fsync;
     this.known = new KnownKeys(knownCacheSize);
-    this.writer = thread ? new DiskWriter() : null;
+    this.writer = thread ? new DiskWriter(threadNice) : null;
   }
 
   async put(body: Uint8Array): Promise<PutResult> {

@@ -56,7 +56,7 @@ describe('page analysis', () => {
 
   it('falls back to the calling thread, once and said, when the thread cannot start', async () => {
     const warnings: unknown[] = [];
-    const analyzer = new ThreadAnalyzer({ warn: (...args: unknown[]) => warnings.push(args) }, new URL('./no-such-thread-module.js', import.meta.url).href);
+    const analyzer = new ThreadAnalyzer({ warn: (...args: unknown[]) => warnings.push(args) }, { entry: new URL('./no-such-thread-module.js', import.meta.url).href });
     try {
       expect(await analyzer.analyze(page(1))).toEqual(analyzePage(page(1)));
       expect(await analyzer.analyze(page(2))).toEqual(analyzePage(page(2)));

@@ -33,13 +33,17 @@ export class ThreadAnalyzer implements PageAnalyzer {
   private started: ((onThread: boolean) => void) | null = null;
   private inline = false;
 
-  /** `entry`: the thread's module (tests give a missing one to see the fall-back). */
+  /**
+   * `entry`: the thread's module (tests give a missing one to see the fall-back); `nice`: the
+   * thread's OS priority (see `lowerThreadPriority`), 0 keeping the process's.
+   */
   constructor(
     private readonly logger?: Pick<Logger, 'warn'>,
-    entry?: string,
+    options: { entry?: string; nice?: number } = {},
   ) {
+    const { entry, nice = 0 } = options;
     this.calls = new ThreadCalls({
-      spawn: () => startModuleThread(entry ? new URL(entry) : siblingModule(import.meta.url, 'analyze-thread')),
+      spawn: () => startModuleThread(entry ? new URL(entry) : siblingModule(import.meta.url, 'analyze-thread'), null, { nice }),
       onMessage: (message, worker) => {
         if (typeof message !== 'object' || message === null) return;
         if ('ready' in message) {
