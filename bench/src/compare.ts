@@ -98,6 +98,8 @@ interface RunResult {
   loss: PoliteLoss | null;
   /** Allowed pages of the web's largest host (what the ideal polite time counts). */
   largestHost: number;
+  /** The ideal polite time with each Crawl-delay counted from the response's end (see `endRuleIdealMs`); 0 without a delay. */
+  idealFromEndsMs: number;
 }
 
 /**
@@ -289,6 +291,7 @@ async function politeScale(scenario: Scenario, row: TrawlRow, rounds: number, fu
         fmt(m((r) => (r.pages * 1000) / r.durationMs), 1),
         fmt(m((r) => r.durationMs) / 1000, 2),
         fmt(ideal / m((r) => r.durationMs), 2),
+        fmt(m((r) => r.idealFromEndsMs / r.durationMs), 2),
         fmt(m((r) => r.cpuMs / r.pages), 2),
         fmt(m((r) => r.loss?.lastHostIntervalsExcessMs ?? 0)),
         `${fmt(m((r) => r.loss?.afterDelayP50Ms ?? 0), 1)} / ${fmt(m((r) => r.loss?.afterDelayP90Ms ?? 0), 1)}`,
@@ -309,6 +312,7 @@ ${table(
     'pages/s',
     'duration s',
     'polite efficiency',
+    'polite efficiency, delay from the response\'s end',
     'CPU ms / page',
     'last host: later intervals beyond the delay (sum) ms',
     'end → next request beyond the delay, p50 / p90 ms',
@@ -356,7 +360,34 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
     medianIntervalMs: medianHostInterval(web.log),
     loss: politeLoss(web.log, scenario.crawlDelayS * 1000, measured.durationMs),
     largestHost: largestHostOf(expected),
+    idealFromEndsMs: endRuleIdealMs(web.log, scenario.crawlDelayS * 1000),
   };
+}
+
+/**
+ * The ideal polite time when each Crawl-delay runs from the end of the host's previous response
+ * (as trawl, Heritrix and Yandex read it) rather than from its start: for each host, the requests
+ * a correct crawl makes (robots.txt and each allowed page once; no files, no repeats), every one
+ * but the last taking the server's own response time plus the delay; the largest such sum over
+ * the hosts. Response times are the web's (its latency and the body's transfer, from the server's
+ * log), the same for any crawler.
+ */
+function endRuleIdealMs(log: readonly RequestLogEntry[], delayMs: number): number {
+  if (delayMs <= 0) return 0;
+  let ideal = 0;
+  for (const entries of requestsByHost(log).values()) {
+    const seen = new Set<string>();
+    let sum = -delayMs;
+    let lastResponseMs = 0;
+    for (const e of entries) {
+      if (e.pageKey === null || e.resource === 'file' || e.pageKey.startsWith(DISALLOWED) || seen.has(e.pageKey)) continue;
+      seen.add(e.pageKey);
+      lastResponseMs = (e.endHr ?? e.end) - arrival(e);
+      sum += lastResponseMs + delayMs;
+    }
+    ideal = Math.max(ideal, sum - lastResponseMs);
+  }
+  return ideal;
 }
 
 /** Allowed pages of the host with the most of them. */
@@ -445,6 +476,7 @@ export async function compareBench(rounds: number, only: Scenario['id'] | undefi
         fmt(m((r) => r.durationMs) / 1000, 2),
         fmt(m((r) => r.serverSpanMs) / 1000, 2),
         ideal > 0 ? fmt(ideal / m((r) => r.durationMs), 2) : '–',
+        ideal > 0 ? fmt(m((r) => r.idealFromEndsMs / r.durationMs), 2) : '–',
         fmt(m((r) => r.cpuMs / r.pages), 2),
         fmt(m((r) => r.maxRssMb)),
         `${fmt(m((r) => r.coverage) * 100, 1)} %`,
@@ -465,6 +497,7 @@ export async function compareBench(rounds: number, only: Scenario['id'] | undefi
       'duration s',
       'server: first request to last response s',
       'polite efficiency',
+      'polite efficiency, delay from the response\'s end',
       'CPU ms / page',
       'peak RSS MB',
       'coverage',
@@ -555,7 +588,13 @@ ${
   scenario.crawlDelayS > 0
     ? `Polite efficiency = ideal time ÷ duration. The ideal: the largest host has ${largestHost} allowed pages; with its
 robots.txt that is ${largestHost + 1} requests, so ${largestHost} intervals of ${scenario.crawlDelayS} s from the first request's start to the last's
-= ${ideal / 1000} s (the last response's few ms and any start-up or end detection count against the crawler).`
+= ${ideal / 1000} s (the last response's few ms and any start-up or end detection count against the crawler).
+That ideal counts the delay from each request's start (as Crawlee's \`sameDomainDelaySecs\` does). trawl counts it from
+the end of the host's previous response, as Heritrix and Yandex read Crawl-delay: a host never sees two requests
+closer than the delay whatever its response time. "Delay from the response's end" divides the ideal under that rule
+by the duration: for each host, every request a correct crawl makes but the last, each its response time in the
+server's log plus the delay; the largest over the hosts (${fmt(median([...results.values()].flat().map((r) => r.idealFromEndsMs)) / 1000, 2)} s, median over every run).
+trawl's adaptive term (5 × the response time) stays under the Crawl-delay on this web, so the Crawl-delay is what binds.`
     : ''
 }`;
     if (development) console.log(md);

@@ -8,7 +8,7 @@ import { S3ContentStore, type S3ContentStoreOptions } from './s3-store.js';
 /** The settings `createContentStore` reads: `config.store`, the local directory's two and its writer thread's priority. */
 export interface ContentStoreConfig {
   store: StoreConfig;
-  worker: Pick<WorkerConfig, 'contentDir' | 'contentFsync'>;
+  worker: Pick<WorkerConfig, 'contentDir' | 'contentFsync' | 'contentGzipLevel'>;
   process?: Pick<ProcessConfig, 'nice'>;
 }
 
@@ -19,7 +19,7 @@ export interface ContentStoreConfig {
  */
 export function createContentStore(config: ContentStoreConfig, s3Client?: S3ContentStoreOptions['client']): ContentStore {
   const { store, worker } = config;
-  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync, threadNice: config.process?.nice });
+  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync, gzipLevel: worker.contentGzipLevel, threadNice: config.process?.nice });
   return new S3ContentStore({
     // The schema refuses backend s3 without a bucket; the store repeats the check for callers
     // that build a config by hand.
@@ -29,6 +29,7 @@ export function createContentStore(config: ContentStoreConfig, s3Client?: S3Cont
     region: store.s3Region,
     forcePathStyle: store.s3ForcePathStyle,
     maxAttempts: store.s3MaxAttempts,
+    gzipLevel: worker.contentGzipLevel,
     client: s3Client,
   });
 }

@@ -6,8 +6,10 @@ import { getPriority, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { loadConfig } from '@trawl/config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash, contentKey } from './content-store.js';
+import { createContentStore } from './create.js';
 import { LocalContentStore } from './local-store.js';
 import { storeContract } from './testing/index.js';
 
@@ -54,6 +56,36 @@ describe.runIf(process.platform === 'linux')('LocalContentStore: the writer thre
       await store.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('createContentStore: TRAWL_CONTENT_GZIP_LEVEL', () => {
+  // gzip's header says which end of the scale wrote it (RFC 1952, XFL): 4 = fastest (zlib levels
+  // 0–1), 2 = best (level 9), 0 otherwise.
+  const extraFlags = async (env: Record<string, string>): Promise<number> => {
+    const dir = await makeTempDir();
+    const store = createContentStore(loadConfig({ env: { TRAWL_CONTENT_DIR: dir, ...env } }));
+    try {
+      const body = Buffer.from('<p>a page of prose, a page of prose, a page of prose</p>'.repeat(200));
+      await store.put(body);
+      const [file] = await listFiles(dir);
+      const stored = await readFile(join(dir, file as string));
+      expect(gunzipSync(stored).equals(body)).toBe(true);
+      return stored[8] as number;
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('stores at level 1 by default and at the level given', async () => {
+    expect(await extraFlags({})).toBe(4);
+    expect(await extraFlags({ TRAWL_CONTENT_GZIP_LEVEL: '9' })).toBe(2);
+    expect(await extraFlags({ TRAWL_CONTENT_GZIP_LEVEL: '6' })).toBe(0);
+  });
+
+  it('refuses a level zlib does not have, naming the setting', () => {
+    expect(() => loadConfig({ env: { TRAWL_CONTENT_GZIP_LEVEL: '10' } })).toThrow(/TRAWL_CONTENT_GZIP_LEVEL/);
   });
 });
 
