@@ -119,8 +119,8 @@ export interface CrawlProcesses {
 }
 
 /**
- * Runs one crawl the way an operator would: `processes - 1` × `trawl worker` (given a moment to
- * connect), then `trawl crawl <seeds> --json`; when the crawl exits, the workers get SIGTERM.
+ * Runs one crawl the way an operator would: `processes - 1` × `trawl worker` (each waited for
+ * until it says it has started), then `trawl crawl <seeds> --json`; when the crawl exits, the workers get SIGTERM.
  * Throws, with the process's stderr, if any process fails.
  */
 export async function runCrawlProcesses(
@@ -132,8 +132,14 @@ export async function runCrawlProcesses(
   own: readonly Record<string, string>[] = [],
 ): Promise<CrawlProcesses> {
   const workers: Proc[] = [];
-  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], { ...env, ...own[i] }));
-  if (workers.length > 0) await new Promise((r) => setTimeout(r, 1500));
+  // Workers log their lifecycle at info (a handful of lines, none per page): the crawl starts once
+  // each has said it is started, as a deployment's long-running workers would be, so no worker
+  // still loading its modules competes for the cores with the crawl's first seconds.
+  for (let i = 1; i < processes; i += 1) workers.push(trawl(['worker'], { ...env, TRAWL_LOG_LEVEL: 'info', ...own[i] }));
+  for (const w of workers) {
+    await waitFor(() => w.stderr().includes('"msg":"worker started"') || w.child.exitCode !== null, 60_000, 'a trawl worker to start');
+    if (w.child.exitCode !== null) throw new Error(`trawl worker exited ${w.child.exitCode} before it started: ${w.stderr()}`);
+  }
   const crawl = trawl(['crawl', ...seeds, '--json'], { ...env, ...own[0] }, nodeArgs);
   const { code } = await crawl.exited;
   for (const w of workers) w.child.kill('SIGTERM');
