@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropNamespace, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { analyzeLog, type RequestLogEntry, TestWeb, type TestWebOptions } from '@trawl/testweb';
+import { runToEnd } from './child.js';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
 import { type BenchProfile, type ProfiledWeb, profiledWeb } from './web-profile.js';
@@ -227,16 +227,12 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
     respectRobotsTxtFile: true,
     maxRequestRetries: 3,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, JSON.stringify(config)], {
-    env: { ...process.env, CRAWLEE_LOG_LEVEL: 'ERROR', CRAWLEE_STORAGE_DIR: mkdtempSync(join(tmpdir(), 'crawlee-')) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`crawlee runner exited ${code}: ${err.slice(-2000)}`);
+  const { stdout: out } = await runToEnd(
+    process.execPath,
+    ['--import', 'tsx', RUNNER, JSON.stringify(config)],
+    { env: { ...process.env, CRAWLEE_LOG_LEVEL: 'ERROR', CRAWLEE_STORAGE_DIR: mkdtempSync(join(tmpdir(), 'crawlee-')) } },
+    'crawlee runner',
+  );
   const result = JSON.parse(out.trim().split('\n').pop() as string) as { durationMs: number; cpuMs: number; maxRssMb: number; finished: number };
   return { durationMs: result.durationMs, cpuMs: result.cpuMs, maxRssMb: result.maxRssMb };
 }

@@ -3,9 +3,9 @@
  * child it reaped (Chromium's processes included), not only the node process. The crawl runs the
  * build `trawlRuntime()` names (sources through tsx, or the compiled one with TRAWL_RUNTIME=dist).
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { DATABASE_URL, REDIS_URL, REPO, trawlRuntime } from '@trawl/cli/testing';
+import { runToEnd } from './child.js';
 
 export interface TimedCrawl<S> {
   /** The crawl's --json summary. */
@@ -21,17 +21,12 @@ const entry = (): string[] => (trawlRuntime() === 'dist' ? [join(REPO, 'apps/cli
 
 /** Runs the crawl with `env` over trawl's connection defaults and quiet logs; throws with its stderr if it fails. */
 export async function timedCrawl<S>(seeds: readonly string[], env: Record<string, string>, label: string): Promise<TimedCrawl<S>> {
-  const child = spawn('/usr/bin/time', ['-f', 'TIME %U %S %M %e', process.execPath, ...entry(), 'crawl', ...seeds, '--json'], {
-    cwd: REPO,
-    env: { ...process.env, REDIS_URL, DATABASE_URL, TRAWL_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`trawl crawl (${label}) exited ${code}: ${err.slice(-2000)}`);
+  const { stdout: out, stderr: err } = await runToEnd(
+    '/usr/bin/time',
+    ['-f', 'TIME %U %S %M %e', process.execPath, ...entry(), 'crawl', ...seeds, '--json'],
+    { cwd: REPO, env: { ...process.env, REDIS_URL, DATABASE_URL, TRAWL_LOG_LEVEL: 'warn', ...env } },
+    `trawl crawl (${label})`,
+  );
   const [user, system, maxRssKb, wall] = (/TIME (\S+) (\S+) (\S+) (\S+)/.exec(err)?.slice(1) ?? []).map(Number) as [number, number, number, number];
   return { summary: JSON.parse(out) as S, cpuMs: (user + system) * 1000, peakRssMb: maxRssKb / 1024, wallS: wall };
 }
