@@ -5,7 +5,6 @@ import { Freshness } from '@trawl/db';
 import { SeedsQueue } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
 import { type AdmissionStatus, findServers, openAdmission, redactUrl, Runtime, serveProcessMetrics } from '@trawl/runtime';
-import { runDashboardProcess } from '@trawl/dashboard';
 import { rebuildFromDatabase, runSchedulerProcess } from '@trawl/scheduler';
 import { createLogger, type Logger } from '@trawl/telemetry';
 import { runWorkerProcess } from '@trawl/worker';
@@ -133,6 +132,9 @@ export async function dashboardCommand(ctx: CliContext, flags: { host?: string; 
   const log = logger(cfg, 'dashboard', false, ctx);
   const stopped = new Promise<void>((resolve) => ctx.onSignal(() => resolve()));
   const servers = await findServers(cfg);
+  // Loaded here, not with the CLI: fastify, bull-board and the pages cost ~0.25 s of CPU that
+  // every other command (a worker, a crawl) would pay at start for nothing.
+  const { runDashboardProcess } = await import('@trawl/dashboard');
   const report = await runDashboardProcess(cfg, {
     logger: log,
     ...servers,

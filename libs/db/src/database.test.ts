@@ -19,6 +19,59 @@ describe('Database', () => {
     await other.close();
   });
 
+  it('a schema that holds every migration is opened without the migration lock; one not known to be current waits for it', async () => {
+    await db.migrate();
+    const schema = db.options.schema;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    const other = new Db({ url: TEST_DATABASE_URL, schema });
+    // node-pg-migrate's lock (one id for every schema: held briefly, other tests' migrations wait).
+    const LOCK = 7241865325823964;
+    /** Runs migrate() while the lock is held: whether it finished without it; `before` runs first, `restore` before the lock is let go. */
+    const underLock = async (before: () => Promise<unknown>, restore: () => Promise<unknown>): Promise<boolean> => {
+      await admin.query(`SELECT pg_advisory_lock(${LOCK})`);
+      let done = false;
+      let pending: Promise<void> = Promise.resolve();
+      try {
+        await before();
+        pending = other.migrate().then(() => {
+          done = true;
+        });
+        await Promise.race([pending, new Promise((resolve) => setTimeout(resolve, 300))]);
+        return done;
+      } finally {
+        await restore();
+        await admin.query(`SELECT pg_advisory_unlock(${LOCK})`);
+        await pending;
+      }
+    };
+    try {
+      // Current: one read, no lock.
+      expect(await underLock(async () => undefined, async () => undefined)).toBe(true);
+      // A migration's row missing: the runner takes the lock, so it waits (the row is put back before it gets it).
+      const last = (await admin.query<{ name: string }>(`SELECT name FROM "${schema}".pgmigrations ORDER BY id DESC LIMIT 1`)).rows[0]?.name;
+      expect(last).toBeDefined();
+      expect(
+        await underLock(
+          () => admin.query(`DELETE FROM "${schema}".pgmigrations WHERE name = $1`, [last]),
+          () => admin.query(`INSERT INTO "${schema}".pgmigrations (name, run_on) VALUES ($1, now())`, [last]),
+        ),
+      ).toBe(false);
+      // The mark missing (as before a first migration completes): the same.
+      expect(
+        await underLock(
+          () => admin.query(`COMMENT ON SCHEMA "${schema}" IS NULL`),
+          () => admin.query(`COMMENT ON SCHEMA "${schema}" IS '${TRAWL_SCHEMA_MARK}'`),
+        ),
+      ).toBe(false);
+      // Back to current.
+      expect(await underLock(async () => undefined, async () => undefined)).toBe(true);
+    } finally {
+      await other.close();
+      await admin.end();
+    }
+  });
+
   it('drops only a schema trawl made: another one that TRAWL_NAMESPACE names is refused, and never marked', async () => {
     const name = `t_foreign_${process.pid}_${Date.now() % 100_000}`;
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });

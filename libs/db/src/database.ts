@@ -1,11 +1,19 @@
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, TrawlError } from '@trawl/core';
-import { runner } from 'node-pg-migrate';
 import pg from 'pg';
 import { type Rejection, writeIsolating } from './isolate.js';
 import { storableText, storableTextOrNull } from './text.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
+/** The migrations' names as node-pg-migrate records them in `pgmigrations`: the file names without extension. */
+let migrationNames: readonly string[] | null = null;
+function allMigrations(): readonly string[] {
+  migrationNames ??= readdirSync(MIGRATIONS_DIR)
+    .filter((file) => /\.(sql|js|cjs|mjs)$/.test(file))
+    .map((file) => file.replace(/\.[^.]+$/, ''));
+  return migrationNames;
+}
 /** The comment on every schema trawl made: `--fresh` drops no other. */
 export const TRAWL_SCHEMA_MARK = 'trawl namespace';
 /**
@@ -277,10 +285,17 @@ export class Database {
     this.t = { urls: `"${options.schema}".urls`, pages: `"${options.schema}".crawled_pages`, sitemaps: `"${options.schema}".sitemaps` };
   }
 
-  /** Creates the schema and applies pending migrations; concurrent callers wait on a lock. */
+  /**
+   * Creates the schema and applies pending migrations; concurrent callers wait on a lock. A schema
+   * trawl made that already holds every migration is left alone after one read: every process
+   * opens its database this way, and node-pg-migrate (its lock, its table reads, and ~170 ms of
+   * CPU to load it) is only needed when there is something to apply.
+   */
   async migrate(): Promise<void> {
     const client = await this.pool.connect();
     try {
+      if (await this.isMigrated(client)) return;
+      const { runner } = await import('node-pg-migrate');
       // Marked as trawl's only when trawl makes it (or it is empty, or trawl migrated it before the
       // mark existed): a schema of someone else's that TRAWL_NAMESPACE names is never marked, so
       // `--fresh` never drops it.
@@ -300,6 +315,26 @@ export class Database {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Whether the schema is trawl's (marked: the mark is set once the migrations have run) and
+   * `pgmigrations` lists every migration. Each migration commits with its row, so a listed one
+   * is applied.
+   */
+  private async isMigrated(client: pg.PoolClient): Promise<boolean> {
+    const schema = this.options.schema;
+    const { rows } = await client.query<{ comment: string | null; migrated: boolean }>(
+      `SELECT obj_description(n.oid, 'pg_namespace') AS comment,
+              to_regclass(format('%I.pgmigrations', n.nspname)) IS NOT NULL AS migrated
+         FROM pg_namespace n WHERE n.nspname = $1`,
+      [schema],
+    );
+    const row = rows[0];
+    if (row === undefined || row.comment !== TRAWL_SCHEMA_MARK || !row.migrated) return false;
+    const applied = await client.query<{ name: string }>(`SELECT name FROM "${schema}".pgmigrations`);
+    const names = new Set(applied.rows.map((r) => r.name));
+    return allMigrations().every((name) => names.has(name));
   }
 
   /**

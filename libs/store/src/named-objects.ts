@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { ErrorCode, TrawlError } from '@trawl/core';
+import { s3Sdk } from './s3-sdk.js';
 import { createS3Client, isNotFound, normalizePrefix, type S3ContentStoreOptions } from './s3-store.js';
 
 /**
@@ -91,7 +92,7 @@ export type S3NamedObjectsOptions = Pick<S3ContentStoreOptions, 'bucket' | 'pref
 
 /** Named objects in an S3-compatible bucket, under `prefix`. */
 export class S3NamedObjects implements NamedObjects {
-  private readonly s3: S3Client;
+  private readonly s3: Promise<S3Client>;
   private readonly prefix: string;
 
   constructor(private readonly options: S3NamedObjectsOptions) {
@@ -100,13 +101,16 @@ export class S3NamedObjects implements NamedObjects {
   }
 
   async put(name: string, data: Uint8Array): Promise<void> {
+    const { PutObjectCommand } = (await s3Sdk()).client;
     const command = new PutObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + checkName(name), Body: data });
-    await this.attempt(`writing ${name}`, () => this.s3.send(command));
+    const s3 = await this.s3;
+    await this.attempt(`writing ${name}`, () => s3.send(command));
   }
 
   async get(name: string): Promise<Buffer | null> {
     try {
-      const object = await this.s3.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + checkName(name) }));
+      const { GetObjectCommand } = (await s3Sdk()).client;
+      const object = await (await this.s3).send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + checkName(name) }));
       return object.Body === undefined ? null : Buffer.from(await object.Body.transformToByteArray());
     } catch (error) {
       if (isNotFound(error)) return null;
@@ -115,11 +119,13 @@ export class S3NamedObjects implements NamedObjects {
   }
 
   async list(prefix: string): Promise<string[]> {
+    const { ListObjectsV2Command } = (await s3Sdk()).client;
+    const s3 = await this.s3;
     const names: string[] = [];
     let token: string | undefined;
     do {
       const command = new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.prefix + prefix, ...(token === undefined ? {} : { ContinuationToken: token }) });
-      const page = await this.attempt(`listing ${prefix}`, () => this.s3.send(command));
+      const page = await this.attempt(`listing ${prefix}`, () => s3.send(command));
       for (const object of page.Contents ?? []) if (object.Key !== undefined) names.push(object.Key.slice(this.prefix.length));
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
@@ -128,14 +134,16 @@ export class S3NamedObjects implements NamedObjects {
 
   async delete(names: readonly string[]): Promise<void> {
     // One DeleteObject each: DeleteObjects needs a Content-MD5 that some S3-compatible servers check differently.
+    const { DeleteObjectCommand } = (await s3Sdk()).client;
+    const s3 = await this.s3;
     for (const name of names) {
       const command = new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.prefix + checkName(name) });
-      await this.attempt(`deleting ${name}`, () => this.s3.send(command));
+      await this.attempt(`deleting ${name}`, () => s3.send(command));
     }
   }
 
   close(): void {
-    this.s3.destroy();
+    void this.s3.then((s3) => s3.destroy(), () => undefined);
   }
 
   private async attempt<T>(doing: string, run: () => Promise<T>): Promise<T> {

@@ -1,17 +1,10 @@
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import {
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  S3Client,
-  type S3ClientConfig,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { ErrorCode, TrawlError } from '@trawl/core';
 import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult, unpackStored } from './content-store.js';
 import { KnownKeys, PutsInFlight } from './known-keys.js';
+import { s3Sdk } from './s3-sdk.js';
 
 export interface S3ContentStoreOptions {
   bucket: string;
@@ -41,9 +34,13 @@ export interface S3ContentStoreOptions {
 const CONNECTION_TIMEOUT_MS = 5_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
-/** The S3 client of a store's options: the same endpoint, retries, checksums and timeouts for every object trawl keeps. */
-export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' | 'region' | 'forcePathStyle' | 'maxAttempts' | 'client'>): S3Client {
-  return new S3Client({
+/**
+ * The S3 client of a store's options: the same endpoint, retries, checksums and timeouts for every
+ * object trawl keeps. A promise, as the SDK is loaded on first use (see s3-sdk.ts); never rejected
+ * unobserved.
+ */
+export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' | 'region' | 'forcePathStyle' | 'maxAttempts' | 'client'>): Promise<S3Client> {
+  const client = s3Sdk().then(({ client: { S3Client } }) => new S3Client({
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     ...(options.region === undefined ? {} : { region: options.region }),
     forcePathStyle: options.forcePathStyle ?? false,
@@ -56,7 +53,9 @@ export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' |
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
     ...options.client,
-  });
+  }));
+  client.catch(() => undefined);
+  return client;
 }
 
 /**
@@ -78,7 +77,7 @@ export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' |
 export class S3ContentStore implements ContentStore {
   readonly bucket: string;
   private readonly prefix: string;
-  private readonly s3: S3Client;
+  private readonly s3: Promise<S3Client>;
   private readonly gzipLevel: number;
   private readonly inFlight = new PutsInFlight();
   private readonly known: KnownKeys;
@@ -109,7 +108,8 @@ export class S3ContentStore implements ContentStore {
 
   async check(): Promise<void> {
     try {
-      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      const { HeadBucketCommand } = (await s3Sdk()).client;
+      await (await this.s3).send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (error) {
       const failure = this.error('checking the bucket', error, true);
       throw failure.action === 'fatal' ? failure : new TrawlError(failure.code, failure.message, { action: 'fatal', cause: error });
@@ -126,7 +126,8 @@ export class S3ContentStore implements ContentStore {
     const hash = hashOfKey(key);
     let compressed: Buffer;
     try {
-      const object = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash) }));
+      const { GetObjectCommand } = (await s3Sdk()).client;
+      const object = await (await this.s3).send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash) }));
       if (object.Body === undefined) return null;
       compressed = Buffer.from(await object.Body.transformToByteArray());
     } catch (error) {
@@ -146,7 +147,7 @@ export class S3ContentStore implements ContentStore {
     if (this.closed) return;
     this.closed = true;
     await this.inFlight.settled();
-    this.s3.destroy();
+    (await this.s3).destroy();
   }
 
   private async write(hash: string, body: Uint8Array): Promise<PutResult> {
@@ -160,8 +161,9 @@ export class S3ContentStore implements ContentStore {
     gzip.on('data', (chunk: Buffer) => (storedBytes += chunk.length));
     // A stream of unknown length: lib-storage buffers it into one PutObject below its part size
     // (5 MiB) and into a multipart upload above, and every buffered part can be retried.
+    const { Upload } = (await s3Sdk()).storage;
     const upload = new Upload({
-      client: this.s3,
+      client: await this.s3,
       params: { Bucket: this.bucket, Key: this.objectKey(hash), Body: Readable.from([Buffer.from(body.buffer, body.byteOffset, body.byteLength)]).pipe(gzip), ContentType: 'application/gzip' },
     });
     try {
@@ -175,7 +177,8 @@ export class S3ContentStore implements ContentStore {
 
   private async exists(hash: string): Promise<boolean> {
     try {
-      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash) }));
+      const { HeadObjectCommand } = (await s3Sdk()).client;
+      await (await this.s3).send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash) }));
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
@@ -227,7 +230,8 @@ function httpStatus(error: unknown): number | undefined {
 }
 
 function errorName(error: unknown): string {
-  if (error instanceof S3ServiceException) return error.name;
+  // The SDK's service errors (S3ServiceException: `$fault` is 'client' or 'server') are named by their error code.
+  if (error instanceof Error && typeof (error as { $fault?: unknown }).$fault === 'string') return error.name;
   if (error instanceof Error) return (error as { code?: string }).code ?? error.name;
   return String(error);
 }

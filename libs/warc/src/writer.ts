@@ -4,7 +4,21 @@ import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip, gzipSync } from 'node:zlib';
-import { getSurt, WARC_1_1, WARCRecord, WARCSerializer } from 'warcio';
+import type * as Warcio from 'warcio';
+import type { WARCRecord } from 'warcio';
+
+/**
+ * warcio, loaded when a writer first writes: WARC writing is off by default, and loading it costs
+ * ~75 ms of CPU in every thread that imports this package (the process stage's, for one).
+ */
+let warcioModule: typeof Warcio | null = null;
+async function loadWarcio(): Promise<void> {
+  warcioModule ??= await import('warcio');
+}
+function warcio(): typeof Warcio {
+  if (warcioModule === null) throw new Error('warcio is not loaded yet (every write loads it first)');
+  return warcioModule;
+}
 import { base32, headerPairs, type HttpExchange, type HttpHeaders, payloadDigest, recordedResponseHeaders, statusLine, warcDate } from './records.js';
 
 export const DEFAULT_MAX_FILE_BYTES = 1_000_000_000;
@@ -144,12 +158,12 @@ export class WarcWriter {
       const warcHeaders: [string, string][] = [];
       if (exchange.ip) warcHeaders.push(['WARC-IP-Address', exchange.ip]);
       if (response.truncated) warcHeaders.push(['WARC-Truncated', 'length']);
-      const record = WARCRecord.create(
+      const record = warcio().WARCRecord.create(
         {
           url: exchange.url,
           date,
           type: 'response',
-          warcVersion: WARC_1_1,
+          warcVersion: warcio().WARC_1_1,
           warcHeaders,
           statusline: statusLine(response.status, response.statusText, response.httpVersion),
           httpHeaders: recordedResponseHeaders(response.headers, response.body, response.bodyForm),
@@ -174,11 +188,11 @@ export class WarcWriter {
       if (input.refersTo.recordId) warcHeaders.push(['WARC-Refers-To', input.refersTo.recordId]);
       if (input.ip) warcHeaders.push(['WARC-IP-Address', input.ip]);
       const refersToDate = typeof input.refersTo.date === 'string' ? input.refersTo.date : warcDate(input.refersTo.date);
-      const record = WARCRecord.create({
+      const record = warcio().WARCRecord.create({
         url: input.url,
         date,
         type: 'revisit',
-        warcVersion: WARC_1_1,
+        warcVersion: warcio().WARC_1_1,
         warcHeaders,
         refersToUrl: input.refersTo.url,
         refersToDate,
@@ -217,7 +231,7 @@ export class WarcWriter {
 
   /** A record whose block is `payload` as is (no HTTP headers), then the file rolled if full. */
   private async appendBlock(type: 'metadata' | 'conversion', at: { url: string; date: number | Date }, warcHeaders: [string, string][], payload: Uint8Array): Promise<WrittenRecord> {
-    const record = WARCRecord.create({ url: at.url, date: warcDate(at.date), type, warcVersion: WARC_1_1, warcHeaders }, [payload]);
+    const record = warcio().WARCRecord.create({ url: at.url, date: warcDate(at.date), type, warcVersion: warcio().WARC_1_1, warcHeaders }, [payload]);
     const written = await this.append(record, type, payload);
     await this.rollIfFull();
     return written;
@@ -234,11 +248,11 @@ export class WarcWriter {
 
   private requestRecord(url: string, date: string, request: NonNullable<HttpExchange['request']>, concurrentTo: string): WARCRecord {
     const target = new URL(url);
-    return WARCRecord.create({
+    return warcio().WARCRecord.create({
       url,
       date,
       type: 'request',
-      warcVersion: WARC_1_1,
+      warcVersion: warcio().WARC_1_1,
       warcHeaders: [['WARC-Concurrent-To', concurrentTo]],
       statusline: `${request.method} ${target.pathname}${target.search} HTTP/${request.httpVersion ?? '1.1'}`,
       httpHeaders: headerPairs(request.headers),
@@ -247,7 +261,10 @@ export class WarcWriter {
 
   private serialized<T>(work: () => Promise<T>, allowClosed = false): Promise<T> {
     if (this.closed && !allowClosed) return Promise.reject(new Error('WARC writer is closed'));
-    const next = this.tail.then(work);
+    const next = this.tail.then(async () => {
+      await loadWarcio();
+      return work();
+    });
     this.tail = next.catch(() => undefined);
     return next;
   }
@@ -282,7 +299,7 @@ export class WarcWriter {
     const handle = await open(`${path}.open`, 'wx');
     const file: OpenFile = { name, path, handle, size: 0, cdx: [] };
     this.current = file;
-    const info = WARCRecord.createWARCInfo({ filename: name, warcVersion: WARC_1_1, date: warcDate(now) }, this.info);
+    const info = warcio().WARCRecord.createWARCInfo({ filename: name, warcVersion: warcio().WARC_1_1, date: warcDate(now) }, this.info);
     const bytes = await serialize(info, EMPTY);
     await handle.write(bytes, 0, bytes.length, 0);
     file.size = bytes.length;
@@ -317,7 +334,7 @@ async function serialize(record: WARCRecord, payload: Uint8Array): Promise<Uint8
     record.warcHeaders.headers.set('WARC-Block-Digest', `sha1:${base32(createHash('sha1').update(headers).update(payload).digest())}`);
     if (record.warcType !== 'revisit') record.warcHeaders.headers.set('WARC-Payload-Digest', payloadDigest(payload));
   }
-  const raw = await WARCSerializer.serialize(record, SERIALIZE);
+  const raw = await warcio().WARCSerializer.serialize(record, SERIALIZE);
   return raw.length <= INLINE_GZIP_MAX_BYTES ? gzipSync(raw) : gzipAsync(raw);
 }
 
@@ -339,7 +356,7 @@ function cdxjLine(record: WARCRecord, written: WrittenRecord): string {
   fields['offset'] = String(written.offset);
   fields['filename'] = written.filename;
   const timestamp = written.date.replace(/[-:T]/g, '').slice(0, 14);
-  return `${getSurt(url)} ${timestamp} ${JSON.stringify(fields)}\n`;
+  return `${warcio().getSurt(url)} ${timestamp} ${JSON.stringify(fields)}\n`;
 }
 
 /** An HTTP header of a record, by case-insensitive name (recorded headers keep their case). */
