@@ -8,6 +8,7 @@ import {
   simhash,
   simhashBands,
   tokenize,
+  useRawXxh64ForTesting,
 } from './simhash.js';
 
 /** A deterministic text of `n` words over a 3,000-word vocabulary (LCG, fixed seed). */
@@ -98,6 +99,28 @@ describe('simhash', () => {
     // invalidates every stored fingerprint and needs a re-index.
     expect(simhash('The quick brown fox jumps over the lazy dog')).toBe(simhash('the QUICK brown fox — jumps over the lazy dog.'));
     expect(simhash('The quick brown fox jumps over the lazy dog')).toBe(4174202982523779191n);
+  });
+
+  it('hashes shingles in the WebAssembly module\'s own memory, with the fingerprints of h64Raw', () => {
+    const texts = [
+      'a',
+      'exactly three words',
+      ...Array.from({ length: 30 }, (_, i) => words(5 + i * 113, i + 40).join(' ')),
+      // Larger than any text before: the module's memory grows.
+      words(60_000, 77).join(' '),
+      'Ελληνικά κείμενα και ﬁ ligatures — ＦＵＬＬ width 東京タワー',
+    ];
+    try {
+      expect(useRawXxh64ForTesting(false)).toBe(false);
+      const viaCopies = texts.map((text) => simhash(text));
+      // The raw module loads here (the package ships its binary): otherwise every page pays h64Raw's copies.
+      expect(useRawXxh64ForTesting(true)).toBe(true);
+      expect(texts.map((text) => simhash(text))).toEqual(viaCopies);
+      // A small text after a large one: only its own bytes count.
+      expect(simhash(texts[1] as string)).toBe(viaCopies[1]);
+    } finally {
+      useRawXxh64ForTesting(true);
+    }
   });
 
   it('is null for text without words', () => {

@@ -1,9 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import xxhash from 'xxhash-wasm';
 
-// xxHash64 compiled to WebAssembly: instantiated once when the module loads (no I/O: the
-// binary is inlined in the package), so every function below is synchronous. (XXH64 written in
-// 32-bit halves in plain JavaScript was measured too: no faster, see docs/perf-log.md.)
+// xxHash64 compiled to WebAssembly: instantiated once when the module loads, so every function
+// below is synchronous. (XXH64 written in 32-bit halves in plain JavaScript was measured too: no
+// faster, see docs/perf-log.md.)
 const { h64Raw } = await xxhash();
+
+/**
+ * The same WebAssembly module, called on its own memory: SimHash copies a text's bytes in once
+ * and hashes each shingle where it lies, where `h64Raw` copies every shingle in, checks the
+ * memory's size and masks the result with BigInt arithmetic per call (three quarters of the
+ * hash's cost). The package ships the binary as a file for Cloudflare's workerd (its JavaScript
+ * builds inline the same bytes); null when that file cannot be loaded, and SimHash then hashes
+ * through `h64Raw` (simhash.test.ts checks the two agree).
+ */
+interface RawXxh64 {
+  memory: WasmMemory;
+  /** XXH64 of `length` bytes at `offset` of `memory`: a signed 64-bit result (BigInt). */
+  xxh64(offset: number, length: number, seed: bigint): bigint;
+}
+
+/** The parts of the WebAssembly API used here (the project's type libraries do not declare it). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+const { WebAssembly: wasm } = globalThis as unknown as {
+  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object) => { exports: Record<string, unknown> } };
+};
+
+function loadRawXxh64(): RawXxh64 | null {
+  try {
+    const entry = createRequire(import.meta.url).resolve('xxhash-wasm');
+    const bytes = readFileSync(join(dirname(entry), '..', 'workerd', 'xxhash.wasm'));
+    const { mem, xxh64 } = new wasm.Instance(new wasm.Module(bytes)).exports;
+    if (typeof xxh64 !== 'function' || typeof mem !== 'object' || mem === null || !((mem as WasmMemory).buffer instanceof ArrayBuffer)) return null;
+    const raw: RawXxh64 = { memory: mem as WasmMemory, xxh64: xxh64 as RawXxh64['xxh64'] };
+    // One known answer (XXH64 of "abc", seed 0) before it is trusted.
+    new Uint8Array(raw.memory.buffer).set([0x61, 0x62, 0x63]);
+    HASH[0] = raw.xxh64(0, 3, 0n);
+    return HASH[0] === 0x44bc2cf5ad770999n ? raw : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Words per shingle. Word 3-grams: a one-word edit touches 3 shingles. Measured on random
@@ -121,8 +163,9 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   // them), hashed in place: no string per shingle, no UTF-8 encoding per hash.
   const encoded = normalizedFast(text) ?? Buffer.from(normalizeUnicode(text), 'utf8');
   if (encoded.length === 0) return null;
-  // A plain Uint8Array view: indexing it is cheaper than a Buffer's.
-  const bytes = new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length);
+  // A plain Uint8Array view: indexing it is cheaper than a Buffer's. With the raw module, the
+  // bytes are copied into its memory once and every shingle is hashed there.
+  const bytes = RAW === null ? new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length) : inRawMemory(RAW, encoded);
   // Word k spans [starts[k], ends[k]): the words are exactly the space-separated parts.
   const { starts, ends } = wordBounds(bytes.length);
   let words = 0;
@@ -140,9 +183,12 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   const lo = new Int32Array(32);
   const hi = new Int32Array(32);
   let count = 0;
-  for (let i = 0; i <= Math.max(0, words - size); i++) {
+  const last = Math.max(0, words - size);
+  for (let i = 0; i <= last; i++) {
+    const start = starts[i] as number;
+    const end = ends[Math.min(i + size, words) - 1] as number;
     // The 64-bit hash's halves through a typed-array view: no BigInt arithmetic per shingle.
-    HASH[0] = h64Raw(bytes.subarray(starts[i] as number, ends[Math.min(i + size, words) - 1] as number));
+    HASH[0] = RAW === null ? h64Raw(bytes.subarray(start, end)) : RAW.xxh64(start, end - start, 0n);
     addToPlanes(lo, (HALVES[0] as number) | 0);
     addToPlanes(hi, (HALVES[1] as number) | 0);
     count++;
@@ -156,6 +202,23 @@ const HASH = new BigUint64Array(1);
 const HALVES = new Uint32Array(HASH.buffer);
 HASH[0] = 1n;
 if (HALVES[0] !== 1) throw new Error('@trawl/dedup: SimHash needs a little-endian machine');
+
+let RAW = loadRawXxh64();
+
+/** `bytes` at offset 0 of the raw module's memory (grown when the text is larger than any before); a view of them. */
+function inRawMemory(raw: RawXxh64, bytes: Uint8Array): Uint8Array {
+  const { memory } = raw;
+  if (memory.buffer.byteLength < bytes.length) memory.grow(Math.ceil((bytes.length - memory.buffer.byteLength) / 65_536));
+  const view = new Uint8Array(memory.buffer, 0, bytes.length);
+  view.set(bytes);
+  return view;
+}
+
+/** Test hook: SimHash through `h64Raw` (false) or the module's own memory (true, when it loaded). Returns whether the raw path is in use. */
+export function useRawXxh64ForTesting(raw: boolean): boolean {
+  RAW = raw ? loadRawXxh64() : null;
+  return RAW !== null;
+}
 
 let STARTS = new Int32Array(4096);
 let ENDS = new Int32Array(4096);
