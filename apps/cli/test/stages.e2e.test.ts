@@ -144,8 +144,22 @@ describe('backpressure: a process stage that falls behind', () => {
       // A process stage starts: the backlog drains and fetching resumes to the end.
       const processor = trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'process' });
       all.push(processor);
-      await waitFor(async () => (await outstanding(namespace)) === 0, 180_000, 'the crawl to finish');
+      const started = Date.now();
+      const resumedFrom = web.get().log.length;
+      let drainedMs: number | null = null;
+      await waitFor(
+        async () => {
+          if (drainedMs === null && (await backlog(namespace)) === 0) drainedMs = Date.now() - started;
+          return (await outstanding(namespace)) === 0;
+        },
+        180_000,
+        'the crawl to finish',
+      );
       expect(await backlog(namespace)).toBe(0);
+      expect(web.get().log.length).toBeGreaterThan(resumedFrom);
+      console.log(
+        `[backpressure] process stage started: backlog first empty after ${drainedMs ?? 'n/a'} ms, crawl done after ${Date.now() - started} ms, ${web.get().log.length - resumedFrom} requests after the hold (of ${web.get().log.length})`,
+      );
       await expectCompleteOncePolite(web.get(), expected);
       await stopAll(all);
     } finally {
