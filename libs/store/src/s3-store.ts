@@ -40,20 +40,22 @@ const REQUEST_TIMEOUT_MS = 60_000;
  * unobserved.
  */
 export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' | 'region' | 'forcePathStyle' | 'maxAttempts' | 'client'>): Promise<S3Client> {
-  const client = s3Sdk().then(({ client: { S3Client } }) => new S3Client({
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-    ...(options.region === undefined ? {} : { region: options.region }),
-    forcePathStyle: options.forcePathStyle ?? false,
-    maxAttempts: options.maxAttempts ?? 4,
-    retryMode: 'standard',
-    // Checksums only where S3 demands them: with the default ('WHEN_SUPPORTED') the SDK wraps
-    // streamed bodies in aws-chunked encoding, which S3-compatible servers (s3rver among them)
-    // store verbatim, corrupting the object.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
-    ...options.client,
-  }));
+  const client = s3Sdk().then(({ client: { S3Client } }) =>
+    new S3Client({
+      ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+      ...(options.region === undefined ? {} : { region: options.region }),
+      forcePathStyle: options.forcePathStyle ?? false,
+      maxAttempts: options.maxAttempts ?? 4,
+      retryMode: 'standard',
+      // Checksums only where S3 demands them: with the default ('WHEN_SUPPORTED') the SDK wraps
+      // streamed bodies in aws-chunked encoding, which S3-compatible servers (s3rver among them)
+      // store verbatim, corrupting the object.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS },
+      ...options.client,
+    }),
+  );
   client.catch(() => undefined);
   return client;
 }
