@@ -165,7 +165,8 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   if (encoded.length === 0) return null;
   // A plain Uint8Array view: indexing it is cheaper than a Buffer's. With the raw module, the
   // bytes are copied into its memory once and every shingle is hashed there.
-  const bytes = RAW === null ? new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length) : inRawMemory(RAW, encoded);
+  const raw = RAW;
+  const bytes = raw === null ? new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length) : inRawMemory(raw, encoded);
   // Word k spans [starts[k], ends[k]): the words are exactly the space-separated parts.
   const { starts, ends } = wordBounds(bytes.length);
   let words = 0;
@@ -188,7 +189,7 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
     const start = starts[i] as number;
     const end = ends[Math.min(i + size, words) - 1] as number;
     // The 64-bit hash's halves through a typed-array view: no BigInt arithmetic per shingle.
-    HASH[0] = RAW === null ? h64Raw(bytes.subarray(start, end)) : RAW.xxh64(start, end - start, 0n);
+    HASH[0] = raw === null ? h64Raw(bytes.subarray(start, end)) : raw.xxh64(start, end - start, 0n);
     addToPlanes(lo, (HALVES[0] as number) | 0);
     addToPlanes(hi, (HALVES[1] as number) | 0);
     count++;
