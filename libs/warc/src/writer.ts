@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { gzip, gzipSync } from 'node:zlib';
 import type * as Warcio from 'warcio';
 import type { WARCRecord } from 'warcio';
+import { base32, headerPairs, type HttpExchange, type HttpHeaders, payloadDigest, recordedResponseHeaders, statusLine, warcDate } from './records.js';
 
 /**
  * warcio, loaded when a writer first writes: WARC writing is off by default, and loading it costs
@@ -19,7 +20,6 @@ function warcio(): typeof Warcio {
   if (warcioModule === null) throw new Error('warcio is not loaded yet (every write loads it first)');
   return warcioModule;
 }
-import { base32, headerPairs, type HttpExchange, type HttpHeaders, payloadDigest, recordedResponseHeaders, statusLine, warcDate } from './records.js';
 
 export const DEFAULT_MAX_FILE_BYTES = 1_000_000_000;
 /**
