@@ -151,7 +151,11 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       if ((await runtime.redis.exists(rebuildKey(config.namespace))) === 1) continue;
       // A crash may have left URLs inserted but never queued; queue them before calling it done.
       const repaired = await repair.repair(0);
-      if (repaired === 0) {
+      // The figures above are read a partition at a time: a claim, or a page's links pushed to
+      // another partition just before its lease was acknowledged, may have fallen between two
+      // reads. Read again: still empty, and no lease acknowledged since (any ack counts in
+      // `done`), is finished.
+      if (repaired === 0 && (await stillEmpty(frontier, stats.done))) {
         finished = 'complete';
         finishedAt = clock.now();
         break;
@@ -227,6 +231,12 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     fetchLateness: latenessOf(runtime),
     counters: delta,
   };
+}
+
+/** Whether the frontier, read once more, still holds nothing queued, spilled or leased, with `done` acknowledged leases as before. */
+async function stillEmpty(frontier: Runtime['frontier'], done: number): Promise<boolean> {
+  const again = await frontier.stats();
+  return again.queued + again.spilled + again.leased === 0 && again.done === done;
 }
 
 function latenessOf(runtime: Runtime): CrawlSummary['fetchLateness'] {

@@ -1,8 +1,7 @@
-import { frontierKeys } from '@trawl/frontier';
 import { createRedis } from '@trawl/redis';
 import { analyzeLog, type RequestLogEntry, TestWeb } from '@trawl/testweb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropNamespace, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor, worstWaitAcross } from '../src/testing/index.js';
+import { dropNamespace, outstandingUrls, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor, worstWaitAcross } from '../src/testing/index.js';
 
 /**
  * A dead worker is a throughput dip, not a stall: trawl as a service (one scheduler, two workers,
@@ -25,15 +24,8 @@ afterAll(() => {
 });
 const alive = (p: Proc) => p.child.exitCode === null && p.child.signalCode === null;
 
-/** Leased URLs (handed-off ones included) and queued ones, over every partition: 0 and 0 when the crawl is done. */
-async function outstanding(namespace: string): Promise<number> {
-  let n = 0;
-  for (let p = 0; p < PARTITIONS; p += 1) {
-    const keys = frontierKeys(namespace, p);
-    n += (await redis.zcard(keys.leases)) + Number((await redis.hget(keys.stats, 'queued')) ?? 0);
-  }
-  return n;
-}
+/** URLs still to do (leased, handed-off ones included, and queued), over every partition: 0 when the crawl is done. */
+const outstanding = (namespace: string) => outstandingUrls(redis, namespace, PARTITIONS);
 
 interface Run {
   wallMs: number;

@@ -1,10 +1,9 @@
 import { Database } from '@trawl/db';
-import { frontierKeys } from '@trawl/frontier';
 import { renderWorkersKey } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, dropNamespace, maxInFlight, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { DATABASE_URL, dropNamespace, maxInFlight, outstandingUrls, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * Rendering in a stage of its own (TRAWL_WORKER_ROLES=render), judged from the synthetic web's
@@ -35,15 +34,8 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-/** Leased URLs (those waiting for a render or the process stage included) and queued ones: 0 and 0 when the crawl is done. */
-const outstanding = async (of = namespace) => {
-  let n = 0;
-  for (let p = 0; p < PARTITIONS; p += 1) {
-    const keys = frontierKeys(of, p);
-    n += (await redis.zcard(keys.leases)) + Number((await redis.hget(keys.stats, 'queued')) ?? 0);
-  }
-  return n;
-};
+/** URLs still to do (leased, those waiting for a render or the process stage included, and queued): 0 when the crawl is done. */
+const outstanding = (of = namespace) => outstandingUrls(redis, of, PARTITIONS);
 
 const output = (p: Proc) => p.stdout() + p.stderr();
 

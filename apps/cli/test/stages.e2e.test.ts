@@ -2,7 +2,7 @@ import { frontierKeys } from '@trawl/frontier';
 import { createRedis } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropNamespace, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { dropNamespace, outstandingUrls, type Proc, REDIS_URL, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * The fetch and process stages as processes of their own (TRAWL_WORKER_ROLES), judged from the
@@ -35,15 +35,8 @@ const backlog = async (namespace: string) => {
   return depth;
 };
 
-/** Leased URLs (handed-off ones included) and queued ones: 0 and 0 when the crawl is done. */
-const outstanding = async (namespace: string) => {
-  let n = 0;
-  for (let p = 0; p < PARTITIONS; p += 1) {
-    const keys = frontierKeys(namespace, p);
-    n += (await redis.zcard(keys.leases)) + Number((await redis.hget(keys.stats, 'queued')) ?? 0);
-  }
-  return n;
-};
+/** URLs still to do (leased, handed-off ones included, and queued): 0 when the crawl is done. */
+const outstanding = (namespace: string) => outstandingUrls(redis, namespace, PARTITIONS);
 
 /** A synthetic web for one describe block (started before its tests; stopped, and the namespace dropped, after). */
 function syntheticWeb(namespace: string, size: { hosts: number; pagesPerHost: number; seed: number }): { get: () => TestWeb } {

@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { frontierKeys } from '@trawl/frontier';
+import type { Redis } from '@trawl/redis';
 import { dropNamespace as dropNamespaceOn } from '@trawl/runtime/testing';
 import { analyzeLog, type RequestLogEntry, type TestWeb } from '@trawl/testweb';
 
@@ -95,6 +97,28 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * URLs a crawl in service mode still has to do, over every partition: leased (pages handed to
+ * the process or render stage, and jobs deferred for their address, included), queued and
+ * spilled. 0 when the crawl is done. Read in one transaction: read apart, a claim (queued to
+ * leased) or a page's links pushed just before its lease is acknowledged can fall between two
+ * reads, and an unfinished crawl shows as 0.
+ */
+export async function outstandingUrls(redis: Redis, namespace: string, partitions: number): Promise<number> {
+  const transaction = redis.multi();
+  for (let p = 0; p < partitions; p += 1) {
+    const keys = frontierKeys(namespace, p);
+    transaction.zcard(keys.leases).hmget(keys.stats, 'queued', 'spilled');
+  }
+  const replies = (await transaction.exec()) ?? [];
+  let n = 0;
+  for (const [error, value] of replies) {
+    if (error) throw error;
+    for (const count of [value].flat()) n += Number(count ?? 0);
+  }
+  return n;
 }
 
 /** Removes everything a test or benchmark namespace left: its Redis keys and PostgreSQL schema. */
