@@ -107,6 +107,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   const started = clock.now();
   const service = await startSchedulerService(runtime, { pagesBaseline: startStats.done });
   const repair = runtime.discovery();
+  const spillsLeftOver = leftOverSpills(runtime, logger);
 
   const everyMs = options.progressEveryMs ?? 1000;
   const window: { at: number; fetched: number }[] = [];
@@ -144,7 +145,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     // Queued URLs are in Redis or, past TRAWL_FRONTIER_REDIS_MAX_URLS, spilled to PostgreSQL.
     const queued = stats.queued + stats.spilled;
     tail = queued === 0;
-    if (queued === 0 && stats.leased === 0) {
+    if (stats.queued === 0 && stats.leased === 0 && (stats.spilled === 0 || (await spillsLeftOver(stats.spilled)))) {
       // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
       if (!(await runtime.intact()).ok) continue;
       // Or because a rebuild has handed the crawl back and is still restoring URLs.
@@ -155,7 +156,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       // another partition just before its lease was acknowledged, may have fallen between two
       // reads. Read again: still empty, and no lease acknowledged since (any ack counts in
       // `done`), is finished.
-      if (repaired === 0 && (await stillEmpty(frontier, stats.done))) {
+      if (repaired === 0 && (await stillEmpty(frontier, stats))) {
         finished = 'complete';
         finishedAt = clock.now();
         break;
@@ -233,10 +234,30 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   };
 }
 
-/** Whether the frontier, read once more, still holds nothing queued, spilled or leased, with `done` acknowledged leases as before. */
-async function stillEmpty(frontier: Runtime['frontier'], done: number): Promise<boolean> {
+/** Whether the frontier, read once more, still holds nothing queued or leased, with as many spilled URLs counted and leases acknowledged (`done`) as `before`. */
+async function stillEmpty(frontier: Runtime['frontier'], before: { spilled: number; done: number }): Promise<boolean> {
   const again = await frontier.stats();
-  return again.queued + again.spilled + again.leased === 0 && again.done === done;
+  return again.queued === 0 && again.leased === 0 && again.spilled === before.spilled && again.done === before.done;
+}
+
+/**
+ * With nothing queued in Redis and nothing leased, whether the spilled URLs the frontier counts
+ * are a leftover: PostgreSQL, which keeps every spilled URL, has none waiting. It is the
+ * authority then, since a page's links (and their spilled rows) are written before its lease is
+ * acknowledged. A count can outlive its rows when a rebuild of a wiped Redis counts a URL that a
+ * push spilled during it, or when a process dies between a push and its row; the refill forgives
+ * such a count only after a long grace, which would hold the crawl's end that long.
+ */
+function leftOverSpills(runtime: Runtime, logger: Logger): (counted: number) => Promise<boolean> {
+  let told = false;
+  return async (counted) => {
+    if (await runtime.db.hasSpilledUrls()) return false;
+    if (!told) {
+      told = true;
+      logger.warn({ counted }, 'the frontier counts spilled URLs that PostgreSQL does not hold (a leftover of a wipe or a crash): the crawl ends without waiting for them');
+    }
+    return true;
+  };
 }
 
 function latenessOf(runtime: Runtime): CrawlSummary['fetchLateness'] {

@@ -585,6 +585,12 @@ export class Database {
     return out;
   }
 
+  /** Whether any URL waits in PostgreSQL for a refill (spilled past TRAWL_FRONTIER_REDIS_MAX_URLS, still queued). */
+  async hasSpilledUrls(): Promise<boolean> {
+    const { rows } = await this.pool.query<{ any: boolean }>(`SELECT EXISTS (SELECT 1 FROM ${this.t.urls} WHERE spill_band IS NOT NULL AND state = 'queued') AS any`);
+    return rows[0]?.any === true;
+  }
+
   /** URLs inserted but never confirmed queued, older than `olderThanMs` (crash leftovers). */
   async unqueued(olderThanMs: number, limit: number): Promise<DiscoveredUrl[]> {
     const { rows } = await this.pool.query<{ url_hash: Buffer; url: string; host: string; depth: number; discovered_from: Buffer | null }>(
