@@ -15,7 +15,9 @@
   ARGV[5] 1 = the caller requires the live mark: a push into a partition without it (Redis lost
           the crawl; a process still running pushes what it discovers before `trawl frontier
           rebuild` has run) flags its URLs Verify (16, UrlFlag.Verify). The rebuild may restore
-          the same URL from PostgreSQL; of the two copies only the first is fetched
+          the same URL from PostgreSQL; of the two copies only the first is fetched. Such a
+          push never spills: the rebuild would count a spilled URL's row again in its host's
+          spilled URLs, a count no row backs once a refill has taken the row
   ARGV[6] the most URLs this partition's back queues hold (0 = unlimited: nothing spills)
   ARGV[7] head: URLs of each host kept in Redis even past the cap, so a host never waits for a
           refill; a host with spilled URLs is refilled once it has half of this or fewer left
@@ -91,7 +93,7 @@ for i = 8, #ARGV, 5 do
     if maxVariants > 0 and variant ~= '' then redis.call('HINCRBY', base .. 'v:' .. host, variant, -1) end
     refused = refused + 1
     verdicts[#verdicts + 1] = 'b'
-  elseif spills(hostKey, host, band) then
+  elseif not verifyAll and spills(hostKey, host, band) then
     local left = tonumber(redis.call('HGET', hostKey, 'n') or '0')
     redis.call('HINCRBY', hostKey, 'sp', 1)
     if tonumber(band) > tonumber(redis.call('HGET', hostKey, 'spb') or '-1') then redis.call('HSET', hostKey, 'spb', band) end

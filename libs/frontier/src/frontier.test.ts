@@ -470,6 +470,19 @@ describe('crash windows', () => {
     expect((await f.claim(0, 10)).leases.map((l) => [l.url, l.flags & UrlFlag.Verify])).toEqual([['http://c/1', 0]]);
   });
 
+  it('a push into a partition whose data was lost never spills: the rebuild counts every spilled row it finds', async () => {
+    const f = makeFrontier({ requireLiveMark: true, redisMaxUrls: 1, hostHeadUrls: 1 });
+    await f.markLive();
+    await f.push([item('a', '/1')], { spill: true });
+    // Live and at its cap: a's next URL waits in PostgreSQL.
+    expect((await f.push([item('a', '/2')], { spill: true })).spills.map((s) => s.index)).toEqual([0]);
+    await deleteByPrefix(t.redis, `${f.options.prefix}:`); // Redis lost everything
+    // Past the cap again, but the partition is not live: every URL goes to Redis (flagged Verify), none spills.
+    const pushed = await f.push([item('a', '/3'), item('a', '/4'), item('b', '/1')], { spill: true });
+    expect(pushed).toMatchObject({ pushed: 3, spills: [] });
+    expect(await f.stats()).toMatchObject({ queued: 3, spilled: 0 });
+  });
+
   it('a job of a wiped frontier reaching the gate is stale, not adopted onto a host whose due time and token are gone', async () => {
     const f = makeFrontier();
     await f.push([item('a', '/1')]);
