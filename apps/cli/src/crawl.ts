@@ -145,7 +145,7 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
     // Queued URLs are in Redis or, past TRAWL_FRONTIER_REDIS_MAX_URLS, spilled to PostgreSQL.
     const queued = stats.queued + stats.spilled;
     tail = queued === 0;
-    if (stats.queued === 0 && stats.leased === 0 && (stats.spilled === 0 || (await spillsLeftOver(stats.spilled)))) {
+    if (stats.leased === 0 && (queued === 0 || (stats.queued === 0 && (await spillsLeftOver(stats.spilled))))) {
       // Empty because Redis was lost just now? Then nothing is done, and nothing may be pushed.
       if (!(await runtime.intact()).ok) continue;
       // Or because a rebuild has handed the crawl back and is still restoring URLs.
@@ -154,8 +154,8 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
       const repaired = await repair.repair(0);
       // The figures above are read a partition at a time: a claim, or a page's links pushed to
       // another partition just before its lease was acknowledged, may have fallen between two
-      // reads. Read again: still empty, and no lease acknowledged since (any ack counts in
-      // `done`), is finished.
+      // reads. Read again: nothing leased, nothing queued or spilled since, and no lease
+      // acknowledged since (any ack counts in `done`), is finished.
       if (repaired === 0 && (await stillEmpty(frontier, stats))) {
         finished = 'complete';
         finishedAt = clock.now();
@@ -234,10 +234,10 @@ export async function runCrawl(runtime: Runtime, options: RunCrawlOptions): Prom
   };
 }
 
-/** Whether the frontier, read once more, still holds nothing queued or leased, with as many spilled URLs counted and leases acknowledged (`done`) as `before`. */
-async function stillEmpty(frontier: Runtime['frontier'], before: { spilled: number; done: number }): Promise<boolean> {
+/** Whether the frontier, read once more, still has nothing leased and has not moved: as many URLs queued and spilled, and as many leases acknowledged (`done`), as `before`. */
+async function stillEmpty(frontier: Runtime['frontier'], before: { queued: number; spilled: number; done: number }): Promise<boolean> {
   const again = await frontier.stats();
-  return again.queued === 0 && again.leased === 0 && again.spilled === before.spilled && again.done === before.done;
+  return again.leased === 0 && again.queued === before.queued && again.spilled === before.spilled && again.done === before.done;
 }
 
 /**
