@@ -1,4 +1,4 @@
-import { Batcher } from '@trawl/core';
+import { Batcher, PROCESS_BATCH_WAIT_MS } from '@trawl/core';
 import { type Database, Freshness, pageValidators, type PageRecord, type UrlState } from '@trawl/db';
 import type { Frontier } from '@trawl/frontier';
 import { observationOf, planRecrawl, type RecrawlOptions } from '@trawl/recrawl';
@@ -31,7 +31,7 @@ export class Records {
     private readonly recrawl: () => Promise<RecrawlOptions | null>,
     /** Where written records' leases are acknowledged. */
     private readonly frontier: Pick<Frontier, 'ack'>,
-    options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 500, maxWaitMs: 10 },
+    options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 500, maxWaitMs: PROCESS_BATCH_WAIT_MS },
   ) {
     this.freshness = new Freshness(db.pool, db.options.schema);
     this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (items) => this.run(items), concurrency: 2 });

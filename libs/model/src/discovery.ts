@@ -1,4 +1,4 @@
-import { Batcher, type Clock, ErrorCode } from '@trawl/core';
+import { Batcher, type Clock, ErrorCode, PROCESS_BATCH_WAIT_MS } from '@trawl/core';
 import type { Database } from '@trawl/db';
 import { type Frontier, type HostNote, type PushItem, type RefusalReason, UrlFlag } from '@trawl/frontier';
 import type { RobotsCache } from '@trawl/robots';
@@ -214,7 +214,7 @@ export class Discovery {
 
   constructor(
     private readonly deps: DiscoveryDeps,
-    options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 2000, maxWaitMs: 10 },
+    options: { maxBatch: number; maxWaitMs: number } = { maxBatch: 2000, maxWaitMs: PROCESS_BATCH_WAIT_MS },
   ) {
     this.batcher = new Batcher<Candidate, boolean>({
       maxItems: options.maxBatch,

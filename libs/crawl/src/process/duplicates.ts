@@ -1,4 +1,4 @@
-import { Batcher } from '@trawl/core';
+import { Batcher, PROCESS_BATCH_WAIT_MS } from '@trawl/core';
 import type { FirstCapture, IndexedFingerprint, NearDupIndex } from '@trawl/db';
 import { classifyBatch, type DuplicateVerdict, type NearCandidate } from '@trawl/dedup';
 
@@ -96,7 +96,7 @@ export class Duplicates {
   constructor(
     private readonly index: DuplicateIndex,
     private readonly now: () => number,
-    private readonly options: DuplicatesOptions = { maxBatch: 200, maxWaitMs: 5, rememberBodies: 10_000 },
+    private readonly options: DuplicatesOptions = { maxBatch: 200, maxWaitMs: PROCESS_BATCH_WAIT_MS, rememberBodies: 10_000 },
   ) {
     // Several batches may be in flight: their lookups and writes overlap, their classification does not.
     this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 4 });
