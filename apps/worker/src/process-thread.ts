@@ -34,8 +34,11 @@ port.on('message', (raw: unknown) => {
     logger.warn({ issues: message.error.issues.length }, 'process thread: a message it does not know, ignored');
     return;
   }
-  if (message.data.kind === 'body') bodies.put(message.data.key, Buffer.from(message.data.bytes));
-  else stopRequested?.(message.data.timeoutMs);
+  if (message.data.kind === 'body') {
+    // The bytes were moved to this thread: wrap them, not copy them.
+    const { bytes } = message.data;
+    bodies.put(message.data.key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  } else stopRequested?.(message.data.timeoutMs);
 });
 
 async function run(): Promise<void> {
