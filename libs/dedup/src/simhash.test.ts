@@ -123,6 +123,29 @@ describe('simhash', () => {
     }
   });
 
+  it('keeps the majority of each bit, as 64 plain counters would, around every flush of its 8-bit vote lanes', () => {
+    // The reference: every shingle's XXH64 (seed 0) votes on each of the 64 bits, one counter per bit.
+    const reference = (text: string): bigint => {
+      const all = shingles(tokenize(normalizeText(text)));
+      const votes = new Array<number>(64).fill(0);
+      for (const shingle of all) {
+        const hash = h64(shingle, 0n);
+        for (let bit = 0; bit < 64; bit++) votes[bit] += Number((hash >> BigInt(bit)) & 1n);
+      }
+      let fingerprint = 0n;
+      for (let bit = 0; bit < 64; bit++) if (votes[bit]! * 2 > all.length) fingerprint |= 1n << BigInt(bit);
+      return BigInt.asIntN(64, fingerprint);
+    };
+    // Lanes are added into the counters every 255 hashes: shingle counts on both sides of 255 and 510.
+    for (const n of [1, 2, 3, 4, 100, 256, 257, 258, 259, 512, 513, 514, 1300]) {
+      const text = words(n, n).join(' ');
+      expect(simhash(text), `${n} words`).toBe(reference(text));
+    }
+    // A text where most shingles are one repeated phrase: bits far from a tie, lanes near full.
+    const repeated = `${'same words again '.repeat(600)}${words(40, 9).join(' ')}`;
+    expect(simhash(repeated)).toBe(reference(repeated));
+  });
+
   it('is null for text without words', () => {
     expect(simhash('')).toBeNull();
     expect(simhash(' ... !!! ')).toBeNull();

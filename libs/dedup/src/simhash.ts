@@ -178,24 +178,17 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
     }
   }
   ends[words++] = bytes.length;
-  // The votes are counted bit-sliced: plane k holds bit k of the number of hashes with a one
-  // at each of 32 positions (one counter per half of the 64-bit hash), so adding a hash is a
-  // ripple of carries (about two steps on average) instead of 64 increments.
-  const lo = new Int32Array(32);
-  const hi = new Int32Array(32);
-  let count = 0;
-  const last = Math.max(0, words - size);
-  for (let i = 0; i <= last; i++) {
+  const count = Math.max(0, words - size) + 1;
+  const hashes = hashBuffer(2 * count);
+  for (let i = 0; i < count; i++) {
     const start = starts[i] as number;
     const end = ends[Math.min(i + size, words) - 1] as number;
     // The 64-bit hash's halves through a typed-array view: no BigInt arithmetic per shingle.
     HASH[0] = raw === null ? h64Raw(bytes.subarray(start, end)) : raw.xxh64(start, end - start, 0n);
-    addToPlanes(lo, (HALVES[0] as number) | 0);
-    addToPlanes(hi, (HALVES[1] as number) | 0);
-    count++;
+    hashes[2 * i] = HALVES[0] as number;
+    hashes[2 * i + 1] = HALVES[1] as number;
   }
-  // A bit is set when more than half the shingles voted for it.
-  return BigInt.asIntN(64, (BigInt(majority(hi, count) >>> 0) << 32n) | BigInt(majority(lo, count) >>> 0));
+  return majorityOf(hashes, count);
 }
 
 const HASH = new BigUint64Array(1);
@@ -234,24 +227,67 @@ function wordBounds(bytes: number): { starts: Int32Array; ends: Int32Array } {
   return { starts: STARTS, ends: ENDS };
 }
 
-function addToPlanes(planes: Int32Array, word: number): void {
-  let carry = word;
-  for (let k = 0; carry !== 0; k++) {
-    const plane = planes[k] as number;
-    planes[k] = plane ^ carry;
-    carry &= plane;
-  }
+let HASHES = new Int32Array(8192);
+
+/** Room for `n` 32-bit halves of shingle hashes, reused from call to call. */
+function hashBuffer(n: number): Int32Array {
+  if (HASHES.length < n) HASHES = new Int32Array(n);
+  return HASHES;
 }
 
-function majority(planes: Int32Array, count: number): number {
-  const used = 32 - Math.clz32(count);
-  let bits = 0;
-  for (let bit = 0; bit < 32; bit++) {
-    let ones = 0;
-    for (let k = used - 1; k >= 0; k--) ones = ones * 2 + (((planes[k] as number) >>> bit) & 1);
-    if (ones * 2 > count) bits |= 1 << bit;
+/** Votes per bit of the 64-bit hashes, reused from call to call (64 counters: low half's bits, then high half's). */
+const VOTES = new Float64Array(64);
+/** Each holds four 8-bit counters of the votes since the last flush: lane j of LANES[k] counts bit 8j + k (k < 8: low half; else high half, bit 8j + k - 8). */
+const LANES = new Int32Array(16);
+
+/**
+ * The fingerprint of `count` 64-bit hashes (32-bit halves, low first): a bit is set when more
+ * than half of the hashes have it. The votes are counted eight bits apart, four counters to a
+ * 32-bit number (SWAR): a hash costs sixteen shifts, masks and adds, with no branch, and every
+ * 255 hashes, before a lane can overflow, the lanes are added into the counters.
+ */
+function majorityOf(hashes: Int32Array, count: number): bigint {
+  const votes = VOTES.fill(0);
+  const lanes = LANES;
+  // The sixteen lane words in locals (registers), written out to LANES only to be flushed.
+  let l0 = 0, l1 = 0, l2 = 0, l3 = 0, l4 = 0, l5 = 0, l6 = 0, l7 = 0;
+  let h0 = 0, h1 = 0, h2 = 0, h3 = 0, h4 = 0, h5 = 0, h6 = 0, h7 = 0;
+  const M = 0x01010101;
+  for (let i = 0, pending = 0; i < count; i++) {
+    const lo = hashes[2 * i] as number;
+    const hi = hashes[2 * i + 1] as number;
+    l0 += lo & M; l1 += (lo >>> 1) & M; l2 += (lo >>> 2) & M; l3 += (lo >>> 3) & M;
+    l4 += (lo >>> 4) & M; l5 += (lo >>> 5) & M; l6 += (lo >>> 6) & M; l7 += (lo >>> 7) & M;
+    h0 += hi & M; h1 += (hi >>> 1) & M; h2 += (hi >>> 2) & M; h3 += (hi >>> 3) & M;
+    h4 += (hi >>> 4) & M; h5 += (hi >>> 5) & M; h6 += (hi >>> 6) & M; h7 += (hi >>> 7) & M;
+    if (++pending === 255 || i === count - 1) {
+      lanes[0] = l0; lanes[1] = l1; lanes[2] = l2; lanes[3] = l3; lanes[4] = l4; lanes[5] = l5; lanes[6] = l6; lanes[7] = l7;
+      lanes[8] = h0; lanes[9] = h1; lanes[10] = h2; lanes[11] = h3; lanes[12] = h4; lanes[13] = h5; lanes[14] = h6; lanes[15] = h7;
+      flushLanes(lanes, votes);
+      l0 = l1 = l2 = l3 = l4 = l5 = l6 = l7 = 0;
+      h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = 0;
+      pending = 0;
+    }
   }
-  return bits;
+  let lo = 0;
+  let hi = 0;
+  for (let bit = 0; bit < 32; bit++) {
+    if ((votes[bit] as number) * 2 > count) lo |= 1 << bit;
+    if ((votes[32 + bit] as number) * 2 > count) hi |= 1 << bit;
+  }
+  return BigInt.asIntN(64, (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0));
+}
+
+function flushLanes(lanes: Int32Array, votes: Float64Array): void {
+  for (let k = 0; k < 16; k++) {
+    const packed = lanes[k] as number;
+    const bit = k < 8 ? k : 24 + k;
+    votes[bit] = (votes[bit] as number) + (packed & 0xff);
+    votes[bit + 8] = (votes[bit + 8] as number) + ((packed >>> 8) & 0xff);
+    votes[bit + 16] = (votes[bit + 16] as number) + ((packed >>> 16) & 0xff);
+    votes[bit + 24] = (votes[bit + 24] as number) + (packed >>> 24);
+    lanes[k] = 0;
+  }
 }
 
 /** Bits in which two fingerprints differ (0–64); works on signed and unsigned forms alike. */
