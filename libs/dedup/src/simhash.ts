@@ -168,7 +168,7 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   const raw = RAW;
   const bytes = raw === null ? new Uint8Array(encoded.buffer, encoded.byteOffset, encoded.length) : inRawMemory(raw, encoded);
   // Word k spans [starts[k], ends[k]): the words are exactly the space-separated parts.
-  const { starts, ends } = wordBounds(bytes.length);
+  const { starts, ends, hashes } = scratchFor(bytes.length);
   let words = 0;
   starts[0] = 0;
   for (let i = 0; i < bytes.length; i++) {
@@ -179,7 +179,6 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
   }
   ends[words++] = bytes.length;
   const count = Math.max(0, words - size) + 1;
-  const hashes = hashBuffer(2 * count);
   for (let i = 0; i < count; i++) {
     const start = starts[i] as number;
     const end = ends[Math.min(i + size, words) - 1] as number;
@@ -216,23 +215,20 @@ export function useRawXxh64ForTesting(raw: boolean): boolean {
 
 let STARTS = new Int32Array(4096);
 let ENDS = new Int32Array(4096);
+let HASHES = new Int32Array(8192);
 
-/** Word bounds for a text of `bytes` bytes (at most one word per two bytes, plus one), reused from call to call. */
-function wordBounds(bytes: number): { starts: Int32Array; ends: Int32Array } {
+/**
+ * Room for a text of `bytes` bytes, reused from call to call: its word bounds (at most one word
+ * per two bytes, plus one) and its shingles' hashes as 32-bit halves (at most one shingle per word).
+ */
+function scratchFor(bytes: number): { starts: Int32Array; ends: Int32Array; hashes: Int32Array } {
   const most = (bytes >> 1) + 2;
   if (STARTS.length < most) {
     STARTS = new Int32Array(most);
     ENDS = new Int32Array(most);
+    HASHES = new Int32Array(2 * most);
   }
-  return { starts: STARTS, ends: ENDS };
-}
-
-let HASHES = new Int32Array(8192);
-
-/** Room for `n` 32-bit halves of shingle hashes, reused from call to call. */
-function hashBuffer(n: number): Int32Array {
-  if (HASHES.length < n) HASHES = new Int32Array(n);
-  return HASHES;
+  return { starts: STARTS, ends: ENDS, hashes: HASHES };
 }
 
 /** Votes per bit of the 64-bit hashes, reused from call to call (64 counters: low half's bits, then high half's). */
