@@ -130,7 +130,7 @@ describe('simhash', () => {
       const votes = new Array<number>(64).fill(0);
       for (const shingle of all) {
         const hash = h64(shingle, 0n);
-        for (let bit = 0; bit < 64; bit++) votes[bit] += Number((hash >> BigInt(bit)) & 1n);
+        for (let bit = 0; bit < 64; bit++) votes[bit] = (votes[bit] ?? 0) + Number((hash >> BigInt(bit)) & 1n);
       }
       let fingerprint = 0n;
       for (let bit = 0; bit < 64; bit++) if (votes[bit]! * 2 > all.length) fingerprint |= 1n << BigInt(bit);
