@@ -139,7 +139,7 @@ function measure(rows: PageRow[], truth: Map<string, DuplicateInfo>) {
 
 async function countFiles(dir: string): Promise<number> {
   let n = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) if (entry.isFile() && entry.name.endsWith('.gz')) n += 1;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) if (entry.isFile() && /\.(br|gz)$/.test(entry.name)) n += 1;
   return n;
 }
 

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { loadConfig } from '@trawl/config';
 import { addSeeds } from '@trawl/dispatch';
@@ -184,7 +184,8 @@ describe('re-crawling a changing web', () => {
     // The store also holds each page's text beside its body, and the scheduler's seen-set
     // snapshots: count the HTML bodies alone.
     const files = readdirSync(dir, { recursive: true }).filter((f) => !String(f).startsWith('seen-snapshots') && statSync(join(dir, String(f))).isFile());
-    const stored = files.filter((f) => gunzipSync(readFileSync(join(dir, String(f)))).subarray(0, 1).toString() === '<').length;
+    const unpack = (f: string): Buffer => (f.endsWith('.gz') ? gunzipSync : brotliDecompressSync)(readFileSync(join(dir, f)));
+    const stored = files.filter((f) => unpack(String(f)).subarray(0, 1).toString() === '<').length;
     const bodies = new Set(log.filter((e) => e.status === 200 && e.version !== undefined).map((e) => `${urlOf(e)}#${e.version}`)).size;
     expect(stored).toBeLessThanOrEqual(bodies);
     rmSync(dir, { recursive: true, force: true });

@@ -5,10 +5,10 @@ import { LocalContentStore } from './local-store.js';
 import { LocalNamedObjects, type NamedObjects, S3NamedObjects, type S3NamedObjectsOptions } from './named-objects.js';
 import { S3ContentStore, type S3ContentStoreOptions } from './s3-store.js';
 
-/** The settings `createContentStore` reads: `config.store`, the local directory's two and its writer thread's priority. */
+/** The settings `createContentStore` reads: `config.store`, the local directory's two, the compression and the writer thread's priority. */
 export interface ContentStoreConfig {
   store: StoreConfig;
-  worker: Pick<WorkerConfig, 'contentDir' | 'contentFsync' | 'contentGzipLevel'>;
+  worker: Pick<WorkerConfig, 'contentDir' | 'contentFsync' | 'contentCompression' | 'contentBrotliQuality' | 'contentGzipLevel'>;
   process?: Pick<ProcessConfig, 'nice'>;
 }
 
@@ -19,7 +19,8 @@ export interface ContentStoreConfig {
  */
 export function createContentStore(config: ContentStoreConfig, s3Client?: S3ContentStoreOptions['client']): ContentStore {
   const { store, worker } = config;
-  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync, gzipLevel: worker.contentGzipLevel, threadNice: config.process?.nice });
+  const format = { compression: worker.contentCompression, brotliQuality: worker.contentBrotliQuality, gzipLevel: worker.contentGzipLevel };
+  if (store.backend === 'local') return new LocalContentStore({ dir: worker.contentDir, fsync: worker.contentFsync, ...format, threadNice: config.process?.nice });
   return new S3ContentStore({
     // The schema refuses backend s3 without a bucket; the store repeats the check for callers
     // that build a config by hand.
@@ -29,7 +30,7 @@ export function createContentStore(config: ContentStoreConfig, s3Client?: S3Cont
     region: store.s3Region,
     forcePathStyle: store.s3ForcePathStyle,
     maxAttempts: store.s3MaxAttempts,
-    gzipLevel: worker.contentGzipLevel,
+    ...format,
     client: s3Client,
   });
 }

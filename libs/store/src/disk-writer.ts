@@ -1,12 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import { lowerPriorityCode, profilingArgs, ThreadCalls } from '@trawl/core';
+import type { StoredFormat } from './content-store.js';
 
 /** One body to compress and write: to `temp` first, then renamed to `path`. */
 export interface DiskWrite {
   path: string;
   temp: string;
   body: Uint8Array;
-  gzipLevel: number;
+  format: StoredFormat;
   fsync: boolean;
 }
 
@@ -22,10 +23,15 @@ const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
 const dirs = new Set();
+// As compressSync in content-store.ts (this thread cannot import it).
+const compress = (body, { compression, level }) =>
+  compression === 'brotli'
+    ? zlib.brotliCompressSync(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: level, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength } })
+    : zlib.gzipSync(body, { level });
 parentPort.on('message', ({ id, input: m }) => {
   const dir = path.dirname(m.path);
   try {
-    const compressed = zlib.gzipSync(m.body, { level: m.gzipLevel });
+    const compressed = compress(m.body, m.format);
     if (!dirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true });
       dirs.add(dir);
@@ -49,7 +55,7 @@ parentPort.on('message', ({ id, input: m }) => {
 
 /**
  * Compresses and writes bodies on a thread of its own. On a busy crawler the event loop is the
- * bottleneck: gzip and the open/write/close/rename of two files per page (body and text) cost it
+ * bottleneck: compression and the open/write/close/rename of two files per page (body and text) cost it
  * about a fifth of its time, and every millisecond it spends there delays the timers that start
  * polite fetches on time. Here the loop only hands the bytes over. Writes keep their order; a
  * write resolves once its file is renamed into place, as before. A failed write rejects with the

@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { getPriority, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 import { loadConfig } from '@trawl/config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash, contentKey } from './content-store.js';
@@ -23,7 +23,7 @@ storeContract('LocalContentStore', async () => {
 storeContract('LocalContentStore without fsync, gzip level 1', async () => {
   const dir = await makeTempDir();
   return {
-    store: new LocalContentStore({ dir, gzipLevel: 1, fsync: false }),
+    store: new LocalContentStore({ dir, compression: 'gzip', gzipLevel: 1, fsync: false }),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };
 });
@@ -59,33 +59,50 @@ describe.runIf(process.platform === 'linux')('LocalContentStore: the writer thre
   });
 });
 
-describe('createContentStore: TRAWL_CONTENT_GZIP_LEVEL', () => {
-  // gzip's header says which end of the scale wrote it (RFC 1952, XFL): 4 = fastest (zlib levels
-  // 0–1), 2 = best (level 9), 0 otherwise.
-  const extraFlags = async (env: Record<string, string>): Promise<number> => {
+describe('createContentStore: TRAWL_CONTENT_COMPRESSION and its levels', () => {
+  const body = Buffer.from('<p>a page of prose, a page of prose, a page of prose</p>'.repeat(200));
+
+  /** The one file a store built from `env` writes for `body`, checked to hold `body`. */
+  const storedFile = async (env: Record<string, string>): Promise<{ name: string; bytes: Buffer }> => {
     const dir = await makeTempDir();
     const store = createContentStore(loadConfig({ env: { TRAWL_CONTENT_DIR: dir, ...env } }));
     try {
-      const body = Buffer.from('<p>a page of prose, a page of prose, a page of prose</p>'.repeat(200));
       await store.put(body);
       const [file] = await listFiles(dir);
-      const stored = await readFile(join(dir, file as string));
-      expect(gunzipSync(stored).equals(body)).toBe(true);
-      return stored[8] as number;
+      const bytes = await readFile(join(dir, file as string));
+      expect((file as string).endsWith('.gz') ? gunzipSync(bytes) : brotliDecompressSync(bytes)).toEqual(body);
+      return { name: file as string, bytes };
     } finally {
       await store.close();
       await rm(dir, { recursive: true, force: true });
     }
   };
 
-  it('stores at level 1 by default and at the level given', async () => {
+  it('stores brotli at quality 1 by default, at the quality given', async () => {
+    const standard = await storedFile({});
+    expect(standard.name.endsWith(`${contentHash(body)}.br`)).toBe(true);
+    expect(standard.bytes).toEqual(brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }));
+    const best = await storedFile({ TRAWL_CONTENT_BROTLI_QUALITY: '11' });
+    expect(best.bytes.length).toBeLessThan(standard.bytes.length);
+  });
+
+  it('stores gzip at level 1 under gzip, and at the level given', async () => {
+    // gzip's header says which end of the scale wrote it (RFC 1952, XFL): 4 = fastest (zlib
+    // levels 0–1), 2 = best (level 9), 0 otherwise.
+    const extraFlags = async (env: Record<string, string>): Promise<number> => {
+      const { name, bytes } = await storedFile({ TRAWL_CONTENT_COMPRESSION: 'gzip', ...env });
+      expect(name.endsWith(`${contentHash(body)}.gz`)).toBe(true);
+      return bytes[8] as number;
+    };
     expect(await extraFlags({})).toBe(4);
     expect(await extraFlags({ TRAWL_CONTENT_GZIP_LEVEL: '9' })).toBe(2);
     expect(await extraFlags({ TRAWL_CONTENT_GZIP_LEVEL: '6' })).toBe(0);
   });
 
-  it('refuses a level zlib does not have, naming the setting', () => {
+  it('refuses a format or a level it does not have, naming the setting', () => {
     expect(() => loadConfig({ env: { TRAWL_CONTENT_GZIP_LEVEL: '10' } })).toThrow(/TRAWL_CONTENT_GZIP_LEVEL/);
+    expect(() => loadConfig({ env: { TRAWL_CONTENT_BROTLI_QUALITY: '12' } })).toThrow(/TRAWL_CONTENT_BROTLI_QUALITY/);
+    expect(() => loadConfig({ env: { TRAWL_CONTENT_COMPRESSION: 'zstd' } })).toThrow(/TRAWL_CONTENT_COMPRESSION/);
   });
 });
 
@@ -108,17 +125,40 @@ describe('LocalContentStore on disk', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('lays bodies out as <hh>/<sha256>.gz, valid gzip, no temp files left', async () => {
+  it('lays bodies out as <hh>/<sha256>.br, valid brotli, no temp files left', async () => {
     const body = Buffer.from('<p>layout</p>');
     const hash = contentHash(body);
     await store.put(body);
     await store.put(Buffer.from('another'));
     const files = await listFiles(dir);
     expect(files).toHaveLength(2);
-    const expected = join(hash.slice(0, 2), `${hash}.gz`);
+    const expected = join(hash.slice(0, 2), `${hash}.br`);
     expect(files).toContain(expected);
-    expect(gunzipSync(await readFile(join(dir, expected)))).toEqual(body);
+    expect(brotliDecompressSync(await readFile(join(dir, expected)))).toEqual(body);
   });
+
+  for (const [writer, reader] of [
+    ['gzip', 'brotli'],
+    ['brotli', 'gzip'],
+  ] as const) {
+    it(`a ${reader} store reads the bodies a ${writer} store wrote in the same place`, async () => {
+      const earlier = new LocalContentStore({ dir, compression: writer });
+      const body = Buffer.from(`<p>stored as ${writer}</p>`);
+      const { key, contentHash: hash } = await earlier.put(body);
+      await earlier.close();
+      expect(await listFiles(dir)).toEqual([join(hash.slice(0, 2), `${hash}${writer === 'gzip' ? '.gz' : '.br'}`)]);
+
+      const later = new LocalContentStore({ dir, compression: reader });
+      try {
+        expect(await later.has(key)).toBe(true);
+        expect(await later.get(key)).toEqual(body);
+        expect(await later.has(contentKey(contentHash(Buffer.from('never stored'))))).toBe(false);
+        expect(await later.get(contentKey(contentHash(Buffer.from('never stored'))))).toBeNull();
+      } finally {
+        await later.close();
+      }
+    });
+  }
 
   it('concurrent puts in one process write once', async () => {
     const body = randomBytes(512 * 1024);
@@ -145,15 +185,19 @@ describe('LocalContentStore on disk', () => {
   it('a corrupt stored body is an ERR_STORE failure, not a page', async () => {
     const body = Buffer.from('will be corrupted');
     const { key, contentHash: hash } = await store.put(body);
-    const path = join(dir, hash.slice(0, 2), `${hash}.gz`);
+    const path = join(dir, hash.slice(0, 2), `${hash}.br`);
 
-    await writeFile(path, Buffer.from('not gzip at all'));
-    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });
+    await writeFile(path, Buffer.from([0xff, 0xff, 0xff, 0xff, 0x00, 0x01]));
+    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail', message: expect.stringContaining('corrupt') });
 
-    // Valid gzip of the wrong bytes: caught by the hash check.
-    const { gzipSync } = await import('node:zlib');
-    await writeFile(path, gzipSync(Buffer.from('something else')));
-    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });
+    // Valid brotli of the wrong bytes: caught by the hash check.
+    await writeFile(path, brotliCompressSync(Buffer.from('something else')));
+    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail', message: expect.stringContaining('does not match') });
+
+    // The same for a body found under its gzip name.
+    await rm(path);
+    await writeFile(join(dir, hash.slice(0, 2), `${hash}.gz`), gzipSync(Buffer.from('something else')));
+    await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail', message: expect.stringContaining('does not match') });
   });
 
   for (const thread of [true, false]) {
@@ -190,7 +234,7 @@ describe('LocalContentStore on disk', () => {
     const body = Buffer.from('compress me please '.repeat(5_000));
     const storedAt = async (gzipLevel: number): Promise<number> => {
       const levelDir = await mkdtemp(join(dir, `level-${gzipLevel}-`));
-      const levelStore = new LocalContentStore({ dir: levelDir, gzipLevel });
+      const levelStore = new LocalContentStore({ dir: levelDir, compression: 'gzip', gzipLevel });
       const { storedBytes } = await levelStore.put(body);
       await levelStore.close();
       return storedBytes;
@@ -203,5 +247,7 @@ describe('LocalContentStore on disk', () => {
     expect(() => new LocalContentStore({ dir: '' })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
     expect(() => new LocalContentStore({ dir, gzipLevel: 10 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
     expect(() => new LocalContentStore({ dir, gzipLevel: 1.5 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
+    expect(() => new LocalContentStore({ dir, brotliQuality: 12 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID', message: expect.stringContaining('brotliQuality') }));
+    expect(() => new LocalContentStore({ dir, compression: 'zstd' as 'gzip' })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID', message: expect.stringContaining('compression') }));
   });
 });

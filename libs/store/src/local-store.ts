@@ -3,22 +3,32 @@ import { rename as renameCallback, writeFile as writeFileCallback } from 'node:f
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { gzip, gzipSync } from 'node:zlib';
 import { ErrorCode, TrawlError } from '@trawl/core';
-import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult, unpackStored } from './content-store.js';
+import {
+  type Compression,
+  compressAsync,
+  compressSync,
+  type ContentStore,
+  contentHash,
+  contentKey,
+  FORMAT_SUFFIX,
+  hashOfKey,
+  readOrder,
+  type PutResult,
+  type StoredFormat,
+  storedFormat,
+  unpackStored,
+} from './content-store.js';
 import { DiskWriter } from './disk-writer.js';
 import { KnownKeys, PutsInFlight } from './known-keys.js';
 
-// The async zlib calls run on the libuv thread pool, not on the event loop.
-const gzipAsync = promisify(gzip);
-
 /**
- * Bodies up to this size are compressed on the event loop. Handing one to the thread pool costs
- * ~0.2 ms of CPU whatever its size (a zlib stream and its 256 KiB of state, a thread hand-off),
- * while compressing 64 KiB inline takes ~0.2 ms and a typical 30 KiB page ~0.1 ms; larger bodies
- * go to the pool, so no body holds the event loop longer than that.
+ * Bodies up to this size are compressed on the event loop (without the writer thread). Handing
+ * one to the thread pool costs ~0.2 ms of CPU whatever its size (a zlib stream and its state, a
+ * thread hand-off), while compressing 64 KiB inline takes about as long; larger bodies go to the
+ * pool, so no body holds the event loop longer than that.
  */
-const INLINE_GZIP_MAX_BYTES = 64 * 1024;
+const INLINE_COMPRESS_MAX_BYTES = 64 * 1024;
 
 // The callback forms: the promise API's FileHandle bookkeeping roughly doubles the CPU of a
 // small write (measured: 0.45 vs 0.25 ms per write + rename of a 1 KB file).
@@ -28,14 +38,18 @@ const renameFast = promisify(renameCallback);
 export interface LocalContentStoreOptions {
   /** Root directory; created on first put. */
   dir: string;
-  /** zlib level 0–9. Default 6 (zlib's own default: most of level 9's ratio at a third of the CPU). */
+  /** How new bodies are compressed. Default brotli; bodies of either format are read. */
+  compression?: Compression;
+  /** zlib level 0–9 under gzip. Default 6 (zlib's own default: most of level 9's ratio at a third of the CPU). */
   gzipLevel?: number;
+  /** Brotli quality 0–11 under brotli. Default 1. */
+  brotliQuality?: number;
   /**
    * fsync each body before renaming it into place, so that after a power cut the final name
    * holds the whole body or nothing. Default true. Without it a crash of the process still
    * never leaves a half body (the rename is atomic); only a power cut can, and the page is
    * re-fetched by the next re-crawl. It costs a disk flush per page, which on a busy crawl
-   * ties up the libuv threads that gzip and DNS also need.
+   * ties up the libuv threads that compression and DNS also need.
    */
   fsync?: boolean;
   /** Bodies this process remembers storing (skips even the existence check). Default 100,000. */
@@ -56,7 +70,8 @@ export interface LocalContentStoreOptions {
 const FATAL_FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTDIR', 'EISDIR']);
 
 /**
- * Bodies as gzip files in a local directory: `<dir>/<h0h1>/<sha256>.gz`. One level of 256
+ * Bodies as compressed files in a local directory: `<dir>/<h0h1>/<sha256>.br` (or `.gz`, see
+ * `Compression`; a body is looked for under its other name too). One level of 256
  * fan-out: a crawl of millions of pages puts tens of thousands of files in a directory, which
  * ext4/xfs index fine, while a second level would cost a mkdir for almost every early body
  * (65,536 directories fill up only after ~10^5 bodies). Beyond a local disk, use object storage.
@@ -68,7 +83,7 @@ const FATAL_FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 
  */
 export class LocalContentStore implements ContentStore {
   private readonly dir: string;
-  private readonly gzipLevel: number;
+  private readonly format: StoredFormat;
   private readonly fsync: boolean;
   private readonly inFlight = new PutsInFlight();
   /** Fan-out directories known to exist: one mkdir per directory per process, not per body. */
@@ -78,17 +93,12 @@ export class LocalContentStore implements ContentStore {
   private closed = false;
 
   constructor(options: LocalContentStoreOptions) {
-    const { dir, gzipLevel = 6, fsync = true, knownCacheSize = 100_000, thread = true, threadNice = 0 } = options;
+    const { dir, fsync = true, knownCacheSize = 100_000, thread = true, threadNice = 0 } = options;
     if (typeof dir !== 'string' || dir === '') {
       throw new TrawlError(ErrorCode.ConfigInvalid, 'LocalContentStore: dir is required', { action: 'fatal' });
     }
-    if (!Number.isInteger(gzipLevel) || gzipLevel < 0 || gzipLevel > 9) {
-      throw new TrawlError(ErrorCode.ConfigInvalid, `LocalContentStore: gzipLevel must be 0–9, got ${gzipLevel}`, {
-        action: 'fatal',
-      });
-    }
+    this.format = storedFormat('LocalContentStore', options, 6);
     this.dir = dir;
-    this.gzipLevel = gzipLevel;
     this.fsync = fsync;
     this.known = new KnownKeys(knownCacheSize);
     this.writer = thread ? new DiskWriter(threadNice) : null;
@@ -102,18 +112,23 @@ export class LocalContentStore implements ContentStore {
 
   async get(key: string): Promise<Buffer | null> {
     const hash = hashOfKey(key);
-    let compressed: Buffer;
-    try {
-      compressed = await readFile(this.pathOf(hash));
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return null;
-      throw storeError(`reading ${key} failed`, error);
+    for (const compression of readOrder(this.format.compression)) {
+      let compressed: Buffer;
+      try {
+        compressed = await readFile(this.pathOf(hash, compression));
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT') continue;
+        throw storeError(`reading ${key} failed`, error);
+      }
+      return unpackStored(key, hash, compressed, compression);
     }
-    return unpackStored(key, hash, compressed);
+    return null;
   }
 
   async has(key: string): Promise<boolean> {
-    return this.exists(this.pathOf(hashOfKey(key)));
+    const hash = hashOfKey(key);
+    for (const compression of readOrder(this.format.compression)) if (await this.exists(this.pathOf(hash, compression))) return true;
+    return false;
   }
 
   /** Creates `dir` and writes (then removes) a probe file: a read-only or unusable dir is fatal now. */
@@ -138,7 +153,7 @@ export class LocalContentStore implements ContentStore {
 
   private async write(hash: string, body: Uint8Array): Promise<PutResult> {
     const key = contentKey(hash);
-    const path = this.pathOf(hash);
+    const path = this.pathOf(hash, this.format.compression);
     // No existence check on disk: a body another process (or an earlier run) stored is simply
     // written again under the same name — identical bytes, an atomic rename, one copy. That saves
     // a stat (and the ENOENT it throws) for every new page, which is almost every page.
@@ -147,7 +162,7 @@ export class LocalContentStore implements ContentStore {
     if (this.writer) {
       let storedBytes: number;
       try {
-        storedBytes = await this.writer.write({ path, temp, body, gzipLevel: this.gzipLevel, fsync: this.fsync });
+        storedBytes = await this.writer.write({ path, temp, body, format: this.format, fsync: this.fsync });
       } catch (error) {
         throw storeError(`writing ${key} failed`, error);
       }
@@ -155,7 +170,7 @@ export class LocalContentStore implements ContentStore {
       return { key, contentHash: hash, storedBytes, existed: false };
     }
 
-    const compressed = body.byteLength <= INLINE_GZIP_MAX_BYTES ? gzipSync(body, { level: this.gzipLevel }) : await gzipAsync(body, { level: this.gzipLevel });
+    const compressed = body.byteLength <= INLINE_COMPRESS_MAX_BYTES ? compressSync(body, this.format) : await compressAsync(body, this.format);
     const dir = dirname(path);
     try {
       if (!this.dirs.has(dir)) {
@@ -183,9 +198,10 @@ export class LocalContentStore implements ContentStore {
     return { key, contentHash: hash, storedBytes: compressed.length, existed: false };
   }
 
-  private pathOf(hash: string): string {
-    return join(this.dir, hash.slice(0, 2), `${hash}.gz`);
+  private pathOf(hash: string, compression: Compression): string {
+    return join(this.dir, hash.slice(0, 2), hash + FORMAT_SUFFIX[compression]);
   }
+
 
   private async exists(path: string): Promise<boolean> {
     try {

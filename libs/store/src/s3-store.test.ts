@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -53,7 +53,7 @@ storeContract('S3ContentStore', async () => {
 storeContract('S3ContentStore with a bare prefix, gzip level 1, one attempt', async () => {
   const prefix = `bare-${randomUUID().slice(0, 8)}`;
   return {
-    store: new S3ContentStore({ bucket: BUCKET, prefix, gzipLevel: 1, maxAttempts: 1, client: s3.client }),
+    store: new S3ContentStore({ bucket: BUCKET, prefix, compression: 'gzip', gzipLevel: 1, maxAttempts: 1, client: s3.client }),
     cleanup: () => dropPrefix(`${prefix}/`),
   };
 });
@@ -70,16 +70,32 @@ describe('S3ContentStore against s3rver', () => {
     return store;
   };
 
-  it('lays bodies out as <prefix><hh>/<sha256>.gz, plain gzip of the body', async () => {
+  it('lays bodies out as <prefix><hh>/<sha256>.br, plain brotli of the body (.gz, gzip, under gzip)', async () => {
+    for (const compression of ['brotli', 'gzip'] as const) {
+      const prefix = newPrefix();
+      const store = open({ prefix, ...(compression === 'gzip' ? { compression } : {}) });
+      const body = Buffer.from('<p>layout</p>');
+      const hash = contentHash(body);
+      await store.put(body);
+      expect(store.objectKey(hash)).toBe(`${prefix}${hash.slice(0, 2)}/${hash}${compression === 'gzip' ? '.gz' : '.br'}`);
+      const listed = await admin.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+      expect(listed.Contents?.map((o) => o.Key)).toEqual([store.objectKey(hash)]);
+      const bytes = await objectBytes(store.objectKey(hash));
+      expect(compression === 'gzip' ? gunzipSync(bytes) : brotliDecompressSync(bytes)).toEqual(body);
+    }
+  });
+
+  it('reads the objects a store of the other format wrote under the same prefix', async () => {
     const prefix = newPrefix();
-    const store = open({ prefix });
-    const body = Buffer.from('<p>layout</p>');
-    const hash = contentHash(body);
-    await store.put(body);
-    expect(store.objectKey(hash)).toBe(`${prefix}${hash.slice(0, 2)}/${hash}.gz`);
-    const listed = await admin.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
-    expect(listed.Contents?.map((o) => o.Key)).toEqual([store.objectKey(hash)]);
-    expect(gunzipSync(await objectBytes(store.objectKey(hash)))).toEqual(body);
+    const gzipped = open({ prefix, compression: 'gzip' });
+    const body = Buffer.from('<p>stored as gzip before the default changed</p>');
+    const { key } = await gzipped.put(body);
+    const brotli = open({ prefix });
+    expect(await brotli.has(key)).toBe(true);
+    expect(await brotli.get(key)).toEqual(body);
+    const missing = `sha256:${contentHash(Buffer.from('never stored'))}`;
+    expect(await brotli.has(missing)).toBe(false);
+    expect(await brotli.get(missing)).toBeNull();
   });
 
   it('a body another process stored is found by HEAD: nothing is uploaded again', async () => {
@@ -104,7 +120,7 @@ describe('S3ContentStore against s3rver', () => {
     expect((await open({ prefix }).get(ra.key))?.equals(body)).toBe(true);
   });
 
-  it('is interchangeable with the local store: same key, hash and gzip bytes', async () => {
+  it('is interchangeable with the local store: same key, hash and bytes', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'trawl-store-swap-'));
     closers.push(() => rm(dir, { recursive: true, force: true }));
     const local = new LocalContentStore({ dir, fsync: false });
@@ -116,7 +132,7 @@ describe('S3ContentStore against s3rver', () => {
     expect(inBucket.key).toBe(onDisk.key);
     expect(inBucket.contentHash).toBe(onDisk.contentHash);
     const hash = onDisk.contentHash;
-    expect(await objectBytes(store.objectKey(hash))).toEqual(await readFile(join(dir, hash.slice(0, 2), `${hash}.gz`)));
+    expect(await objectBytes(store.objectKey(hash))).toEqual(await readFile(join(dir, hash.slice(0, 2), `${hash}.br`)));
 
     // A file copied from the directory into the bucket is a stored body.
     const other = Buffer.from('only on disk');
@@ -125,7 +141,7 @@ describe('S3ContentStore against s3rver', () => {
       new PutObjectCommand({
         Bucket: BUCKET,
         Key: store.objectKey(copied.contentHash),
-        Body: await readFile(join(dir, copied.contentHash.slice(0, 2), `${copied.contentHash}.gz`)),
+        Body: await readFile(join(dir, copied.contentHash.slice(0, 2), `${copied.contentHash}.br`)),
       }),
     );
     expect(await store.get(copied.key)).toEqual(other);
@@ -135,7 +151,7 @@ describe('S3ContentStore against s3rver', () => {
     const store = open();
     const body = Buffer.from('will be corrupted');
     const { key, contentHash: hash } = await store.put(body);
-    await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: store.objectKey(hash), Body: Buffer.from('not gzip') }));
+    await admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: store.objectKey(hash), Body: Buffer.from([0xff, 0xff, 0xff, 0xff, 0x00, 0x01]) }));
     await expect(store.get(key)).rejects.toMatchObject({ code: 'ERR_STORE', action: 'fail' });
   });
 
@@ -187,6 +203,7 @@ describe('S3ContentStore against s3rver', () => {
   it('rejects bad options with ERR_CONFIG_INVALID', () => {
     expect(() => new S3ContentStore({ bucket: '' })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID', message: expect.stringContaining('TRAWL_S3_BUCKET') }));
     expect(() => new S3ContentStore({ bucket: 'b', gzipLevel: 11 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
+    expect(() => new S3ContentStore({ bucket: 'b', brotliQuality: 12 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID', message: expect.stringContaining('brotliQuality') }));
     expect(() => new S3ContentStore({ bucket: 'b', maxAttempts: 0 })).toThrow(expect.objectContaining({ code: 'ERR_CONFIG_INVALID' }));
   });
 });

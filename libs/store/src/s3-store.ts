@@ -1,8 +1,20 @@
 import { Readable } from 'node:stream';
-import { createGzip } from 'node:zlib';
+import { constants, createBrotliCompress, createGzip } from 'node:zlib';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { ErrorCode, TrawlError } from '@trawl/core';
-import { type ContentStore, contentHash, contentKey, hashOfKey, type PutResult, unpackStored } from './content-store.js';
+import {
+  type Compression,
+  type ContentStore,
+  contentHash,
+  contentKey,
+  FORMAT_SUFFIX,
+  hashOfKey,
+  readOrder,
+  type PutResult,
+  type StoredFormat,
+  storedFormat,
+  unpackStored,
+} from './content-store.js';
 import { KnownKeys, PutsInFlight } from './known-keys.js';
 import { s3Sdk } from './s3-sdk.js';
 
@@ -18,8 +30,12 @@ export interface S3ContentStoreOptions {
   forcePathStyle?: boolean;
   /** Tries per S3 request for transient failures (throttling, 5xx, resets, timeouts). Default 4. */
   maxAttempts?: number;
-  /** zlib level 0–9, as in the local store. Default 6. */
+  /** How new bodies are compressed, as in the local store. Default brotli; objects of either format are read. */
+  compression?: Compression;
+  /** zlib level 0–9 under gzip, as in the local store. Default 6. */
   gzipLevel?: number;
+  /** Brotli quality 0–11 under brotli. Default 1. */
+  brotliQuality?: number;
   /** Bodies this process remembers storing (skips the HEAD). Default 100,000. */
   knownCacheSize?: number;
   /**
@@ -29,6 +45,9 @@ export interface S3ContentStoreOptions {
    */
   client?: Partial<S3ClientConfig>;
 }
+
+/** The objects' Content-Type: brotli has no registered media type, so the common unofficial one. */
+const CONTENT_TYPE: Readonly<Record<Compression, string>> = { brotli: 'application/x-brotli', gzip: 'application/gzip' };
 
 /** Connect within 5 s; a socket silent for 60 s is a transient failure (the SDK retries it). */
 const CONNECTION_TIMEOUT_MS = 5_000;
@@ -61,10 +80,12 @@ export function createS3Client(options: Pick<S3ContentStoreOptions, 'endpoint' |
 }
 
 /**
- * Bodies as gzip objects in an S3-compatible bucket, laid out like the local store:
- * `<prefix>/<h0h1>/<sha256>.gz`. Same key (`sha256:<hex>`), same hash, same gzip bytes, so a
- * crawl can move between the two (copy the directory into the bucket) without touching
- * `crawled_pages.storage_key`.
+ * Bodies as compressed objects in an S3-compatible bucket, laid out like the local store:
+ * `<prefix>/<h0h1>/<sha256>.br` (or `.gz`). Same key (`sha256:<hex>`), same hash, same bytes, so
+ * a crawl can move between the two (copy the directory into the bucket) without touching
+ * `crawled_pages.storage_key`. A body is read under either format's name; the existence check
+ * before an upload asks only for this store's format (one HEAD per new body), so a body stored
+ * earlier in the other format is uploaded once more in this one.
  *
  * Content addressing makes a put idempotent: a bounded in-process cache of stored hashes, then a
  * HEAD (about a tenth of a PUT's price, and the answer for every duplicate body), then a streamed
@@ -80,32 +101,30 @@ export class S3ContentStore implements ContentStore {
   readonly bucket: string;
   private readonly prefix: string;
   private readonly s3: Promise<S3Client>;
-  private readonly gzipLevel: number;
+  private readonly format: StoredFormat;
   private readonly inFlight = new PutsInFlight();
   private readonly known: KnownKeys;
   private closed = false;
 
   constructor(options: S3ContentStoreOptions) {
-    const { bucket, prefix = '', maxAttempts = 4, gzipLevel = 6, knownCacheSize = 100_000 } = options;
+    const { bucket, prefix = '', maxAttempts = 4, knownCacheSize = 100_000 } = options;
     if (typeof bucket !== 'string' || bucket.trim() === '') {
       throw new TrawlError(ErrorCode.ConfigInvalid, 'S3ContentStore: a bucket is required (TRAWL_S3_BUCKET)', { action: 'fatal' });
     }
-    if (!Number.isInteger(gzipLevel) || gzipLevel < 0 || gzipLevel > 9) {
-      throw new TrawlError(ErrorCode.ConfigInvalid, `S3ContentStore: gzipLevel must be 0–9, got ${gzipLevel}`, { action: 'fatal' });
-    }
+    const format = storedFormat('S3ContentStore', options, 6);
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
       throw new TrawlError(ErrorCode.ConfigInvalid, `S3ContentStore: maxAttempts must be ≥ 1, got ${maxAttempts}`, { action: 'fatal' });
     }
     this.bucket = bucket;
     this.prefix = normalizePrefix(prefix);
-    this.gzipLevel = gzipLevel;
+    this.format = format;
     this.known = new KnownKeys(knownCacheSize);
     this.s3 = createS3Client({ ...options, maxAttempts });
   }
 
-  /** The object key of a body hash: `<prefix><h0h1>/<sha256>.gz`. */
-  objectKey(hash: string): string {
-    return `${this.prefix}${hash.slice(0, 2)}/${hash}.gz`;
+  /** The object key of a body hash: `<prefix><h0h1>/<sha256>.br` (this store's format unless another is named). */
+  objectKey(hash: string, compression: Compression = this.format.compression): string {
+    return `${this.prefix}${hash.slice(0, 2)}/${hash}${FORMAT_SUFFIX[compression]}`;
   }
 
   async check(): Promise<void> {
@@ -126,23 +145,27 @@ export class S3ContentStore implements ContentStore {
 
   async get(key: string): Promise<Buffer | null> {
     const hash = hashOfKey(key);
-    let compressed: Buffer;
-    try {
-      const { GetObjectCommand } = (await s3Sdk()).client;
-      const object = await (await this.s3).send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash) }));
-      if (object.Body === undefined) return null;
-      compressed = Buffer.from(await object.Body.transformToByteArray());
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw this.error(`reading ${key}`, error);
+    for (const compression of readOrder(this.format.compression)) {
+      let compressed: Buffer;
+      try {
+        const { GetObjectCommand } = (await s3Sdk()).client;
+        const object = await (await this.s3).send(new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash, compression) }));
+        if (object.Body === undefined) continue;
+        compressed = Buffer.from(await object.Body.transformToByteArray());
+      } catch (error) {
+        if (isNotFound(error)) continue;
+        throw this.error(`reading ${key}`, error);
+      }
+      return unpackStored(key, hash, compressed, compression);
     }
-    return unpackStored(key, hash, compressed);
+    return null;
   }
 
   async has(key: string): Promise<boolean> {
     const hash = hashOfKey(key);
     if (this.known.has(hash)) return true;
-    return this.exists(hash);
+    for (const compression of readOrder(this.format.compression)) if (await this.exists(hash, compression)) return true;
+    return false;
   }
 
   async close(): Promise<void> {
@@ -159,14 +182,18 @@ export class S3ContentStore implements ContentStore {
       return { key, contentHash: hash, storedBytes: 0, existed: true };
     }
     let storedBytes = 0;
-    const gzip = createGzip({ level: this.gzipLevel });
-    gzip.on('data', (chunk: Buffer) => (storedBytes += chunk.length));
+    const { compression, level } = this.format;
+    const compress =
+      compression === 'brotli'
+        ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: level, [constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength } })
+        : createGzip({ level });
+    compress.on('data', (chunk: Buffer) => (storedBytes += chunk.length));
     // A stream of unknown length: lib-storage buffers it into one PutObject below its part size
     // (5 MiB) and into a multipart upload above, and every buffered part can be retried.
     const { Upload } = (await s3Sdk()).storage;
     const upload = new Upload({
       client: await this.s3,
-      params: { Bucket: this.bucket, Key: this.objectKey(hash), Body: Readable.from([Buffer.from(body.buffer, body.byteOffset, body.byteLength)]).pipe(gzip), ContentType: 'application/gzip' },
+      params: { Bucket: this.bucket, Key: this.objectKey(hash), Body: Readable.from([Buffer.from(body.buffer, body.byteOffset, body.byteLength)]).pipe(compress), ContentType: CONTENT_TYPE[compression] },
     });
     try {
       await upload.done();
@@ -177,10 +204,11 @@ export class S3ContentStore implements ContentStore {
     return { key, contentHash: hash, storedBytes, existed: false };
   }
 
-  private async exists(hash: string): Promise<boolean> {
+
+  private async exists(hash: string, compression: Compression = this.format.compression): Promise<boolean> {
     try {
       const { HeadObjectCommand } = (await s3Sdk()).client;
-      await (await this.s3).send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash) }));
+      await (await this.s3).send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.objectKey(hash, compression) }));
       return true;
     } catch (error) {
       if (isNotFound(error)) return false;
