@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { brotliCompress, brotliCompressSync, brotliDecompress, constants, gunzip, gzip, gzipSync } from 'node:zlib';
+import { brotliCompress, brotliCompressSync, brotliDecompress, constants, createBrotliCompress, createGzip, gunzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
 import { ErrorCode, TrawlError } from '@trawl/core';
 
 export interface PutResult {
@@ -101,6 +101,11 @@ export function storedFormat(who: string, options: { compression?: Compression; 
 export const readOrder = (compression: Compression): readonly Compression[] => (compression === 'brotli' ? ['brotli', 'gzip'] : ['gzip', 'brotli']);
 
 const brotliParams = (format: StoredFormat, bytes: number) => ({ params: { [constants.BROTLI_PARAM_QUALITY]: format.level, [constants.BROTLI_PARAM_SIZE_HINT]: bytes } });
+
+/** A compressing stream for a body of `bytes` (S3's streamed uploads). */
+export function createCompressor(format: StoredFormat, bytes: number): BrotliCompress | Gzip {
+  return format.compression === 'brotli' ? createBrotliCompress(brotliParams(format, bytes)) : createGzip({ level: format.level });
+}
 
 /** A body compressed on the calling thread. */
 export function compressSync(body: Uint8Array, format: StoredFormat): Buffer {

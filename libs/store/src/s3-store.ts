@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { constants, createBrotliCompress, createGzip } from 'node:zlib';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { ErrorCode, TrawlError } from '@trawl/core';
 import {
@@ -7,6 +6,7 @@ import {
   type ContentStore,
   contentHash,
   contentKey,
+  createCompressor,
   FORMAT_SUFFIX,
   hashOfKey,
   readOrder,
@@ -111,13 +111,12 @@ export class S3ContentStore implements ContentStore {
     if (typeof bucket !== 'string' || bucket.trim() === '') {
       throw new TrawlError(ErrorCode.ConfigInvalid, 'S3ContentStore: a bucket is required (TRAWL_S3_BUCKET)', { action: 'fatal' });
     }
-    const format = storedFormat('S3ContentStore', options, 6);
     if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
       throw new TrawlError(ErrorCode.ConfigInvalid, `S3ContentStore: maxAttempts must be ≥ 1, got ${maxAttempts}`, { action: 'fatal' });
     }
     this.bucket = bucket;
     this.prefix = normalizePrefix(prefix);
-    this.format = format;
+    this.format = storedFormat('S3ContentStore', options, 6);
     this.known = new KnownKeys(knownCacheSize);
     this.s3 = createS3Client({ ...options, maxAttempts });
   }
@@ -182,18 +181,14 @@ export class S3ContentStore implements ContentStore {
       return { key, contentHash: hash, storedBytes: 0, existed: true };
     }
     let storedBytes = 0;
-    const { compression, level } = this.format;
-    const compress =
-      compression === 'brotli'
-        ? createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: level, [constants.BROTLI_PARAM_SIZE_HINT]: body.byteLength } })
-        : createGzip({ level });
+    const compress = createCompressor(this.format, body.byteLength);
     compress.on('data', (chunk: Buffer) => (storedBytes += chunk.length));
     // A stream of unknown length: lib-storage buffers it into one PutObject below its part size
     // (5 MiB) and into a multipart upload above, and every buffered part can be retried.
     const { Upload } = (await s3Sdk()).storage;
     const upload = new Upload({
       client: await this.s3,
-      params: { Bucket: this.bucket, Key: this.objectKey(hash), Body: Readable.from([Buffer.from(body.buffer, body.byteOffset, body.byteLength)]).pipe(compress), ContentType: CONTENT_TYPE[compression] },
+      params: { Bucket: this.bucket, Key: this.objectKey(hash), Body: Readable.from([Buffer.from(body.buffer, body.byteOffset, body.byteLength)]).pipe(compress), ContentType: CONTENT_TYPE[this.format.compression] },
     });
     try {
       await upload.done();
