@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { loadConfig } from '@trawl/config';
 import { ConfigError } from '@trawl/config';
 import { countPagesForExport, Database, type PageForExport, pagesForExport, type PagesForExportOptions } from '@trawl/db';
-import { decodeHtml, toMarkdown, type ToMarkdownOptions } from '@trawl/parse';
+import { decodeHtml, extractText, toMarkdown, type ToMarkdownOptions } from '@trawl/parse';
 import { findPostgres, redactUrl } from '@trawl/runtime';
 import { type ContentStore, createContentStore } from '@trawl/store';
 import { exportWarc } from '@trawl/warc';
@@ -181,6 +181,22 @@ async function markdownOf(store: ContentStore, row: PageForExport, images: Pages
   return markdown === '' ? null : markdown;
 }
 
+/**
+ * A page's visible text: as stored beside its body (TRAWL_CONTENT_STORE_TEXT, or a page whose
+ * body was not kept), else extracted again from what was stored — a rendered page's DOM, else
+ * its body decoded with the charset the crawl decoded it with — by the extraction the crawl ran,
+ * so the same text. Null for a page the crawl found no words in, or whose source is gone.
+ */
+export async function textOfPage(store: Pick<ContentStore, 'get'>, row: PageForExport): Promise<string | null> {
+  if (row.textKey !== null) return (await store.get(row.textKey))?.toString('utf8') ?? null;
+  if (row.wordCount === null || row.wordCount === 0) return null;
+  const key = row.renderedKey ?? row.storageKey;
+  const source = key === null ? null : await store.get(key);
+  if (!source || source.length === 0) return null;
+  const { text } = extractText(decodeHtml(source, row.renderedKey === null ? row.charset : 'utf-8').text, row.url);
+  return text === '' ? null : text;
+}
+
 /** A YAML double-quoted scalar: JSON's string escapes are YAML's (YAML 1.2 §7.3.1). */
 const yamlString = (value: string | null): string => (value === null ? 'null' : JSON.stringify(value));
 
@@ -231,7 +247,7 @@ function decodeURIComponentSafe(value: string): string {
 export async function exportPagesCommand(ctx: CliContext, flags: ExportFlags): Promise<void> {
   const options = parsePagesExport(flags);
   const source = await openSource(ctx, flags);
-  const textOf = async (row: PageForExport): Promise<string | null> => (row.textKey ? ((await source.store.get(row.textKey))?.toString('utf8') ?? null) : null);
+  const textOf = (row: PageForExport): Promise<string | null> => textOfPage(source.store, row);
   const writeLines = async (lines: object[]) => {
     if (lines.length > 0 && !ctx.stdout.write(lines.map((line) => `${JSON.stringify(line)}\n`).join(''))) await once(ctx.stdout, 'drain');
   };

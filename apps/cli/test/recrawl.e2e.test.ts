@@ -181,8 +181,8 @@ describe('re-crawling a changing web', () => {
       expect(new Set(versions).size, row.url).toBe(versions.length);
     }
     const dir = `.trawl/test-content/${namespace}`;
-    // The store also holds each page's text beside its body, and the scheduler's seen-set
-    // snapshots: count the HTML bodies alone.
+    // The store may hold pages' texts beside their bodies (TRAWL_CONTENT_STORE_TEXT), and it
+    // holds the scheduler's seen-set snapshots: count the HTML bodies alone.
     const files = readdirSync(dir, { recursive: true }).filter((f) => !String(f).startsWith('seen-snapshots') && statSync(join(dir, String(f))).isFile());
     const unpack = (f: string): Buffer => (f.endsWith('.gz') ? gunzipSync : brotliDecompressSync)(readFileSync(join(dir, f)));
     const stored = files.filter((f) => unpack(String(f)).subarray(0, 1).toString() === '<').length;

@@ -53,6 +53,8 @@ describe('a crawl that stores its bodies in S3', () => {
       AWS_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
       TRAWL_WARC_WRITE: 'true',
+      // Every page's text stored too, beside its body: both go to the bucket.
+      TRAWL_CONTENT_STORE_TEXT: 'true',
       TRAWL_WARC_DIR: join(dir, 'crawl-warc'),
     };
     const crawl = trawl(['crawl', ...web.rootUrls(), '--json'], env);

@@ -155,6 +155,7 @@ export function createCrawlWorker(
       runtime.frontier,
     ),
     validators: new Validators(runtime.db),
+    storeText: config.worker.contentStoreText,
     duplicates: new Duplicates(nearDup, () => runtime.clock.now()),
     analyzer: roles.has('process') ? new ThreadAnalyzer(runtime.logger.child({ component: 'analyzer' }), { nice: config.process.nice }) : undefined,
     archive,

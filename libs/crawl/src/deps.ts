@@ -56,6 +56,11 @@ export interface PipelineDeps {
   sitemaps?: SitemapDeps;
   /** Where HTML pages are decoded, parsed and fingerprinted (absent: on the calling thread). */
   analyzer?: PageAnalyzer;
+  /**
+   * Store each page's extracted text beside its body (TRAWL_CONTENT_STORE_TEXT). Absent or false:
+   * only a text that the stored body cannot give back (its body was not kept) is stored.
+   */
+  storeText?: boolean;
   /** Duplicate detection (absent: every body counts as new). */
   duplicates?: Pick<Duplicates, 'classify'>;
   /** WARC records written while crawling (TRAWL_WARC_WRITE; absent: none). */

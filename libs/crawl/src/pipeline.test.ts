@@ -89,7 +89,8 @@ function response(status: number, extra: Partial<FetchResult> = {}): FetchResult
 
 let entries = 0;
 
-function deps(): PipelineDeps {
+/** The pipeline over the fakes; `storeText` as TRAWL_CONTENT_STORE_TEXT (the process stage the hand-off runs sees it too). */
+function deps(options: { storeText?: boolean } = {}): PipelineDeps {
   const events = f.events;
   const stored = f.bodies;
   const store: ContentStore = {
@@ -105,6 +106,7 @@ function deps(): PipelineDeps {
     close: async () => undefined,
   };
   const pipeline: PipelineDeps = {
+    storeText: options.storeText ?? false,
     frontier: {
       acquire: async (_ticket, options = {}) => {
         events.push(options.at === undefined ? { kind: 'acquire' } : { kind: 'acquire', at: options.at });
@@ -326,14 +328,22 @@ describe('processFetchJob: every exit path releases once, records before it acks
     expect(result).toMatchObject({ outcome: 'done', summary: { status: 200, handedOff: expect.any(String) } });
     // The lease runs a full TRAWL_LEASE_MS from the end of the fetch.
     expect(of('release')).toEqual([{ kind: 'release', dueAt: T0 + 20 + DELAY, keepHost: false, leaseUntil: T0 + 300_000, streak: 0 }]);
-    // Stored: the body (by the fetch stage, before the hand-off), and the page's text beside it.
-    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
+    // Stored: the body (by the fetch stage, before the hand-off); not the page's text, which the
+    // stored body gives back (TRAWL_CONTENT_STORE_TEXT off).
+    expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
     expect(f.events.findIndex((e) => e.kind === 'handoff')).toBe(f.events.findIndex((e) => e.kind === 'store') + 1);
     expect(of('state')).toHaveLength(0); // a first delivery does not ask PostgreSQL
     expect(of('clear')).toHaveLength(0); // recorded: the lease's fetched mark stays until the ack
     expect(of('discover')[0]?.urls.sort()).toEqual([`http://${HOST}/b`, `http://${HOST}/c`]);
     expect(of('discover')[0]?.recheck).toBe(false);
     expect(of('record')[0]?.record).toMatchObject({ state: 'done', httpStatus: 200, storageKey: expect.any(String) });
+    expect(of('record')[0]?.record.text?.textKey).toBeNull();
+  });
+
+  it('a 200 page under TRAWL_CONTENT_STORE_TEXT: its text stored beside the body, before the record', async () => {
+    await processFetchJob(deps({ storeText: true }), job());
+    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
+    expect(of('record')[0]?.record.text?.textKey).toMatch(/^sha256:/);
   });
 
   it('a redirect: queues the target as a new URL in its source\'s band, records the redirect, acks', async () => {
@@ -757,7 +767,7 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     // Asked before the gate and again once the host is held.
     expect(of('state')).toHaveLength(2);
     expect(of('fetch')).toHaveLength(1);
-    expect(order()).toEqual(['fetch', 'release', 'store', 'store', 'discover', 'record', 'ack']);
+    expect(order()).toEqual(['fetch', 'release', 'store', 'discover', 'record', 'ack']);
   });
 
   it('a dead-lettered URL re-run (state failed) is fetched', async () => {

@@ -85,9 +85,10 @@ function response(body: string, extra: Partial<FetchResult> = {}): FetchResult {
 const job = (flags = 0): Attempt =>
   attemptOf({ id: 'j', job: decodeFetchJob({ u: URL_, h: 'site.example', p: 0, d: 0, x: 0, f: flags, b: 2, l: 'l' }), token: 't', attempt: 1, maxAttempts: 3, signal: undefined });
 
-function deps(archive = false) {
+function deps(archive = false, storeText = false) {
   return {
     store,
+    storeText,
     clock: new ManualClock(T0),
     counters: { add: (name: string, by = 1) => void (counted[name] = (counted[name] ?? 0) + by) },
     duplicates: {
@@ -105,15 +106,23 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const FIRST = fingerprint('http://site.example/first');
 
 describe('keepContent', () => {
-  it('a new page: body and text stored, fingerprint and text recorded, links followed', async () => {
+  const TEXT = 'Rivers\nThe Danube flows through ten countries before it reaches the sea.\nSee the next part.';
+
+  it('a new page: body stored, fingerprint and text recorded, links followed; the text itself not stored (the body gives it back)', async () => {
     const { content: record, discover: links } = await keepContent(deps(), job(), policyWith(), response(HTML));
     expect(links.map((c) => c.url).sort()).toEqual(['http://site.example/home', 'http://site.example/next']);
-    const text = 'Rivers\nThe Danube flows through ten countries before it reaches the sea.\nSee the next part.';
-    expect(queries).toEqual([{ urlHash: fingerprint(URL_), url: URL_, simhash: simhash(text), contentHash: sha256(HTML), fetchedAt: T0, recrawl: false, maxDistance: 3 }]);
+    expect(queries).toEqual([{ urlHash: fingerprint(URL_), url: URL_, simhash: simhash(TEXT), contentHash: sha256(HTML), fetchedAt: T0, recrawl: false, maxDistance: 3 }]);
     expect(record).toMatchObject({ contentHash: sha256(HTML), storageKey: `sha256:${sha256(HTML)}`, charset: 'UTF-8', linksFound: 2 });
-    expect(record.dedup).toEqual({ simhash: simhash(text), duplicateOf: null, duplicateKind: null, duplicateDistance: null });
-    expect(record.text).toEqual({ title: 'Rivers', description: 'On rivers', language: 'en', wordCount: 16, textKey: `sha256:${sha256(text)}` });
-    expect((await store.get(record.text?.textKey as string))?.toString()).toBe(text);
+    expect(record.dedup).toEqual({ simhash: simhash(TEXT), duplicateOf: null, duplicateKind: null, duplicateDistance: null });
+    expect(record.text).toEqual({ title: 'Rivers', description: 'On rivers', language: 'en', wordCount: 16, textKey: null });
+    expect(await store.has(`sha256:${sha256(TEXT)}`)).toBe(false);
+    expect((await store.get(record.storageKey as string))?.toString()).toBe(HTML);
+  });
+
+  it('with TRAWL_CONTENT_STORE_TEXT: the text stored beside the body, its key recorded', async () => {
+    const { content: record } = await keepContent(deps(false, true), job(), policyWith(), response(HTML));
+    expect(record.text).toEqual({ title: 'Rivers', description: 'On rivers', language: 'en', wordCount: 16, textKey: `sha256:${sha256(TEXT)}` });
+    expect((await store.get(record.text?.textKey as string))?.toString()).toBe(TEXT);
     expect((await store.get(record.storageKey as string))?.toString()).toBe(HTML);
   });
 
@@ -126,7 +135,9 @@ describe('keepContent', () => {
     expect(record.storageKey).toBeNull();
     expect(record.contentHash).toBe(sha256(HTML));
     expect(record.dedup).toMatchObject({ duplicateOf: FIRST, duplicateKind: 'near', duplicateDistance: 2 });
-    expect(record.text?.textKey).toMatch(/^sha256:/);
+    // No stored body could give the text back: it is stored itself.
+    expect(record.text?.textKey).toBe(`sha256:${sha256(TEXT)}`);
+    expect((await store.get(record.text?.textKey as string))?.toString()).toBe(TEXT);
     expect(await store.has(`sha256:${sha256(HTML)}`)).toBe(false);
     expect(counted).toMatchObject({ duplicatesNear: 1, bodiesNotStored: 1 });
   });
@@ -204,5 +215,14 @@ describe('keepContent', () => {
     expect(records[0]?.payload.toString()).toBe(shell);
     expect(records[2]?.payload.toString()).toBe(HTML);
     expect(records[2]?.header('WARC-Refers-To')).toBe(records[0]?.header('WARC-Record-ID'));
+    // A DOM no one stored cannot give its text back: the text is stored.
+    expect(record.text?.textKey).toBe(`sha256:${sha256(TEXT)}`);
+  });
+
+  it('a rendered page whose DOM the fetch stage stored: its text is not stored again', async () => {
+    const shell = '<!doctype html><html><head><title>App</title></head><body><div id="root"></div></body></html>';
+    const { content: record } = await keepContent(deps(), job(), policyWith(), response(shell), null, Buffer.from(HTML), `sha256:${sha256(HTML)}`);
+    expect(record.text).toMatchObject({ title: 'Rivers', wordCount: 16, textKey: null });
+    expect(await store.has(`sha256:${sha256(TEXT)}`)).toBe(false);
   });
 });

@@ -21,12 +21,15 @@ export interface KeptContent {
 /**
  * A 200's body (the host is already released): parse HTML once for links and text, fingerprint
  * the text, classify the body against the crawl's duplicates, then store the body (unless the
- * verdict says not to) and the text beside it, and archive the exchange (TRAWL_WARC_WRITE).
+ * verdict says not to) and archive the exchange (TRAWL_WARC_WRITE). The text is stored beside
+ * the body when `storeText` says so, or when nothing stored could give it back: the body was
+ * not kept, or the text came from a rendered DOM that was not stored; otherwise an export
+ * extracts it from the stored body again (the same decoding and extraction, so the same text).
  * The links to discover are none when the page says nofollow or the verdict says not to follow
  * a duplicate's links.
  */
 export async function keepContent(
-  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
+  deps: Pick<PipelineDeps, 'store' | 'storeText' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
   attempt: PageRef,
   policy: ResolvedPolicy,
   response: FetchResult,
@@ -34,6 +37,8 @@ export async function keepContent(
   storedAtFetch: StoredBody | null = null,
   /** The page's rendered DOM: its links, directives, text, SimHash and duplicate verdict come from it (the body is still what is stored). */
   dom: Buffer | null = null,
+  /** Where the fetch stage stored that DOM (null: nowhere, so the text cannot be extracted from it again later). */
+  domKey: string | null = null,
 ): Promise<KeptContent> {
   const { job } = attempt;
   const { body } = response;
@@ -69,11 +74,13 @@ export async function keepContent(
       : policy.dedup.nearDupStoreBody
         ? keepBody()
         : classifying.then((a) => (duplicateHandling(a?.verdict ?? null, policy.dedup).storeBody ? keepBody() : null));
-  const [answer, stored, storedText] = await Promise.all([
-    classifying,
-    storing,
-    text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null,
-  ]);
+  // The text is stored when asked to, or when nothing stored could give it back: a DOM no one
+  // stored, or a body not kept (a near-duplicate's, under nearDupStoreBody off).
+  const storeText = (): Promise<StoredBody> | null =>
+    text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null;
+  const storingText =
+    deps.storeText || (dom !== null && domKey === null) || storing === null ? storeText() : storing.then((kept) => (kept === null ? storeText() : null));
+  const [answer, stored, storedText] = await Promise.all([classifying, storing, storingText]);
   const verdict = answer?.verdict ?? null;
   if (verdict) deps.counters.add(verdict.kind === 'exact' ? 'duplicatesExact' : 'duplicatesNear');
   if (!stored && body.length > 0) deps.counters.add('bodiesNotStored');

@@ -30,7 +30,7 @@ export interface ProcessedResponse {
  * page's record, the URLs to discover, and an ack.
  */
 export async function processFetched(
-  deps: Pick<PipelineDeps, 'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
+  deps: Pick<PipelineDeps, 'store' | 'storeText' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer'>,
   attempt: PageRef,
   policy: ResolvedPolicy,
   fetched: ProcessedResponse,
@@ -42,7 +42,7 @@ export async function processFetched(
   let errorCode: string | null = null;
 
   if (status === 'ok') {
-    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored, fetched.render?.dom ?? null));
+    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored, fetched.render?.dom ?? null, fetched.render?.domKey ?? null));
   } else if (status === 'not-modified') {
     // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
     deps.counters.add('notModified');

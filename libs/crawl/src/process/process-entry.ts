@@ -13,7 +13,7 @@ import { processFetched } from './page.js';
 /** What the process stage works with. */
 export type ProcessDeps = Pick<
   PipelineDeps,
-  'store' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer' | 'discovery' | 'records' | 'acks' | 'policy' | 'logger' | 'bodies'
+  'store' | 'storeText' | 'duplicates' | 'archive' | 'counters' | 'clock' | 'analyzer' | 'discovery' | 'records' | 'acks' | 'policy' | 'logger' | 'bodies'
 > & {
   /** Deliveries of one entry (a failed try each) before its page is recorded as failed. */
   maxDeliveries: number;
