@@ -1,3 +1,5 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { analyzeBench } from './analyze.js';
 import { chaosBench } from './chaos.js';
 import { compareBench } from './compare.js';
@@ -37,6 +39,22 @@ const benches: Record<string, () => Promise<void>> = {
   render: () => renderBench(Number(process.env.BENCH_ROUNDS ?? 3)),
 };
 
+/**
+ * Where the crawls of the benchmarks store bodies (each run in a directory of its own namespace).
+ * What this invocation wrote is removed when it ends, unless BENCH_KEEP_CONTENT=1: a full run
+ * stores several GB, and nothing reads it after its crawl (removing it between runs instead
+ * would put the file system's work of freeing it inside the next run's timing).
+ */
+const CONTENT = fileURLToPath(new URL('../../.trawl/bench-content', import.meta.url));
+const contentDirs = (): string[] => {
+  try {
+    return readdirSync(CONTENT);
+  } catch {
+    return [];
+  }
+};
+const before = new Set(contentDirs());
+
 const names = wanted.length > 0 ? wanted : Object.keys(benches);
 for (const name of names) {
   const bench = benches[name];
@@ -47,4 +65,5 @@ for (const name of names) {
   console.log(`\n=== ${name} ===`);
   await bench();
 }
+if (process.env.BENCH_KEEP_CONTENT !== '1') for (const dir of contentDirs()) if (!before.has(dir)) rmSync(`${CONTENT}/${dir}`, { recursive: true, force: true });
 process.exit(0);
