@@ -82,13 +82,19 @@ export class WorkerStages {
   }
 
   /**
-   * Resolves once the fetch stage consumes (and an in-loop process stage's analysis thread has
-   * started). A process thread is not waited for: loading its modules takes a few seconds, and
-   * the pages handed off meanwhile wait on their streams for it.
+   * Resolves once the fetch stage consumes and the process stage can take pages: its analysis
+   * thread, or the process thread, has started. Loading the process thread's modules takes a
+   * second or two; a fetch stage that fetched meanwhile would leave every page it fetched
+   * waiting, and every host waiting on its first page's links for its next URL, well past the
+   * host's delay. (A process thread that cannot start is fatal: `fatal` says so.)
    */
   async ready(): Promise<void> {
-    this.processThread?.start().catch(() => undefined);
-    await Promise.all([this.fetch?.ready(), this.process ? this.deps.analyzer?.ready() : undefined, this.render?.start()]);
+    await Promise.all([
+      this.fetch?.ready(),
+      this.process ? this.deps.analyzer?.ready() : undefined,
+      this.processThread?.start().catch(() => undefined),
+      this.render?.start(),
+    ]);
   }
 
   /**
@@ -313,6 +319,8 @@ export async function startWorkerService(
         },
       )
     : null;
+  // The process stage can take pages before the fetch stage joins (see WorkerStages.ready).
+  await worker.processThread?.start().catch(() => undefined);
   await membership?.start();
   worker.process?.start();
   await worker.ready();

@@ -69,4 +69,38 @@ describe('Batcher', () => {
     expect(done).toEqual([1, 2]);
     expect(batcher.size).toBe(0);
   });
+
+  it('urgent items go first, are flushed without the wait, and run beside a running batch', async () => {
+    const runs: number[][] = [];
+    const release: (() => void)[] = [];
+    const batcher = new Batcher<number, number>({
+      maxItems: 100,
+      maxWaitMs: 60_000,
+      run: async (items) => {
+        runs.push(items);
+        await new Promise<void>((resolve) => release.push(resolve));
+        return items;
+      },
+    });
+    const plain = batcher.add([1, 2]);
+    const first = batcher.add([9], { urgent: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The urgent item did not wait a minute: it went at once, with the plain items behind it.
+    expect(runs).toEqual([[9, 1, 2]]);
+    // While that batch runs, another urgent item runs beside it (the limit is 1); plain ones wait.
+    const later = batcher.add([3]);
+    const second = batcher.addOne(8, { urgent: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toEqual([[9, 1, 2], [8, 3]]);
+    // A third batch waits for one of the two to end.
+    const third = batcher.addOne(7, { urgent: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toHaveLength(2);
+    release.shift()?.();
+    await Promise.all([plain, first]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toEqual([[9, 1, 2], [8, 3], [7]]);
+    for (const done of release.splice(0)) done();
+    expect(await Promise.all([later, second, third])).toEqual([[3], 8, 7]);
+  });
 });

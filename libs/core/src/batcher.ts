@@ -11,6 +11,11 @@ export interface BatcherOptions<T, R> {
   run: (items: T[]) => Promise<R[]>;
   /** How many flushes may run at once (default 1: batches are written in order). */
   concurrency?: number;
+  /**
+   * How long urgent items (`add`'s option) wait for company: 0, the default, flushes them once
+   * the current task ends, with whatever else is waiting.
+   */
+  urgentWaitMs?: number;
 }
 
 /**
@@ -28,6 +33,7 @@ export const PROCESS_BATCH_WAIT_MS = 50;
 
 interface Pending<T, R> {
   items: T[];
+  urgent: boolean;
   resolve: (results: R[]) => void;
   reject: (error: unknown) => void;
 }
@@ -35,25 +41,34 @@ interface Pending<T, R> {
 export class Batcher<T, R = void> {
   private queue: Pending<T, R>[] = [];
   private queuedItems = 0;
+  /** Of `queue`, how many (at its head) are urgent. */
+  private urgentQueued = 0;
   private timer: NodeJS.Timeout | undefined;
+  private timerAt = 0;
   private running = 0;
   private readonly idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: BatcherOptions<T, R>) {}
 
-  /** Adds items; resolves with their results once the batch holding them has run. */
-  add(items: T[]): Promise<R[]> {
+  /**
+   * Adds items; resolves with their results once the batch holding them has run. `urgent`: they
+   * go ahead of the items waiting, are flushed after `urgentWaitMs` instead of `maxWaitMs`, and
+   * may run in one batch beyond `concurrency` rather than wait for a running batch to end.
+   */
+  add(items: T[], options: { urgent?: boolean } = {}): Promise<R[]> {
     if (items.length === 0) return Promise.resolve([]);
+    const urgent = options.urgent === true;
     return new Promise<R[]>((resolve, reject) => {
-      this.queue.push({ items, resolve, reject });
+      const pending = { items, urgent, resolve, reject };
+      if (urgent) this.queue.splice(this.urgentQueued++, 0, pending);
+      else this.queue.push(pending);
       this.queuedItems += items.length;
-      if (this.queuedItems >= this.options.maxItems) this.flushSoon(0);
-      else this.flushSoon(this.options.maxWaitMs);
+      this.flushSoon(this.waitMs());
     });
   }
 
-  async addOne(item: T): Promise<R> {
-    const [result] = await this.add([item]);
+  async addOne(item: T, options: { urgent?: boolean } = {}): Promise<R> {
+    const [result] = await this.add([item], options);
     return result as R;
   }
 
@@ -69,6 +84,13 @@ export class Batcher<T, R = void> {
     return this.queuedItems;
   }
 
+  /** How soon what is waiting should be flushed. */
+  private waitMs(): number {
+    if (this.queuedItems >= this.options.maxItems) return 0;
+    return this.urgentQueued > 0 ? (this.options.urgentWaitMs ?? 0) : this.options.maxWaitMs;
+  }
+
+  /** Flushes within `delayMs` (a flush already due sooner stands). */
   private flushSoon(delayMs: number): void {
     if (delayMs === 0) {
       if (this.timer) clearTimeout(this.timer);
@@ -76,7 +98,11 @@ export class Batcher<T, R = void> {
       queueMicrotask(() => this.flushNow());
       return;
     }
-    if (!this.timer) this.timer = setTimeout(() => this.flushNow(), delayMs);
+    const at = Date.now() + delayMs;
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.flushNow(), delayMs);
   }
 
   private flushNow(): void {
@@ -85,11 +111,13 @@ export class Batcher<T, R = void> {
       this.timer = undefined;
     }
     const limit = this.options.concurrency ?? 1;
-    while (this.queue.length > 0 && this.running < limit) {
+    // Urgent items do not wait for a running batch: they may take one batch beyond the limit.
+    while (this.queue.length > 0 && this.running < limit + (this.urgentQueued > 0 ? 1 : 0)) {
       const batch: Pending<T, R>[] = [];
       let count = 0;
       while (this.queue.length > 0 && count < this.options.maxItems) {
         const next = this.queue.shift() as Pending<T, R>;
+        if (next.urgent) this.urgentQueued -= 1;
         batch.push(next);
         count += next.items.length;
       }
@@ -115,7 +143,7 @@ export class Batcher<T, R = void> {
       for (const pending of batch) pending.reject(error);
     } finally {
       this.running -= 1;
-      if (this.queue.length > 0) this.flushSoon(this.queuedItems >= this.options.maxItems ? 0 : this.options.maxWaitMs);
+      if (this.queue.length > 0) this.flushSoon(this.waitMs());
       if (this.running === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
   }

@@ -7,7 +7,11 @@ export interface Attempt extends FetchJobContext {
   hash: Buffer;
 }
 
-/** What the process stage knows of a page's job: the job and its URL's fingerprint. */
-export type PageRef = Pick<Attempt, 'job' | 'hash'>;
+/**
+ * What the process stage knows of a page's job: the job, its URL's fingerprint, and whether the
+ * page is urgent (its host had nothing else queued when it was handed off, so the host's next
+ * fetch waits on its links: its analysis and its links' discovery go first).
+ */
+export type PageRef = Pick<Attempt, 'job' | 'hash'> & { urgent?: boolean };
 
 export const attemptOf = (ctx: FetchJobContext): Attempt => ({ ...ctx, hash: fingerprint(ctx.job.url) });

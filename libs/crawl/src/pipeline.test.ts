@@ -13,6 +13,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { PipelineDeps } from './deps.js';
 import { processFetchJob } from './fetch/fetch-job.js';
 import { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
+import { analyzePage, type PageAnalysisInput } from './process/analyze.js';
+import { inlineAnalyzer } from './process/analyzer.js';
 import { processEntry } from './process/process-entry.js';
 import type { RenderDeps } from './fetch/render-step.js';
 import type { FetchRecord } from './record.js';
@@ -36,7 +38,7 @@ type Event =
   | { kind: 'fetch'; url: string; at: number; tierLevel?: number }
   | { kind: 'robots' }
   | { kind: 'store' }
-  | { kind: 'discover'; urls: string[]; recheck: boolean; bands: (number | undefined)[] }
+  | { kind: 'discover'; urls: string[]; recheck: boolean; urgent: boolean; bands: (number | undefined)[] }
   | { kind: 'record'; record: FetchRecord }
   | { kind: 'ack'; leaseId: string }
   | { kind: 'state' }
@@ -131,7 +133,7 @@ function deps(options: { storeText?: boolean } = {}): PipelineDeps {
         events.push({ kind: 'handoff' });
         f.handed.push(payload);
         const id = `${f.clock.now()}-${(entries += 1)}`;
-        await processEntry({ ...pipeline, maxDeliveries: 4 }, { partition, id, payload, deliveries: 1 });
+        await processEntry({ ...pipeline, maxDeliveries: 4 }, { partition, id, payload, deliveries: 1, urgent: false });
         return id;
       },
     },
@@ -149,7 +151,7 @@ function deps(options: { storeText?: boolean } = {}): PipelineDeps {
     robots: { get: async () => f.robots, set: async (_origin, entry) => void (f.robots = entry) },
     discovery: {
       add: async (candidates, options) => {
-        events.push({ kind: 'discover', urls: candidates.map((c) => c.url), recheck: options?.recheck === true, bands: candidates.map((c) => c.band) });
+        events.push({ kind: 'discover', urls: candidates.map((c) => c.url), recheck: options?.recheck === true, urgent: options?.urgent === true, bands: candidates.map((c) => c.band) });
         return { queued: candidates.length, known: 0 };
       },
     },
@@ -679,7 +681,7 @@ describe('processEntry: retries from the stored body', () => {
     f.events = [];
     return f.handed[0] as string;
   };
-  const entry = (payload: string, deliveries: number) => ({ partition: 0, id: '1-1', payload, deliveries });
+  const entry = (payload: string, deliveries: number) => ({ partition: 0, id: '1-1', payload, deliveries, urgent: false });
 
   it('a later delivery records the page from the stored body and acks its lease with the entry, without fetching', async () => {
     const payload = await handed();
@@ -710,6 +712,16 @@ describe('processEntry: retries from the stored body', () => {
     expect(await processEntry({ ...d, store: { ...d.store, get: async () => null }, maxDeliveries: 4 }, entry(payload, 1))).toBe('recorded');
     expect(of('record')[0]?.record).toMatchObject({ state: 'failed', errorCode: ErrorCode.Store });
     expect(of('fetch')).toHaveLength(0);
+  });
+
+  it('an urgent entry (its host waits on its links) is analysed and its links discovered as urgent; a plain one is not', async () => {
+    const payload = await handed();
+    const asked: (boolean | undefined)[] = [];
+    const analyzer = { ...inlineAnalyzer, analyze: async (input: PageAnalysisInput, options?: { urgent?: boolean }) => (asked.push(options?.urgent), analyzePage(input)) };
+    expect(await processEntry({ ...deps(), analyzer, maxDeliveries: 4 }, { ...entry(payload, 1), id: 'u:1-1', urgent: true })).toBe('recorded');
+    expect(await processEntry({ ...deps(), analyzer, maxDeliveries: 4 }, entry(payload, 1))).toBe('recorded');
+    expect(asked).toEqual([true, false]);
+    expect(of('discover').map((d) => d.urgent)).toEqual([true, false]);
   });
 
   it('an entry that is not a handed page: dropped and acknowledged, nothing recorded', async () => {

@@ -13,8 +13,8 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
-  'ackLeases-6',
-  'handOff-3',
+  'ackLeases-7',
+  'handOff-4',
   'resumeHosts-2',
   'requeueLeases-5',
   'releaseHolder-5',
@@ -28,7 +28,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier11';
+const SCRIPT_VERSION = 'frontier12';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -720,31 +720,39 @@ export class Frontier {
 
   /**
    * The URLs of these leases are finished; `entries` are the process stage's stream entries of
-   * the same pages, acknowledged and deleted in the same step. Returns how many leases were
-   * still live.
+   * the same pages (as `handOff` returned them), acknowledged and deleted in the same step.
+   * Returns how many leases were still live.
    */
   async ack(partition: number, leaseIds: readonly string[], entries: readonly string[] = []): Promise<number> {
     if (leaseIds.length === 0 && entries.length === 0) return 0;
     const keys = this.keysOf(partition);
     return Number(
-      await this.scripts.ackLeases([keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched, keys.process], [this.options.clock.now(), leaseIds.length, ...leaseIds, ...entries]),
+      await this.scripts.ackLeases(
+        [keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched, keys.process, keys.urgent],
+        [this.options.clock.now(), leaseIds.length, ...leaseIds, ...entries],
+      ),
     );
   }
 
-  /** Pages of a partition handed to the process stage and not yet recorded (its process stream's length). */
+  /** Pages of a partition handed to the process stage and not yet recorded (its process streams' lengths). */
   async processDepth(partition: number): Promise<number> {
-    return this.redis.xlen(this.keysOf(partition).process);
+    const keys = this.keysOf(partition);
+    const [plain, urgent] = await Promise.all([this.redis.xlen(keys.process), this.redis.xlen(keys.urgent)]);
+    return plain + urgent;
   }
 
   /**
    * Hands a lease's URL, fetched and stored by this attempt (`token`), to the process stage: one
-   * entry on the partition's process stream carrying `payload`, in the same step as the lease
-   * stops expiring (see lua/handOff). Returns the entry's id, or null when the lease is no longer
-   * this attempt's (it expired or was acknowledged meanwhile): nothing was handed off.
+   * entry carrying `payload` on one of the partition's process streams, in the same step as the
+   * lease stops expiring (see lua/handOff). The page goes to the urgent stream, which the process
+   * stage reads first, when its `host` has nothing else queued: the host's next fetch waits on
+   * the page's links. Returns the entry's id ("u:<id>" on the urgent stream), or null when the
+   * lease is no longer this attempt's (it expired or was acknowledged meanwhile): nothing was
+   * handed off.
    */
-  async handOff(partition: number, leaseId: string, token: string, payload: string): Promise<string | null> {
+  async handOff(partition: number, leaseId: string, token: string, payload: string, host = ''): Promise<string | null> {
     const keys = this.keysOf(partition);
-    const entry = await this.scripts.handOff([keys.leases, keys.fetched, keys.process], [leaseId, token, payload, HANDED_UNTIL]);
+    const entry = await this.scripts.handOff([keys.leases, keys.fetched, keys.process, keys.urgent], [leaseId, token, payload, HANDED_UNTIL, host]);
     return typeof entry === 'string' ? entry : null;
   }
 
@@ -852,13 +860,15 @@ export class Frontier {
           .zcount(keys.ready, '-inf', now)
           .xlen(keys.process)
           .xrange(keys.process, '-', '+', 'COUNT', 1)
+          .xlen(keys.urgent)
+          .xrange(keys.urgent, '-', '+', 'COUNT', 1)
           .exec()) ?? [];
-        const [counters, leased, waiting, ready, backlog, oldest] = replies.map(([error, value]) => {
+        const [counters, leased, waiting, ready, backlog, oldest, urgentBacklog, urgentOldest] = replies.map(([error, value]) => {
           if (error) throw error;
           return value;
         });
         const [queued, done, spilled] = counters as (string | null)[];
-        const first = (oldest as [string, string[]][])[0];
+        const firsts = [oldest, urgentOldest].flatMap((entries) => (entries as [string, string[]][]).slice(0, 1).map(([id]) => entryTime(id)));
         return {
           partition: p,
           queued: Number(queued ?? 0),
@@ -867,8 +877,8 @@ export class Frontier {
           leased: Number(leased),
           hostsWaiting: Number(waiting),
           hostsReady: Number(ready),
-          processBacklog: Number(backlog),
-          processOldestAt: first ? entryTime(first[0]) : null,
+          processBacklog: Number(backlog) + Number(urgentBacklog),
+          processOldestAt: firsts.length > 0 ? Math.min(...firsts) : null,
         };
       }),
     );

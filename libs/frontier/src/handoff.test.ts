@@ -77,7 +77,7 @@ describe('handOff', () => {
     expect(await f.acquire(ticket(second, 'second'))).toEqual({ kind: 'busy', at: clock.now() + 5000 });
     const stream = new ProcessStream(t.redis, `${t.prefix}:${run}`, 2, 'c1');
     const [read] = await stream.read([p], 10, 10);
-    expect(read).toEqual({ partition: p, id: entry, payload: 'payload', deliveries: 1 });
+    expect(read).toEqual({ partition: p, id: entry, urgent: false, payload: 'payload', deliveries: 1 });
     expect(await f.ack(p, [first.id], [entry])).toBe(1);
     expect(await t.redis.xlen(f.keysOf(p).process)).toBe(0);
     expect(await t.redis.xpending(f.keysOf(p).process, 'process')).toEqual([0, null, null, null]);
@@ -112,6 +112,49 @@ describe('ProcessStream', () => {
     const ids = [...first, ...second].map((e) => e.id).sort();
     expect(ids).toEqual([...handed].sort());
     expect(new Set([...first, ...second].map((e) => e.payload))).toEqual(new Set(hosts.map((h) => `http://${h}/1`)));
+  });
+
+  it('a page whose host has nothing else queued goes to the urgent stream: read first, counted, touched, claimed and acknowledged as "u:<id>"', async () => {
+    const f = makeFrontier();
+    const prefix = `${t.prefix}:${run}`;
+    // One host with a second URL queued, one with nothing left, in the same partition.
+    const busy = 'g1.example';
+    const p = f.partitionOf(busy);
+    const idle = Array.from({ length: 50 }, (_, i) => `g${i + 2}.example`).find((h) => f.partitionOf(h) === p) as string;
+    await f.push([item(busy, '/1'), item(busy, '/2'), item(idle, '/1')]);
+    const leases = (await f.claim(p, 10)).leases.filter((l) => l.url.endsWith('/1'));
+    const handed = new Map<string, string>();
+    for (const lease of leases) {
+      await f.acquire(ticket(lease, 'tok'));
+      await f.release(ticket(lease, 'tok'), clock.now() + 100, { fetchedAliveUntil: clock.now() + 3000 });
+      handed.set(lease.host, (await f.handOff(p, lease.id, 'tok', lease.url, lease.host)) as string);
+    }
+    expect(handed.get(busy)).toMatch(/^\d+-\d+$/);
+    expect(handed.get(idle)).toMatch(/^u:\d+-\d+$/);
+    expect(await t.redis.xlen(f.keysOf(p).urgent)).toBe(1);
+    const stats = await f.stats();
+    expect(stats.processBacklog).toBe(2);
+    expect(await f.processDepth(p)).toBe(2);
+    // The urgent entry comes first, even though it was handed off last.
+    const reader = new ProcessStream(t.redis, prefix, 2, 'r1');
+    const read = await reader.read([p], 2, 10);
+    expect(read.map((e) => e.id)).toEqual([handed.get(idle), handed.get(busy)]);
+    const [first, second] = read;
+    expect(first).toEqual({ partition: p, id: handed.get(idle), urgent: true, payload: `http://${idle}/1`, deliveries: 1 });
+    expect(second).toMatchObject({ urgent: false, payload: `http://${busy}/1` });
+    // Touched, it stays this consumer's; left, another claims it with its prefix.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await reader.touch(p, [first?.id as string]);
+    const other = new ProcessStream(t.redis, prefix, 2, 'r2');
+    expect((await other.claimStale(p, 20, 10)).map((e) => e.id)).toEqual([handed.get(busy)]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await other.touch(p, [handed.get(busy) as string]);
+    expect(await other.claimStale(p, 20, 10)).toMatchObject([{ id: handed.get(idle), urgent: true, deliveries: 2 }]);
+    // The ack takes each entry off its own stream, with its lease.
+    expect(await f.ack(p, leases.map((l) => l.id), [...handed.values()])).toBe(2);
+    expect(await t.redis.xlen(f.keysOf(p).urgent)).toBe(0);
+    expect(await t.redis.xlen(f.keysOf(p).process)).toBe(0);
+    expect((await f.stats()).processBacklog).toBe(0);
   });
 
   it('an entry its consumer left unacknowledged is claimed by another after the idle time, with its delivery count', async () => {

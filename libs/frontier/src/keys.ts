@@ -39,6 +39,11 @@ export interface FrontierKeys {
    * an entry is deleted once its page is recorded.
    */
   process: string;
+  /**
+   * STREAM: as `process`, for pages whose host had nothing else queued when they were handed
+   * off (the host's next fetch waits on their links): the process stage reads it first.
+   */
+  urgent: string;
   /** SET: hosts with URLs spilled to PostgreSQL whose back queues run low (TRAWL_FRONTIER_REDIS_MAX_URLS). */
   refill: string;
   /** STRING: the token of the refill under way (one at a time per partition). */
@@ -61,6 +66,7 @@ export function frontierKeys(prefix: string, partition: number): FrontierKeys {
     holders: `${base}holders`,
     live: `${base}live`,
     process: `${base}process`,
+    urgent: `${base}process:urgent`,
     refill: `${base}refill`,
     refillLock: `${base}refilling`,
   };

@@ -227,10 +227,12 @@ export class Discovery {
    * Resolves when every candidate is queued or known to be seen. `recheck`: the links come from
    * a page processed again after its first try died (a redelivered process entry), so a link
    * that try inserted may never have reached the frontier; those still unconfirmed in PostgreSQL
-   * are pushed now (flagged Verify), not left for the repair sweep minutes later.
+   * are pushed now (flagged Verify), not left for the repair sweep minutes later. `urgent`: the
+   * links' host (the page's) has nothing else queued and waits on them: they go in the next batch
+   * at once, beside one already running, instead of waiting for company.
    */
-  async add(candidates: readonly Candidate[], options: { recheck?: boolean } = {}): Promise<DiscoveryResult> {
-    const queued = await this.batcher.add([...candidates]);
+  async add(candidates: readonly Candidate[], options: { recheck?: boolean; urgent?: boolean } = {}): Promise<DiscoveryResult> {
+    const queued = await this.batcher.add([...candidates], { urgent: options.urgent === true });
     let n = queued.filter(Boolean).length;
     if (options.recheck) n += await this.requeueUnconfirmed(candidates.filter((_, i) => !queued[i]));
     return { queued: n, known: queued.length - n };

@@ -12,7 +12,9 @@ import type { RenderedPage } from './render-step.js';
  * its body is stored (content-addressed, so a repeat stores nothing new), then the page is
  * handed to the process stage in one step with its lease (`Frontier.handOff`). From then on the
  * page is durable without this process: whatever dies, it is processed from the stored body and
- * never fetched again. A lease that is no longer this attempt's hands off nothing (stale).
+ * never fetched again. A lease that is no longer this attempt's hands off nothing (stale). A
+ * page whose host has nothing else queued is handed off as urgent: its host's next fetch waits
+ * on its links, so the process stage takes it first.
  */
 export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: HostHold, fetched: Fetched): Promise<JobOutcome> {
   const { response } = fetched;
@@ -28,7 +30,7 @@ export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: Ho
     ...(fetched.render ? { render: await storeRender(deps, fetched.render) } : {}),
   };
   const payload = encodeHandedPage(page);
-  const entry = await deps.frontier.handOff(hold.ticket.partition, hold.ticket.leaseId, hold.ticket.token, payload);
+  const entry = await deps.frontier.handOff(hold.ticket.partition, hold.ticket.leaseId, hold.ticket.token, payload, hold.ticket.host);
   if (entry === null) {
     // The lease is no longer this attempt's (it expired, or Redis lost the crawl while the page
     // was fetched): no process stream takes it, so it is recorded here, acknowledging nothing —

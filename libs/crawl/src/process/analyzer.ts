@@ -4,7 +4,8 @@ import { analyzePage, type PageAnalysis, type PageAnalysisInput } from './analyz
 
 /** Where pages are analysed (decoded, parsed, fingerprinted). */
 export interface PageAnalyzer {
-  analyze(input: PageAnalysisInput): Promise<PageAnalysis>;
+  /** `urgent`: the page's host waits on its links; it goes ahead of the pages waiting to be analysed. */
+  analyze(input: PageAnalysisInput, options?: { urgent?: boolean }): Promise<PageAnalysis>;
   /** Resolves once pages can be analysed without waiting for a start-up. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -18,10 +19,19 @@ export const inlineAnalyzer: PageAnalyzer = {
 };
 
 /**
+ * Pages in the analysis thread at once. The others wait on the calling side, where an urgent page
+ * (its host waits on its links) goes ahead of them; in the thread they are answered in order. A
+ * few keep the thread busy while the event loop that hands it the next page is busy itself (a
+ * page takes a few milliseconds), and an urgent page waits behind at most that many.
+ */
+export const ANALYSIS_WINDOW = 8;
+
+/**
  * Analyses pages on a thread of its own. Parsing a page's DOM and fingerprinting its text are
  * the largest CPU cost of a fetched page after the fetch itself; on the worker's event loop they
  * delay the timers that start polite fetches and the round trips every job waits on. Requests
- * are answered in order; the thread never keeps the process alive. Should the thread not start
+ * are answered in order, urgent ones first (`ANALYSIS_WINDOW`); the thread never keeps the
+ * process alive. Should the thread not start
  * at all (a source checkout without tsx, a sandbox without threads), pages are analysed on the
  * calling thread and this is logged once; should a running thread die, the pages in it fail
  * (their jobs retry) and the next page starts a new thread.
@@ -56,6 +66,7 @@ export class ThreadAnalyzer implements PageAnalyzer {
       },
       // Before its start-up finished: it cannot start here. After: the next page starts a new one.
       onDeath: (error) => (this.started ? this.fallBack(error.message) : (this.starting = null)),
+      window: ANALYSIS_WINDOW,
     });
   }
 
@@ -64,8 +75,8 @@ export class ThreadAnalyzer implements PageAnalyzer {
     return this.calls.running && !this.inline;
   }
 
-  async analyze(input: PageAnalysisInput): Promise<PageAnalysis> {
-    return this.inline || !(await this.start()) ? analyzePage(input) : this.calls.call(input);
+  async analyze(input: PageAnalysisInput, options: { urgent?: boolean } = {}): Promise<PageAnalysis> {
+    return this.inline || !(await this.start()) ? analyzePage(input) : this.calls.call(input, options);
   }
 
   /** Starts the thread now (loading the parser takes a moment), so the first page does not wait. */

@@ -45,7 +45,7 @@ export async function keepContent(
   // A body never downloaded (a type the crawl skips) says nothing new about the content.
   if (response.bodySkipped) return { content: {}, discover: [] };
   const read = dom === null ? response : { ...response, body: dom, charset: 'utf-8' };
-  const analysis = isHtml(response) ? await analyzeHtml(deps.analyzer ?? inlineAnalyzer, policy, read, job.url) : null;
+  const analysis = isHtml(response) ? await analyzeHtml(deps.analyzer ?? inlineAnalyzer, policy, read, job.url, attempt.urgent === true) : null;
   const parsed = analysis?.parsed ?? null;
   if (parsed) deps.counters.add('linksFound', parsed.links.length);
   const text = parsed?.text ?? null;
@@ -63,7 +63,7 @@ export async function keepContent(
           fetchedAt: response.startedAt,
           recrawl: (job.flags & UrlFlag.Recrawl) !== 0,
           maxDistance: policy.dedup.nearDupDistance,
-        })
+        }, { urgent: attempt.urgent === true })
       : Promise.resolve(null);
   const keepBody = (): Promise<StoredBody> => (storedAtFetch ? Promise.resolve(storedAtFetch) : storeBody(deps.store, body));
   // Every verdict keeps the body unless near-duplicates' bodies are dropped: only then does
@@ -132,9 +132,10 @@ function linksToFollow(
 type HtmlAnalysis = PageAnalysis & { markup: Required<Pick<ContentFields, 'charset' | 'noindex' | 'nofollow' | 'canonicalUrl' | 'linksFound'>> };
 
 /** Decode, parse (once) and fingerprint, and what the markup (with the X-Robots-Tag header) says about the page. */
-async function analyzeHtml(analyzer: PageAnalyzer, policy: ResolvedPolicy, response: FetchResult, url: string): Promise<HtmlAnalysis> {
+async function analyzeHtml(analyzer: PageAnalyzer, policy: ResolvedPolicy, response: FetchResult, url: string, urgent: boolean): Promise<HtmlAnalysis> {
   const token = policy.robots.productToken;
-  const analysis = await analyzer.analyze({ body: response.body, charset: response.charset, url, maxLinks: policy.policy.maxLinksPerPage, productToken: token });
+  const input = { body: response.body, charset: response.charset, url, maxLinks: policy.policy.maxLinksPerPage, productToken: token };
+  const analysis = await analyzer.analyze(input, { urgent });
   const { parsed } = analysis;
   const directives = mergeDirectives(parsed.page.metaRobots, parseXRobotsTag(response.headers['x-robots-tag'], token));
   return {

@@ -42,16 +42,17 @@ export async function processEntry(deps: ProcessDeps, entry: ProcessEntry): Prom
     await deps.acks.ack(entry.partition, null, entry.id);
     return 'dropped';
   }
-  return processPage(deps, page, { partition: entry.partition, leaseId: page.job.leaseId as string, entry: entry.id }, entry.deliveries);
+  return processPage(deps, page, { partition: entry.partition, leaseId: page.job.leaseId as string, entry: entry.id }, entry.deliveries, entry.urgent);
 }
 
 /**
  * One handed page, processed and recorded; its lease (and entry) acknowledged with the record.
  * Without a lease (`undefined`: a page whose hand-off came too late, see `handOffPage`) the page
- * is recorded and nothing is acknowledged.
+ * is recorded and nothing is acknowledged. `urgent`: its host waits on its links (see
+ * `PageRef`): they are discovered without waiting for a batch to fill.
  */
-export async function processPage(deps: ProcessDeps, page: HandedPage, lease: LeaseRef | undefined, deliveries: number): Promise<EntryOutcome> {
-  const ref: PageRef = { job: page.job, hash: fingerprint(page.job.url) };
+export async function processPage(deps: ProcessDeps, page: HandedPage, lease: LeaseRef | undefined, deliveries: number, urgent = false): Promise<EntryOutcome> {
+  const ref: PageRef = { job: page.job, hash: fingerprint(page.job.url), urgent };
   try {
     let policy = await deps.policy.get();
     // As in the fetch stage: seeds may have widened the scope since this copy was read.
@@ -64,7 +65,7 @@ export async function processPage(deps: ProcessDeps, page: HandedPage, lease: Le
       ? { rendered: page.render.rendered, reason: page.render.reason, dom: page.render.dom ? await bodyOf(deps, page.render.dom) : null, domKey: page.render.dom?.key ?? null }
       : undefined;
     const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored, render });
-    if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover, { recheck: deliveries > 1 });
+    if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover, { recheck: deliveries > 1, urgent });
     if (outcome.record) await recordAndAck(deps, outcome.record, lease);
     deps.counters.add('processed');
     return 'recorded';

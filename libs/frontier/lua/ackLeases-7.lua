@@ -1,5 +1,5 @@
 --[[
-  ackLeases (v3): the URLs of these leases are done (recorded, outlinks pushed). Removes the
+  ackLeases (v4): the URLs of these leases are done (recorded, outlinks pushed). Removes the
   leases; a lease that already expired (its URL was requeued) is not counted. The process
   stage's entries of the pages recorded (see handOff) are acknowledged and deleted in the same
   step, so a page is never recorded-but-pending nor acknowledged-but-unrecorded.
@@ -16,9 +16,9 @@
 
   KEYS[1] leases  KEYS[2] leaseData  KEYS[3] stats  KEYS[4] tombstones
   KEYS[5] fetched (lease id -> the attempt that fetched its URL, and its URL mark; see releaseHost)
-  KEYS[6] process stream
+  KEYS[6] process stream  KEYS[7] urgent process stream
   ARGV[1] now (ms)   ARGV[2] n, the number of lease ids   ARGV[3 .. 2+n] lease ids
-  ARGV[3+n ..] process stream entry ids to acknowledge and delete
+  ARGV[3+n ..] process stream entry ids to acknowledge and delete ("u:<id>": the urgent stream's)
   Returns the number of leases removed.
 ]]
 --- @include "urlMark"
@@ -39,9 +39,17 @@ for i = 3, 2 + n do
   redis.call('HDEL', holders, id)
 end
 if #ARGV > 2 + n then
-  local entries = { unpack(ARGV, 3 + n) }
-  redis.call('XACK', KEYS[6], 'process', unpack(entries))
-  redis.call('XDEL', KEYS[6], unpack(entries))
+  local plain, urgent = {}, {}
+  for i = 3 + n, #ARGV do
+    local entry = ARGV[i]
+    if string.sub(entry, 1, 2) == 'u:' then urgent[#urgent + 1] = string.sub(entry, 3) else plain[#plain + 1] = entry end
+  end
+  for _, stream in ipairs({ { KEYS[6], plain }, { KEYS[7], urgent } }) do
+    if #stream[2] > 0 then
+      redis.call('XACK', stream[1], 'process', unpack(stream[2]))
+      redis.call('XDEL', stream[1], unpack(stream[2]))
+    end
+  end
 end
 if done > 0 then redis.call('HINCRBY', KEYS[3], 'done', done) end
 return done
