@@ -31,7 +31,10 @@ const envFor = (namespace: string, extra: Record<string, string> = {}) => ({
 /** Pages handed off and not yet recorded, over every partition (read from the streams themselves). */
 const backlog = async (namespace: string) => {
   let depth = 0;
-  for (let p = 0; p < PARTITIONS; p += 1) depth += await redis.xlen(frontierKeys(namespace, p).process);
+  for (let p = 0; p < PARTITIONS; p += 1) {
+    const keys = frontierKeys(namespace, p);
+    depth += (await redis.xlen(keys.process)) + (await redis.xlen(keys.urgent));
+  }
   return depth;
 };
 

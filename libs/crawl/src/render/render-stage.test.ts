@@ -212,7 +212,7 @@ describe('a fetch stage without the render role', () => {
     // death frees nothing (the lease is no longer among its holds).
     expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
     expect(await frontier.releaseHolder('worker@fetcher:1:a')).toBe(0);
-    expect(await t.redis.xlen(frontier.keysOf(0).process)).toBe(0);
+    expect(await frontier.processDepth(0)).toBe(0);
 
     const r = renderer();
     const rendered = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-1', aliveMs: 6000 }));
