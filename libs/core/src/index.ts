@@ -7,7 +7,7 @@ export {
   TrawlError,
   type TrawlErrorOptions,
 } from './errors.js';
-export { Batcher, type BatcherOptions, PROCESS_BATCH_WAIT_MS } from './batcher.js';
+export { Batcher, type BatcherOptions, PROCESS_BATCH_WAIT_MS, URGENT_BATCH_WAIT_MS } from './batcher.js';
 export { classifyStatus, isTransientStatus, type StatusClass } from './http-status.js';
 export { jitter, sleep } from './time.js';
 export { bearerToken, tokenId, TokenSet } from './tokens.js';

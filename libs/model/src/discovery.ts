@@ -1,4 +1,4 @@
-import { Batcher, type Clock, ErrorCode, PROCESS_BATCH_WAIT_MS } from '@trawl/core';
+import { Batcher, type Clock, ErrorCode, PROCESS_BATCH_WAIT_MS, URGENT_BATCH_WAIT_MS } from '@trawl/core';
 import type { Database } from '@trawl/db';
 import { type Frontier, type HostNote, type PushItem, type RefusalReason, UrlFlag } from '@trawl/frontier';
 import type { RobotsCache } from '@trawl/robots';
@@ -219,6 +219,7 @@ export class Discovery {
     this.batcher = new Batcher<Candidate, boolean>({
       maxItems: options.maxBatch,
       maxWaitMs: options.maxWaitMs,
+      urgentWaitMs: URGENT_BATCH_WAIT_MS,
       run: (items) => this.run(items),
     });
   }
@@ -228,8 +229,8 @@ export class Discovery {
    * a page processed again after its first try died (a redelivered process entry), so a link
    * that try inserted may never have reached the frontier; those still unconfirmed in PostgreSQL
    * are pushed now (flagged Verify), not left for the repair sweep minutes later. `urgent`: the
-   * links' host (the page's) has nothing else queued and waits on them: they go in the next batch
-   * at once, beside one already running, instead of waiting for company.
+   * links' host (the page's) has nothing else queued and waits on them: their batch waits only
+   * URGENT_BATCH_WAIT_MS for company, and runs beside one already running.
    */
   async add(candidates: readonly Candidate[], options: { recheck?: boolean; urgent?: boolean } = {}): Promise<DiscoveryResult> {
     const queued = await this.batcher.add([...candidates], { urgent: options.urgent === true });

@@ -63,7 +63,7 @@ export async function keepContent(
           fetchedAt: response.startedAt,
           recrawl: (job.flags & UrlFlag.Recrawl) !== 0,
           maxDistance: policy.dedup.nearDupDistance,
-        }, { urgent: attempt.urgent === true })
+        })
       : Promise.resolve(null);
   const keepBody = (): Promise<StoredBody> => (storedAtFetch ? Promise.resolve(storedAtFetch) : storeBody(deps.store, body));
   // Every verdict keeps the body unless near-duplicates' bodies are dropped: only then does

@@ -102,9 +102,8 @@ export class Duplicates {
     this.batcher = new Batcher({ maxItems: options.maxBatch, maxWaitMs: options.maxWaitMs, run: (queries) => this.run(queries), concurrency: 4 });
   }
 
-  /** `urgent`: the page's host waits on its links, which wait on this answer: it is looked up without waiting for company. */
-  classify(query: DuplicateQuery, options: { urgent?: boolean } = {}): Promise<DuplicateAnswer> {
-    return this.batcher.addOne(query, options);
+  classify(query: DuplicateQuery): Promise<DuplicateAnswer> {
+    return this.batcher.addOne(query);
   }
 
   drain(): Promise<void> {
