@@ -41,6 +41,8 @@ type RawEntries = [string, [string, string[]][]][] | null;
  */
 export class ProcessStream {
   private readonly keys: FrontierKeys[];
+  /** Each stream key's partition, and whether it is the partition's urgent stream. */
+  private readonly streams: ReadonlyMap<string, { partition: number; urgent: boolean }>;
   private readonly grouped = new Set<number>();
   private turn = 0;
 
@@ -53,6 +55,12 @@ export class ProcessStream {
     readonly consumer: string,
   ) {
     this.keys = Array.from({ length: partitions }, (_, p) => frontierKeys(prefix, p));
+    this.streams = new Map<string, { partition: number; urgent: boolean }>(
+      this.keys.flatMap((k, partition) => [
+        [k.process, { partition, urgent: false }],
+        [k.urgent, { partition, urgent: true }],
+      ]),
+    );
   }
 
   /**
@@ -165,14 +173,8 @@ export class ProcessStream {
 
   private entries(reply: RawEntries, deliveries: number): ProcessEntry[] {
     if (!reply) return [];
-    const streams = new Map<string, { partition: number; urgent: boolean }>(
-      this.keys.flatMap((k, partition) => [
-        [k.process, { partition, urgent: false }],
-        [k.urgent, { partition, urgent: true }],
-      ]),
-    );
     return reply.flatMap(([key, list]) => {
-      const { partition, urgent } = streams.get(key) as { partition: number; urgent: boolean };
+      const { partition, urgent } = this.streams.get(key) as { partition: number; urgent: boolean };
       return list.map(([id, fields]) => ({ partition, id: urgent ? URGENT + id : id, urgent, payload: fieldOf(fields), deliveries }));
     });
   }
