@@ -3,7 +3,7 @@ import { renderWorkersKey } from '@trawl/queue';
 import { createRedis } from '@trawl/redis';
 import { analyzeLog, TestWeb } from '@trawl/testweb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATABASE_URL, dropNamespace, maxInFlight, outstandingUrls, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
+import { DATABASE_URL, describeOutstanding, dropNamespace, maxInFlight, outstandingUrls, PLAIN_HOST, type Proc, REDIS_URL, scriptedWebPages, startScriptedWeb, trawl, uniqueNamespace, waitFor } from '../src/testing/index.js';
 
 /**
  * Rendering in a stage of its own (TRAWL_WORKER_ROLES=render), judged from the synthetic web's
@@ -72,7 +72,13 @@ describe('a render stage of its own', () => {
       const victim = renderers.find((r) => output(r).includes(BROWSER_STARTED)) as Proc;
       victim.child.kill('SIGKILL');
       const killedAt = Date.now();
-      await waitFor(async () => (await outstanding()) === 0, 240_000, 'the crawl to finish');
+      try {
+        await waitFor(async () => (await outstanding()) === 0, 240_000, 'the crawl to finish');
+      } catch (error) {
+        console.log(`[render-stage] unfinished, ${Math.round((Date.now() - killedAt) / 1000)} s after the kill:\n${await describeOutstanding(redis, namespace, PARTITIONS)}`);
+        for (const p of all) console.log(`[render-stage] ${p === victim ? 'killed ' : ''}process output (tail):\n${output(p).slice(-4000)}`);
+        throw error;
+      }
       await web.idle();
 
       const report = analyzeLog(web.log, { minIntervalMs: DELAY_MS, expected });

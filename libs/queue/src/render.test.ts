@@ -1,7 +1,7 @@
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import type { RedisClient } from '@trawl/redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type RenderJob, RenderQueue, renderStalledCheckMs, RenderWorker } from './render.js';
+import { type RenderDelivery, type RenderJob, RenderLater, RenderQueue, renderStalledCheckMs, RenderWorker } from './render.js';
 
 /**
  * The render queue against real Redis: a render stage killed mid-render (its BullMQ lock no longer
@@ -56,6 +56,41 @@ describe('the render queue', () => {
       expect((deliveries[1] as { at: number }).at - killedAt).toBeLessThan(lockMs + renderStalledCheckMs(lockMs) + 400);
     } finally {
       await survivor.close();
+      await queue.queue.obliterate({ force: true });
+      await queue.close();
+    }
+  });
+
+  it('a job that must wait (RenderLater) waits until then as often as it asks, without using up its tries', async () => {
+    const namespace = `${t.prefix}:later`;
+    const queue = new RenderQueue(t.redis, namespace);
+    const deliveries: Array<RenderDelivery & { at: number }> = [];
+    const asked: number[] = [];
+    const worker = new RenderWorker(connections[0] as RedisClient, { namespace, concurrency: 1, lockMs: 5000 }, async (_job, delivery) => {
+      deliveries.push({ ...delivery, at: Date.now() });
+      // More waits than the job has tries (5).
+      if (deliveries.length <= 7) {
+        const at = Date.now() + 100;
+        asked.push(at);
+        throw new RenderLater(at, 'the host is busy');
+      }
+      return { done: true };
+    });
+    void worker.run();
+    try {
+      await worker.ready();
+      await queue.add('p0-2:fetch-token', JOB);
+      const end = Date.now() + 20_000;
+      let state = '';
+      while (Date.now() < end && (state = await queue.queue.getJobState('p0-2_fetch-token')) !== 'completed' && state !== 'failed') await new Promise((r) => setTimeout(r, 50));
+      expect(state).toBe('completed');
+      expect(deliveries).toHaveLength(8);
+      // Every delivery is the first try of five: the waits counted none.
+      expect(deliveries.map((d) => [d.attempt, d.maxAttempts])).toEqual(Array.from({ length: 8 }, () => [1, 5]));
+      // Each came no sooner than the time the one before asked for.
+      for (let i = 1; i < deliveries.length; i += 1) expect((deliveries[i] as { at: number }).at).toBeGreaterThanOrEqual((asked[i - 1] as number) - 5);
+    } finally {
+      await worker.close();
       await queue.queue.obliterate({ force: true });
       await queue.close();
     }

@@ -1,4 +1,4 @@
-import { type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '@trawl/redis';
 import { z } from 'zod';
 
@@ -116,11 +116,36 @@ export interface RenderWorkerOptions {
  */
 export const renderStalledCheckMs = (lockMs: number): number => Math.max(500, Math.floor(lockMs / 3));
 
-/** Consumer side: validates each job at the edge and runs `process`; an error is retried by BullMQ. */
+/**
+ * Thrown by a render job's processor when the job cannot run yet (another delivery of it holds
+ * the host until `at`): the job waits until then without counting as a failed attempt, so however
+ * long a stalled delivery keeps the host, the job never runs out of attempts for it.
+ */
+export class RenderLater extends Error {
+  constructor(
+    readonly at: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One delivery of a render job, as its processor sees it. */
+export interface RenderDelivery {
+  /** BullMQ's lock token (a redelivery gets another). */
+  token: string;
+  signal?: AbortSignal;
+  /** This delivery's try, 1-based (a delivery that stalled and came back is the same try). */
+  attempt: number;
+  /** Tries the job has; the last one should end the job rather than throw. */
+  maxAttempts: number;
+}
+
+/** Consumer side: validates each job at the edge and runs `process`; an error is retried by BullMQ, a `RenderLater` waits. */
 export class RenderWorker {
   readonly worker: Worker;
 
-  constructor(connection: RedisClient, options: RenderWorkerOptions, process: (job: RenderJob, delivery: { token: string; signal?: AbortSignal }) => Promise<Record<string, unknown>>) {
+  constructor(connection: RedisClient, options: RenderWorkerOptions, process: (job: RenderJob, delivery: RenderDelivery) => Promise<Record<string, unknown>>) {
     this.worker = new Worker(
       RENDER_QUEUE,
       async (job: Job, token?: string, signal?: AbortSignal) => {
@@ -131,7 +156,14 @@ export class RenderWorker {
           throw new UnrecoverableError(`ERR_JOB_DATA_INVALID: ${problem}`);
         }
         // BullMQ's lock token names this delivery (a redelivery gets another).
-        return process(decodeRenderJob(parsed.data), { token: token ?? `${job.id}:${job.attemptsStarted}`, ...(signal ? { signal } : {}) });
+        const delivery: RenderDelivery = { token: token ?? `${job.id}:${job.attemptsStarted}`, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? 1, ...(signal ? { signal } : {}) };
+        try {
+          return await process(decodeRenderJob(parsed.data), delivery);
+        } catch (error) {
+          if (!(error instanceof RenderLater) || token === undefined) throw error;
+          await job.moveToDelayed(Math.max(Date.now() + 1, Math.ceil(error.at)), token);
+          throw new DelayedError();
+        }
       },
       {
         connection,

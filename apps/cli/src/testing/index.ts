@@ -121,6 +121,44 @@ export async function outstandingUrls(redis: Redis, namespace: string, partition
   return n;
 }
 
+/**
+ * What is left of an unfinished crawl, for a test's failure message: per partition, each live
+ * lease (expiry, its URL's data, the attempt that fetched it, the worker holding it) and the
+ * process streams' lengths and pending entries, with the render queue's job counts.
+ */
+export async function describeOutstanding(redis: Redis, namespace: string, partitions: number, limit = 20): Promise<string> {
+  const lines: string[] = [];
+  for (let p = 0; p < partitions; p += 1) {
+    const keys = frontierKeys(namespace, p);
+    const leases = await redis.zrange(keys.leases, '0', String(limit - 1), 'WITHSCORES');
+    const stats = await redis.hgetall(keys.stats);
+    lines.push(`partition ${p}: ${(await redis.zcard(keys.leases))} leases, stats ${JSON.stringify(stats)}`);
+    for (let i = 0; i < leases.length; i += 2) {
+      const id = leases[i] as string;
+      const [data, fetched, holder] = await Promise.all([redis.hget(keys.leaseData, id), redis.hget(keys.fetched, id), redis.hget(keys.holders, id)]);
+      lines.push(`  lease ${id} until ${leases[i + 1]}: ${data ?? '(no data)'} fetched=${fetched ?? '-'} holder=${(holder ?? '-').replace('\n', ' ')}`);
+    }
+    for (const stream of [keys.process, keys.urgent]) {
+      const length = await redis.xlen(stream).catch(() => 0);
+      const pending = length > 0 ? await redis.xpending(stream, 'process').catch((error: Error) => error.message) : [];
+      lines.push(`  ${stream.slice(keys.base.length)}: ${length} entries, pending ${JSON.stringify(pending)}`);
+    }
+  }
+  const render = `${namespace}:{render}:render`;
+  const counts = await Promise.all(['wait', 'active', 'delayed', 'failed', 'completed'].map(async (state) => {
+    const key = `${render}:${state}`;
+    const type = await redis.type(key);
+    const n = type === 'list' ? await redis.llen(key) : type === 'zset' ? await redis.zcard(key) : 0;
+    return `${state} ${n}`;
+  }));
+  lines.push(`render queue: ${counts.join(', ')}`);
+  for (const id of await redis.zrange(`${render}:failed`, '0', String(limit - 1))) {
+    const [reason, made, started, stack] = await redis.hmget(`${render}:${id}`, 'failedReason', 'attemptsMade', 'attemptsStarted', 'stacktrace');
+    lines.push(`  failed render job ${id}: ${reason ?? '?'} (attempts made ${made ?? '?'}, started ${started ?? '?'}); stack ${(stack ?? '').slice(0, 3000)}`);
+  }
+  return lines.join('\n');
+}
+
 /** Removes everything a test or benchmark namespace left: its Redis keys and PostgreSQL schema. */
 export function dropNamespace(namespace: string): Promise<void> {
   return dropNamespaceOn(namespace, { redisUrl: REDIS_URL, databaseUrl: DATABASE_URL });

@@ -1,5 +1,5 @@
 import { decodeHtml } from '@trawl/parse';
-import type { RenderJob } from '@trawl/queue';
+import { type RenderJob, RenderLater } from '@trawl/queue';
 import { fingerprint } from '@trawl/url';
 import type { Attempt } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
@@ -18,6 +18,11 @@ export interface RenderAttempt {
   /** The host's token is this attempt's this long after each renewal (it renews every third of it). */
   aliveMs: number;
   signal?: AbortSignal;
+  /**
+   * The job's last try: what would be thrown for a retry hands the page to the process stage
+   * unrendered instead, so its lease is not left to lapse and the page fetched again.
+   */
+  last?: boolean;
 }
 
 /** Why a render job ended as it did (the BullMQ job's return value). */
@@ -27,14 +32,20 @@ export interface RenderJobSummary {
   handedOff: string | null;
 }
 
-/** Another delivery of the same render job holds the host and is alive: BullMQ tries this one again later. */
-export class RenderHostBusy extends Error {
+/**
+ * Another delivery of the same render job holds the host and is alive: this one waits until the
+ * host's token would lapse (`RenderLater`: not a failed try, however long that delivery lives).
+ */
+export class RenderHostBusy extends RenderLater {
   readonly code = 'ERR_RENDER_HOST_BUSY';
 
   constructor(readonly retryAt: number) {
-    super('another delivery of this render job holds the host');
+    super(retryAt, 'another delivery of this render job holds the host');
   }
 }
+
+/** This delivery lost the host mid-render to another delivery of the job, which goes on with it. */
+class RenderHostTaken extends Error {}
 
 /**
  * One render job, the render stage (see docs/architecture.md, "Rendering"): a page a fetch stage
@@ -50,6 +61,23 @@ export class RenderHostBusy extends Error {
  * lock lapses, which takes the host over once the token has lapsed too and renders from the body.
  */
 export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, attempt: RenderAttempt): Promise<RenderJobSummary> {
+  try {
+    return await renderOnce(deps, job, attempt);
+  } catch (error) {
+    // Tries left, a wait for the host, or another delivery at work: BullMQ goes on with the job.
+    if (!attempt.last || error instanceof RenderLater || error instanceof RenderHostTaken) throw error;
+    const page = decodeHandedPage(job.page);
+    if ('error' in page) throw error;
+    // The last try failed: the page goes to the process stage as fetched, from its stored body,
+    // rather than stay leased until the lease lapses and the URL is fetched again.
+    deps.counters.add('renderFailed');
+    const hold = new HostHold(deps, ticketOf(page, attempt.token));
+    const reason = `${job.reason}; render failed on its last try: ${error instanceof Error ? error.message : String(error)}`;
+    return handOnUnrendered(deps, attemptOfPage(page, attempt.token, attempt.signal), hold, page, await bodyOf(deps, page), reason);
+  }
+}
+
+async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: RenderAttempt): Promise<RenderJobSummary> {
   const page = decodeHandedPage(job.page);
   if ('error' in page) {
     deps.counters.add('processInvalid');
@@ -88,7 +116,7 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
     if (keeper.lost) {
       // Another delivery holds the host now (under this lease): release nothing, hand on nothing.
       hold.passOn();
-      throw new Error(`the render of ${page.job.url} lost its host mid-render: another delivery has it`);
+      throw new RenderHostTaken(`the render of ${page.job.url} lost its host mid-render: another delivery has it`);
     }
     await hold.release({ ...rendered.release, fetched: true }, deps.clock.now() + deps.leaseMs);
     await slots.release(rendered.release.dueAt);

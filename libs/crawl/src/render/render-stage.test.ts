@@ -3,7 +3,7 @@ import { ManualClock } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { AddressGate, Frontier, type Lease } from '@trawl/frontier';
 import { policyFromConfig, resolvePolicy } from '@trawl/model';
-import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderQueue, RenderWorkers } from '@trawl/queue';
+import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderLater, RenderQueue, RenderWorkers } from '@trawl/queue';
 import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions, type RequestRefused } from '@trawl/render';
 import { FakeRenderer } from '@trawl/render/testing';
 import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
@@ -320,6 +320,41 @@ describe('a fetch stage without the render role', () => {
     expect(later).toMatchObject({ rendered: false, reason: 'recorded by an earlier delivery', handedOff: null });
     expect(records).toEqual([]);
     expect(r.calls).toHaveLength(1);
+  });
+});
+
+describe('a render job on its last try', () => {
+  it('hands the page to the process stage unrendered when the try fails, rather than leave its lease to lapse and the page to be fetched again', async () => {
+    const { ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    const r = renderer();
+    // A try that fails (no crawl policy readable) with tries left: thrown, for BullMQ to try again.
+    const unready = { ...deps(), render: renderDeps(r), policy: { get: async () => null, refresh: async () => null } };
+    await expect(processRenderJob(unready, job, { token: 'render-1', aliveMs: 6000 })).rejects.toThrow(/no crawl policy/);
+    expect(await t.redis.xlen(frontier.keysOf(0).process)).toBe(0);
+    // The same failure on the last try: the page goes on as fetched, from its stored body.
+    const result = await processRenderJob(unready, job, { token: 'render-2', aliveMs: 6000, last: true });
+    expect(result).toMatchObject({ rendered: false, handedOff: expect.any(String) });
+    expect(result.reason).toContain('render failed on its last try: no crawl policy');
+    expect(r.calls).toHaveLength(0);
+    expect(counts.get('renderFailed')).toBe(1);
+    const streams = frontier.keysOf(0);
+    expect((await t.redis.xlen(streams.process)) + (await t.redis.xlen(streams.urgent))).toBe(1);
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+  });
+
+  it('still waits for another delivery that holds the host, without counting a failed try', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    expect(await frontier.takeHost({ partition: 0, host: HOST, leaseId: lease.id, token: 'render-alive' }, job.token, 6000)).toEqual({ kind: 'ok' });
+    const busy = await processRenderJob({ ...deps(), render: renderDeps(renderer()) }, job, { token: 'render-2', aliveMs: 6000, last: true }).catch((error: unknown) => error);
+    expect(busy).toBeInstanceOf(RenderHostBusy);
+    expect(busy).toBeInstanceOf(RenderLater);
+    expect((busy as RenderHostBusy).retryAt).toBeGreaterThan(clock.now());
   });
 });
 

@@ -44,7 +44,14 @@ export class RenderStage {
           options.logger.warn({ jobId, problem }, 'a render job\'s data cannot be read: failed');
         },
       },
-      async (job, delivery) => ({ ...(await processRenderJob(deps, job, { ...delivery, aliveMs: options.lockMs })) }),
+      async (job, delivery) => ({
+        ...(await processRenderJob(deps, job, {
+          token: delivery.token,
+          aliveMs: options.lockMs,
+          last: delivery.attempt >= delivery.maxAttempts,
+          ...(delivery.signal ? { signal: delivery.signal } : {}),
+        })),
+      }),
     );
   }
 
