@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropNamespace, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
-import { analyzeLog, type RequestLogEntry, TestWeb, type TestWebOptions } from '@trawl/testweb';
+import type { TestWeb} from '@trawl/testweb';
+import { analyzeLog, type RequestLogEntry, type TestWebOptions } from '@trawl/testweb';
 import { runToEnd } from './child.js';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
-import { type BenchProfile, type ProfiledWeb, profiledWeb } from './web-profile.js';
+import { type BenchProfile, type ProfiledWeb, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
 /** Crawlee's concurrency, and the hand-tuned trawl rows' jobs per process (trawl's default is 32 too). */
@@ -263,7 +264,7 @@ async function politeScale(scenario: Scenario, row: TrawlRow, rounds: number, fu
   const bySize = new Map<number, RunResult[]>([[scenario.web.hosts, full]]);
   for (const hosts of SCALE_HOSTS) {
     const sized: Scenario = { ...scenario, web: { ...scenario.web, hosts } };
-    const web = await TestWeb.start(sized.web);
+    const web = await startBenchWeb(sized.web);
     const hostsFile = join(mkdtempSync(join(tmpdir(), 'trawl-bench-')), 'hosts');
     writeFileSync(hostsFile, web.hostsFile());
     try {
@@ -427,7 +428,7 @@ export async function compareBench(rounds: number, only: Scenario['id'] | undefi
   for (const base of SCENARIOS.filter((s) => !only || s.id === only)) {
     const { scenario: profiled, pages } = onProfile(base, profile);
     const scenario = hostsOverride === null ? profiled : { ...profiled, web: { ...profiled.web, hosts: hostsOverride } };
-    const web = await TestWeb.start(scenario.web);
+    const web = await startBenchWeb(scenario.web);
     const dir = mkdtempSync(join(tmpdir(), 'trawl-bench-'));
     const hostsFile = join(dir, 'hosts');
     writeFileSync(hostsFile, web.hostsFile());

@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { loadScript } from '@trawl/redis';
-import { analyzeLog, TestWeb } from '@trawl/testweb';
+import { analyzeLog } from '@trawl/testweb';
 import pg from 'pg';
 import { replyFrom } from './child.js';
 import type { ConnectionStats } from './redis-proxy.js';
 import { fmt, machine, table, writeSection } from './report.js';
-import { type BenchProfile, profiledWeb } from './web-profile.js';
+import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
 /** SHA-1 → name of every Lua script trawl and BullMQ register (ioredis' EVALSHA hashes the body as given). */
 async function scriptNames(): Promise<Map<string, string>> {
@@ -192,7 +192,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
 
   const [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start({ settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' } })]);
   const proxy = await ProxyProcess.start(redis, names);
-  const web = await TestWeb.start(pages.web);
+  const web = await startBenchWeb(pages.web);
   const dir = mkdtempSync(join(tmpdir(), 'trawl-cost-'));
   const client = new pg.Client({ connectionString: postgres.url });
   let figures: CostFigures;

@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropNamespace, runCrawlProcesses, uniqueNamespace } from '@trawl/cli/testing';
 import { createRedis } from '@trawl/redis';
-import { TestWeb } from '@trawl/testweb';
 import pg from 'pg';
 import { SCENARIOS } from './compare.js';
 import { fmt, machine, table, writeSection } from './report.js';
-import { type BenchProfile, profiledWeb } from './web-profile.js';
+import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -103,7 +102,7 @@ export async function profileBench(benchProfile: BenchProfile): Promise<void> {
   const base = SCENARIOS.find((s) => s.id === 'broad');
   if (!base) throw new Error('no broad scenario');
   const pages_ = profiledWeb('profile', base.web, benchProfile);
-  const web = await TestWeb.start(pages_.web);
+  const web = await startBenchWeb(pages_.web);
   const dir = mkdtempSync(join(tmpdir(), 'trawl-profile-'));
   writeFileSync(join(dir, 'hosts'), web.hostsFile());
   const namespace = uniqueNamespace('profile');

@@ -1,9 +1,10 @@
 import { dropNamespace, REDIS_URL, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { createRedis, type Redis } from '@trawl/redis';
-import { analyzeLog, TestWeb } from '@trawl/testweb';
+import type { TestWeb } from '@trawl/testweb';
+import { analyzeLog } from '@trawl/testweb';
 import { keyBytes } from './redis-memory.js';
 import { fmt, machine, table, writeSection } from './report.js';
-import { type BenchProfile, profiledWeb } from './web-profile.js';
+import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const HOSTS = Number(process.env.BENCH_SPILL_HOSTS ?? 100);
 const PAGES = Number(process.env.BENCH_SPILL_PAGES ?? 100);
@@ -102,7 +103,7 @@ async function oneRun(web: TestWeb, redis: Redis, label: string, extra: Record<s
 export async function spillBench(profile: BenchProfile): Promise<void> {
   const started = Date.now();
   const shape = profiledWeb('spill', { hosts: HOSTS, pagesPerHost: PAGES, linksPerPage: 4, crossHostLinks: 2, latencyMs: { min: 1, max: 5 }, seed: 13 }, profile, { maxLatencyMs: DELAY_MS });
-  const web = await TestWeb.start(shape.web);
+  const web = await startBenchWeb(shape.web);
   const redis = createRedis(REDIS_URL, { name: 'trawl-bench-spill' });
   const runs: Run[] = [];
   try {

@@ -3,9 +3,10 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrivatePostgres, PrivateRedis, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import { loadConfig } from '@trawl/config';
-import { analyzeLog, TestWeb, type TestWebOptions } from '@trawl/testweb';
+import type { TestWeb} from '@trawl/testweb';
+import { analyzeLog, type TestWebOptions } from '@trawl/testweb';
 import { fmt, machine, median, table, writeSection } from './report.js';
-import { type BenchProfile, profiledWeb } from './web-profile.js';
+import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const PROCESSES = [1, 2, 4];
 const HOSTS = Number(process.env.BENCH_WORKERS_HOSTS ?? 1000);
@@ -161,7 +162,7 @@ export async function workersBench(rounds: number, profile: BenchProfile): Promi
   const concurrency = config.worker.concurrency;
   const redis = await PrivateRedis.start();
   const pg = await PrivatePostgres.start();
-  const web = await TestWeb.start(pages.web);
+  const web = await startBenchWeb(pages.web);
   const summaries: Summary[] = [];
   try {
     for (const processes of PROCESSES) {

@@ -75,6 +75,12 @@ export interface TestWebOptions {
    * combined with `pageBytes`, `proseWords`, `latencyMs` or `duplicates`. Default: none (tiny pages).
    */
   profile?: PageProfile;
+  /**
+   * Keep rendered pages in memory, up to this many bytes (see `TestWeb.warmPages`), instead of
+   * drawing each page on every request. For benchmarks: it takes the web's serving off the cores
+   * the crawler is measured on. Default 0: every request draws its page.
+   */
+  pageCacheBytes?: number;
 }
 
 export interface DuplicateOptions {

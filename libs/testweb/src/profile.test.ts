@@ -225,6 +225,46 @@ describe('a realistic web served', () => {
   });
 });
 
+describe('a realistic web with its pages kept', () => {
+  it('draws every page once when warmed, serves the same bytes as html(), and keeps no more than its bound', async () => {
+    const web = await TestWeb.start({ hosts: 3, pagesPerHost: 6, linksPerPage: 4, crossHostLinks: 2, seed: 9, baseAddress: '127.1.93.1', profile: REALISTIC_PROFILE, pageCacheBytes: 64 << 20 });
+    try {
+      const warmed = web.warmPages();
+      expect(warmed.pages).toBe(18);
+      const urls = [...web.groundTruth(web.rootUrls())];
+      let total = 0;
+      for (const url of urls) {
+        const resolved = web.resolvePage(url);
+        const html = web.html(resolved?.host as number, resolved?.page as number);
+        total += Buffer.byteLength(html);
+        expect((await get(url)).body).toBe(html);
+      }
+      expect(warmed.bytes).toBe(total);
+      await web.idle();
+      expect(web.log.every((e) => e.status === 200 && e.bytes > 3000)).toBe(true);
+    } finally {
+      await web.stop();
+    }
+    // A bound smaller than the web: the pages served are still whole and right, the kept ones fewer.
+    const small = await TestWeb.start({ hosts: 3, pagesPerHost: 6, linksPerPage: 4, crossHostLinks: 2, seed: 9, baseAddress: '127.1.94.1', profile: REALISTIC_PROFILE, pageCacheBytes: 100_000 });
+    try {
+      const warmed = small.warmPages();
+      expect(warmed.bytes).toBeLessThanOrEqual(100_000);
+      expect(warmed.pages).toBeLessThan(18);
+      for (const url of small.groundTruth(small.rootUrls())) {
+        const resolved = small.resolvePage(url);
+        expect((await get(url)).body).toBe(small.html(resolved?.host as number, resolved?.page as number));
+      }
+    } finally {
+      await small.stop();
+    }
+  });
+
+  it('refuses a bound that is not a whole number of bytes', async () => {
+    await expect(TestWeb.start({ hosts: 1, pagesPerHost: 1, linksPerPage: 0, crossHostLinks: 0, profile: REALISTIC_PROFILE, pageCacheBytes: -1 })).rejects.toThrow(/pageCacheBytes/);
+  });
+});
+
 describe('realistic pages with typical scripts', () => {
   it('carry an analytics tag, JSON-LD and the site script, which the host serves and the log keeps out of coverage', async () => {
     const profile = realisticProfile({ scripts: 'typical' });

@@ -6,6 +6,7 @@ import { fileChunks, fileSize, FILE_TYPES } from './files.js';
 import type { RequestLogEntry } from './log.js';
 import type { Resource, VariantKind, WebModel } from './model.js';
 import { contentHost, pagePath, pagesOf } from './model.js';
+import type { PageCache } from './page-cache.js';
 import type { PageProfile } from './profile.js';
 import { renderRealisticPage, SITE_SCRIPT } from './realistic.js';
 import type { OriginOf } from './render.js';
@@ -81,6 +82,8 @@ export interface DefaultSite {
   sitemaps: SitemapConfig | null;
   /** Aborted when the web stops: ends file streams. */
   signal: AbortSignal;
+  /** Rendered pages kept between requests (`pageCacheBytes`), or null: each request draws its page. */
+  pageCache: PageCache | null;
 }
 
 const header = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
@@ -94,6 +97,12 @@ function variantEtag(etag: string, variant: VariantKind | null): string {
 export function pageBody(site: DefaultSite, hostIndex: number, page: number, version: number): string {
   if (site.profile !== null) return renderRealisticPage(site.model, hostIndex, page, site.originOf, site.profile, version);
   return renderPage(site.model, hostIndex, page, site.originOf, site.pageBytes, { version, proseWords: site.proseWords });
+}
+
+/** The bytes of a page at a version: kept ones when the web keeps pages, else drawn now. */
+export function pageBytes(site: DefaultSite, hostIndex: number, page: number, version: number): Buffer | string {
+  if (site.pageCache === null) return pageBody(site, hostIndex, page, version);
+  return site.pageCache.get(`${hostIndex}:${page}:${version}`, () => pageBody(site, hostIndex, page, version));
 }
 
 /** A page or variant: validators, the conditional answer (304 without a body), or the body. */
@@ -119,7 +128,7 @@ function servePage(site: DefaultSite, hostIndex: number, req: http.IncomingMessa
   }
   const body =
     variant === null
-      ? pageBody(site, hostIndex, page, state.version)
+      ? pageBytes(site, hostIndex, page, state.version)
       : renderVariant(site.model, hostIndex, page, variant, site.originOf, site.proseWords ?? 0, state.version);
   send(req, res, 200, HTML, body, headers);
 }
