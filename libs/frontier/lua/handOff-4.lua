@@ -1,5 +1,5 @@
 --[[
-  handOff (v2): the fetch stage is done with a lease's URL (its response is read and its body
+  handOff (v3): the fetch stage is done with a lease's URL (its response is read and its body
   stored) and hands it to the process stage: one entry on one of the partition's process
   streams, in the same step as the lease leaves the fetch stage's hands. From here the stream entry, not the
   fetching attempt, keeps the URL:
@@ -11,7 +11,11 @@
     * the entry is acknowledged, and the lease with it, once the process stage has recorded the
       page (ackLeases with the entry's id). A process stage that dies leaves the entry pending
       in the consumer group, where another one claims it.
-  Only the attempt that fetched the URL (its `fetched` mark, or no mark at all) may hand it off.
+  Only the attempt that fetched the URL (its `fetched` mark, or no mark at all) may hand it off,
+  or one that carries on for the lease (ARGV[6] = '1'): a render stage, with the page a fetch
+  attempt left it. The mark may then be the fetch attempt's or an earlier render delivery's (one
+  that released the host and failed before its hand-off): any mark but a hand-off's will do, since
+  the render job is the only continuation of the lease's fetch (a lease id names one claim).
 
   A page whose host has nothing else queued (in Redis or spilled) goes to the urgent stream,
   which the process stage reads first: the host's next fetch waits on the links in this page,
@@ -21,7 +25,8 @@
   KEYS[1] leases  KEYS[2] fetched  KEYS[3] process stream  KEYS[4] urgent process stream (both
   read in the consumer group `process`)
   ARGV[1] lease id  ARGV[2] attempt token  ARGV[3] the entry's payload  ARGV[4] HANDED_UNTIL (ms)
-  ARGV[5] the page's host ('' = never urgent)
+  ARGV[5] the page's host ('' = never urgent)  ARGV[6] '1': the caller carries on for the lease's
+  fetch (a render stage), '' otherwise
   Returns the stream entry id ("u:<id>" on the urgent stream), or false when the lease is no
   longer this attempt's (it expired or was acknowledged, or another attempt fetched it): nothing
   is added.
@@ -29,7 +34,10 @@
 local id, token = ARGV[1], ARGV[2]
 if not redis.call('ZSCORE', KEYS[1], id) then return false end
 local mark = redis.call('HGET', KEYS[2], id)
-if mark and string.sub(mark, 1, #token + 1) ~= token .. ' ' then return false end
+if mark then
+  if string.sub(mark, 1, 7) == 'handed:' then return false end
+  if ARGV[6] ~= '1' and string.sub(mark, 1, #token + 1) ~= token .. ' ' then return false end
+end
 -- <base>h:<host> (KEYS[1] is <base>leases): the host's queued (n) and spilled (sp) URLs.
 local urgent = false
 if (ARGV[5] or '') ~= '' then

@@ -28,7 +28,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier12';
+const SCRIPT_VERSION = 'frontier13';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -748,11 +748,12 @@ export class Frontier {
    * stage reads first, when its `host` has nothing else queued: the host's next fetch waits on
    * the page's links. Returns the entry's id ("u:<id>" on the urgent stream), or null when the
    * lease is no longer this attempt's (it expired or was acknowledged meanwhile): nothing was
-   * handed off.
+   * handed off. `continuing`: the caller carries on for the lease's fetch (a render stage, with
+   * the page a fetch attempt left it), so another attempt's `fetched` mark does not stop it.
    */
-  async handOff(partition: number, leaseId: string, token: string, payload: string, host = ''): Promise<string | null> {
+  async handOff(partition: number, leaseId: string, token: string, payload: string, host = '', continuing = false): Promise<string | null> {
     const keys = this.keysOf(partition);
-    const entry = await this.scripts.handOff([keys.leases, keys.fetched, keys.process, keys.urgent], [leaseId, token, payload, HANDED_UNTIL, host]);
+    const entry = await this.scripts.handOff([keys.leases, keys.fetched, keys.process, keys.urgent], [leaseId, token, payload, HANDED_UNTIL, host, continuing ? '1' : '']);
     return typeof entry === 'string' ? entry : null;
   }
 

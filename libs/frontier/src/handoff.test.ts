@@ -64,6 +64,27 @@ describe('handOff', () => {
     expect(await t.redis.xlen(f.keysOf(p).process)).toBe(0);
   });
 
+  it('a render stage carrying on for the lease hands off whoever marked it fetched, but never twice, nor an expired lease', async () => {
+    const f = makeFrontier();
+    const host = 'r.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1'), item(host, '/2')]);
+    // Marked by the fetch attempt, then by a render delivery that released the host and failed.
+    const lease = await fetchOne(f, p, 'fetch-tok');
+    await t.redis.hset(f.keysOf(p).fetched, lease.id, `render-1 ${clock.now() + 3000}`);
+    expect(await f.handOff(p, lease.id, 'render-2', 'x', host)).toBeNull();
+    expect(await f.handOff(p, lease.id, 'render-2', 'x', host, true)).toMatch(/^(u:)?\d+-\d+$/);
+    expect(await f.handOff(p, lease.id, 'render-3', 'x', host, true)).toBeNull();
+    const keys = f.keysOf(p);
+    expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(1);
+    // A lease that expired is nobody's to hand off.
+    clock.advance(200);
+    const second = await fetchOne(f, p, 'fetch-2');
+    clock.advance(10_001);
+    await f.claim(p, 10);
+    expect(await f.handOff(p, second.id, 'render-4', 'x', host, true)).toBeNull();
+  });
+
   it('the ack acknowledges and deletes the entry with its lease, and frees the URL mark for a second copy', async () => {
     const f = makeFrontier();
     const host = 'c.example';

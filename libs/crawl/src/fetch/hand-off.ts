@@ -14,9 +14,10 @@ import type { RenderedPage } from './render-step.js';
  * page is durable without this process: whatever dies, it is processed from the stored body and
  * never fetched again. A lease that is no longer this attempt's hands off nothing (stale). A
  * page whose host has nothing else queued is handed off as urgent: its host's next fetch waits
- * on its links, so the process stage takes it first.
+ * on its links, so the process stage takes it first. `continuing`: a render stage, carrying on
+ * for the lease's fetch (see `Frontier.handOff`).
  */
-export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: HostHold, fetched: Fetched): Promise<JobOutcome> {
+export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: HostHold, fetched: Fetched, continuing = false): Promise<JobOutcome> {
   const { response } = fetched;
   const { body, ...meta } = response;
   const keep = fetched.status === 'ok' && !response.bodySkipped && body.length > 0;
@@ -30,7 +31,7 @@ export async function handOffPage(deps: PipelineDeps, attempt: Attempt, hold: Ho
     ...(fetched.render ? { render: await storeRender(deps, fetched.render) } : {}),
   };
   const payload = encodeHandedPage(page);
-  const entry = await deps.frontier.handOff(hold.ticket.partition, hold.ticket.leaseId, hold.ticket.token, payload, hold.ticket.host);
+  const entry = await deps.frontier.handOff(hold.ticket.partition, hold.ticket.leaseId, hold.ticket.token, payload, hold.ticket.host, continuing);
   if (entry === null) {
     // The lease is no longer this attempt's (it expired, or Redis lost the crawl while the page
     // was fetched): no process stream takes it, so it is recorded here, acknowledging nothing —

@@ -120,7 +120,7 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
     }
     await hold.release({ ...rendered.release, fetched: true }, deps.clock.now() + deps.leaseMs);
     await slots.release(rendered.release.dueAt);
-    const outcome = await handOffPage(deps, pageAttempt, hold, rendered);
+    const outcome = await handOffPage(deps, pageAttempt, hold, rendered, true);
     return { rendered: rendered.render?.rendered ?? false, reason: rendered.render?.reason ?? job.reason, handedOff: handedOffOf(outcome) };
   } finally {
     await keeper.stop();
@@ -143,7 +143,9 @@ const handedOffOf = (outcome: JobOutcome): string | null =>
 async function handOnUnrendered(deps: RenderStageDeps, attempt: Attempt, hold: HostHold, page: HandedPage, body: Buffer, reason: string): Promise<RenderJobSummary> {
   deps.logger.warn({ url: page.job.url, reason }, 'render stage no longer holds the page\'s host: the page is processed unrendered');
   const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: 0 }, render: { rendered: false, reason, dom: null } };
-  return { rendered: false, reason, handedOff: handedOffOf(await handOffPage(deps, attempt, hold, fetched)) };
+  // Handed off whoever marked the lease fetched (the fetch attempt, or an earlier delivery that
+  // released the host and failed): the host may be another lease's by now, the page is this one's.
+  return { rendered: false, reason, handedOff: handedOffOf(await handOffPage(deps, attempt, hold, fetched, true)) };
 }
 
 /** Whether PostgreSQL has the page recorded (its lease acknowledged since: not a lease lost). */

@@ -290,6 +290,26 @@ describe('a fetch stage without the render role', () => {
     expect(records.map((rec) => [rec.url, rec.render?.reason])).toEqual([[PAGE, 'empty-app-root; render lease lost (stale)']]);
   });
 
+  it('a render stage whose lease lost its host (an earlier delivery released it and failed) hands the page on unrendered with its lease: not left to lapse', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    // A delivery released the host (marking the lease fetched by itself) and failed before its
+    // hand-off: the host is no longer this lease's, another lease may take it.
+    await t.redis.hdel(`${frontier.keysOf(lease.partition).base}h:${HOST}`, 'claim');
+    await t.redis.hset(frontier.keysOf(lease.partition).fetched, lease.id, `render-1 ${clock.now() + 6000}`);
+    const r = renderer();
+    const result = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 });
+    expect(result).toMatchObject({ rendered: false, reason: 'empty-app-root; render lease lost (lost)', handedOff: expect.any(String) });
+    expect(r.calls).toHaveLength(0);
+    // Handed off with its lease (acknowledged once the process stage records it), not recorded here apart from it.
+    expect(records).toEqual([]);
+    const keys = frontier.keysOf(lease.partition);
+    expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(1);
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+  });
+
   it('a render job redone after its render stage died takes the host over once the dead one\'s token lapses, and renders from the stored body; a second live delivery never renders alongside', async () => {
     const { lease, ctx } = await claimed();
     const handOver = handOverDeps(async () => true);
