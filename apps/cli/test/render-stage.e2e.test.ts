@@ -76,7 +76,6 @@ describe('a render stage of its own', () => {
         await waitFor(async () => (await outstanding()) === 0, 240_000, 'the crawl to finish');
       } catch (error) {
         console.log(`[render-stage] unfinished, ${Math.round((Date.now() - killedAt) / 1000)} s after the kill:\n${await describeOutstanding(redis, namespace, PARTITIONS)}`);
-        for (const p of all) console.log(`[render-stage] ${p === victim ? 'killed ' : ''}process output (tail):\n${output(p).slice(-4000)}`);
         throw error;
       }
       await web.idle();
@@ -114,6 +113,13 @@ describe('a render stage of its own', () => {
       } finally {
         await db.close();
       }
+    } catch (error) {
+      // What went wrong, in the processes' own words: their warnings and errors.
+      for (const p of all) {
+        const warnings = output(p).split('\n').filter((line) => /"level":"(warn|error|fatal)"/.test(line) && !line.includes('metrics listener'));
+        console.log(`[render-stage] ${p.child.pid}: ${warnings.length} warnings and errors:\n${warnings.join('\n').slice(-8000)}`);
+      }
+      throw error;
     } finally {
       for (const p of all) if (alive(p)) p.child.kill('SIGKILL');
       await Promise.all(all.map((p) => p.exited));

@@ -1,5 +1,5 @@
 --[[
-  takeHost (v1): a render stage takes over the host a fetch stage left held for a lease's page
+  takeHost (v2): a render stage takes over the host a fetch stage left held for a lease's page
   (the fetch attempt handed the page to render, see docs/architecture.md, "Rendering"), or keeps
   it (called again with its own token: a renewal). The host stays this lease's throughout; what
   changes hands is its token, from the fetch attempt's (or a render attempt that stopped renewing:
@@ -10,7 +10,8 @@
   ARGV[1] key base  ARGV[2] host  ARGV[3] lease id  ARGV[4] the fetch attempt's token
   ARGV[5] this render attempt's token  ARGV[6] now (ms)  ARGV[7] alive ms
   Returns { code, atMs }
-    1 OK      this attempt holds the host's token until now + alive ms
+    1 OK      this attempt holds the host's token until now + alive ms; atMs: the host's due time
+              (an earlier delivery that gave the host back for this lease moved it past the job's)
     3 BUSY    another render attempt of the page holds it, alive until atMs: try again then
     4 STALE   the lease is gone (expired, requeued, acknowledged): nothing to render under
     5 HANDED  an earlier attempt handed the page to the process stage already: nothing left to do
@@ -25,9 +26,9 @@ if not redis.call('ZSCORE', KEYS[1], id) then return { 4, 0 } end
 local mark = redis.call('HGET', KEYS[2], id)
 if mark and string.sub(mark, 1, 7) == 'handed:' then return { 5, 0 } end
 
-local state = redis.call('HMGET', hostKey, 'claim', 'tok', 'tokUntil')
+local state = redis.call('HMGET', hostKey, 'claim', 'tok', 'tokUntil', 'due')
 local claim, tok, tokUntil = state[1], state[2], tonumber(state[3] or '0')
 if claim ~= id then return { 6, 0 } end
 if tok and tok ~= from and tok ~= token and tokUntil > now then return { 3, tokUntil } end
 redis.call('HSET', hostKey, 'tok', token, 'tokUntil', now + aliveMs)
-return { 1, 0 }
+return { 1, tonumber(state[4] or '0') }

@@ -28,7 +28,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier13';
+const SCRIPT_VERSION = 'frontier14';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -231,7 +231,7 @@ export interface HostHealthState {
 }
 
 /** A render stage's takeover of a lease's host (see `Frontier.takeHost`). */
-export type HostTakeover = { kind: 'ok' } | { kind: 'busy'; at: number } | { kind: 'stale' } | { kind: 'handed' } | { kind: 'lost' };
+export type HostTakeover = { kind: 'ok'; /** The host's due time: no request under the token before it. */ dueAt: number } | { kind: 'busy'; at: number } | { kind: 'stale' } | { kind: 'handed' } | { kind: 'lost' };
 
 /**
  * One try of another host's gate for a request a rendered page makes (see `Frontier.borrowHost`):
@@ -654,7 +654,7 @@ export class Frontier {
     const [code, at] = (await this.scripts.takeHost([keys.leases, keys.fetched], [keys.base, ticket.host, ticket.leaseId, fromToken, ticket.token, this.options.clock.now(), Math.ceil(aliveMs)])) as [number, number];
     switch (Number(code)) {
       case 1:
-        return { kind: 'ok' };
+        return { kind: 'ok', dueAt: Number(at) };
       case 3:
         return { kind: 'busy', at: Number(at) };
       case 4:

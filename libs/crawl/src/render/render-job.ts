@@ -44,7 +44,7 @@ export class RenderHostBusy extends RenderLater {
   }
 }
 
-/** This delivery lost the host mid-render to another delivery of the job, which goes on with it. */
+/** This delivery lost the host or its job mid-render to another delivery of the job, which goes on with it. */
 class RenderHostTaken extends Error {}
 
 /**
@@ -108,7 +108,10 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
   const keeper = keepRenderHold(deps, hold, attempt, slots);
   try {
     const body = await bodyOf(deps, page);
-    const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: job.hostDueAt, ...(job.health ? { health: job.health } : {}) } };
+    // The host's due time may be past the job's: an earlier delivery gave the host back for this
+    // lease after its browser's requests (see below).
+    const dueAt = Math.max(job.hostDueAt, taken.dueAt);
+    const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt, ...(job.health ? { health: job.health } : {}) } };
     const html = decodeHtml(body, page.response.charset).text;
     const verdict = { render: true as const, decision: { render: true, reason: job.reason, sample: job.sample }, html };
     const rendered = await renderDecided(deps, { ...pageAttempt, signal: keeper.signal }, policy, fetched, verdict, heldSince);
@@ -117,6 +120,14 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
       // Another delivery holds the host now (under this lease): release nothing, hand on nothing.
       hold.passOn();
       throw new RenderHostTaken(`the render of ${page.job.url} lost its host mid-render: another delivery has it`);
+    }
+    if (attempt.signal?.aborted) {
+      // BullMQ took the job from this delivery (its lock lapsed: the process stalled) and aborted
+      // the render: another delivery renders the page. The host is given back for this lease,
+      // due after the browser's last request, so that delivery takes it over at once rather than
+      // find it gone to another lease (and hand the page on unrendered).
+      await hold.release({ dueAt: rendered.release.dueAt, keepHost: true }, deps.clock.now() + deps.leaseMs);
+      throw new RenderHostTaken(`the render of ${page.job.url} was aborted: its job went to another delivery`);
     }
     await hold.release({ ...rendered.release, fetched: true }, deps.clock.now() + deps.leaseMs);
     await slots.release(rendered.release.dueAt);

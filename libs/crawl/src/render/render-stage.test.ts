@@ -4,7 +4,7 @@ import type { FetchResult } from '@trawl/fetch';
 import { AddressGate, Frontier, type Lease } from '@trawl/frontier';
 import { policyFromConfig, resolvePolicy } from '@trawl/model';
 import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderLater, RenderQueue, RenderWorkers } from '@trawl/queue';
-import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions, type RequestRefused } from '@trawl/render';
+import { DEFAULT_LEARNER_SETTINGS, RenderErrorCode, renderError, RenderLearner, type RenderOptions, type RequestRefused } from '@trawl/render';
 import { FakeRenderer } from '@trawl/render/testing';
 import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
 import type { ContentStore } from '@trawl/store';
@@ -310,6 +310,35 @@ describe('a fetch stage without the render role', () => {
     expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
   });
 
+  it('a delivery whose job BullMQ took mid-render gives the host back for the lease, due after its requests: the next delivery takes it at once and starts no sooner', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    const jobTaken = new AbortController();
+    // The browser fetched the page's script, then the delivery's lock lapsed: BullMQ aborted it.
+    const aborted = new FakeRenderer(async (url, options: RenderOptions) => {
+      await options.fetch(`http://${HOST}/app.js`, { resourceType: 'script', method: 'GET', headers: {}, signal: new AbortController().signal });
+      jobTaken.abort();
+      return { ok: false, url, finalUrl: url, status: null, error: renderError(RenderErrorCode.Aborted, 'the render was aborted'), requests: [], timings: { queuedMs: 0, openMs: 0, renderMs: 0, totalMs: 0 } };
+    });
+    await expect(ticking(() => processRenderJob({ ...deps(), render: renderDeps(aborted) }, job, { token: 'render-1', aliveMs: 6000, signal: jobTaken.signal, last: true }))).rejects.toThrow(/aborted/);
+    const scriptAt = (fetches.find((f) => f.url.endsWith('/app.js')) as { at: number }).at;
+    // Nothing handed on, nothing recorded; the host still this lease's (no other lease passes the gate).
+    const keys = frontier.keysOf(lease.partition);
+    expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(0);
+    expect(records).toEqual([]);
+    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
+    // The next delivery takes the host over at once and renders, its first request a delay after the last one.
+    const r = renderer();
+    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 }));
+    expect(result).toMatchObject({ rendered: true, handedOff: expect.any(String) });
+    const scripts = fetches.filter((f) => f.url.endsWith('/app.js'));
+    expect(scripts).toHaveLength(2);
+    expect((scripts[1] as { at: number }).at - scriptAt).toBeGreaterThanOrEqual(DELAY);
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+  });
+
   it('a render job redone after its render stage died takes the host over once the dead one\'s token lapses, and renders from the stored body; a second live delivery never renders alongside', async () => {
     const { lease, ctx } = await claimed();
     const handOver = handOverDeps(async () => true);
@@ -317,7 +346,7 @@ describe('a fetch stage without the render role', () => {
     const job = await onlyRenderJob(handOver.queue);
     // The first delivery took the host over and died mid-render (it stops renewing its token).
     const dead = { partition: 0, host: HOST, leaseId: lease.id, token: 'render-dead' };
-    expect(await frontier.takeHost(dead, job.token, 6000)).toEqual({ kind: 'ok' });
+    expect(await frontier.takeHost(dead, job.token, 6000)).toMatchObject({ kind: 'ok' });
     const r = renderer();
     // While its token lives, another delivery of the job does not render: BullMQ tries it again later.
     await expect(processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 })).rejects.toBeInstanceOf(RenderHostBusy);
@@ -370,7 +399,7 @@ describe('a render job on its last try', () => {
     const handOver = handOverDeps(async () => true);
     await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
     const job = await onlyRenderJob(handOver.queue);
-    expect(await frontier.takeHost({ partition: 0, host: HOST, leaseId: lease.id, token: 'render-alive' }, job.token, 6000)).toEqual({ kind: 'ok' });
+    expect(await frontier.takeHost({ partition: 0, host: HOST, leaseId: lease.id, token: 'render-alive' }, job.token, 6000)).toMatchObject({ kind: 'ok' });
     const busy = await processRenderJob({ ...deps(), render: renderDeps(renderer()) }, job, { token: 'render-2', aliveMs: 6000, last: true }).catch((error: unknown) => error);
     expect(busy).toBeInstanceOf(RenderHostBusy);
     expect(busy).toBeInstanceOf(RenderLater);
