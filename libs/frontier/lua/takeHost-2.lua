@@ -15,10 +15,7 @@
     3 BUSY    another render attempt of the page holds it, alive until atMs: try again then
     4 STALE   the lease is gone (expired, requeued, acknowledged): nothing to render under
     5 HANDED  an earlier attempt handed the page to the process stage already: nothing left to do
-    6 LOST    the lease lives but no longer holds the host (another live lease has it)
-  A host the lease let go of (an earlier delivery released it in full and failed) that no other
-  live lease has claimed since is claimed for the lease again, as the gate would: the page is
-  still rendered, its first request no sooner than the host's due time (returned with OK).
+    6 LOST    the lease lives but no longer holds the host (another lease has it)
 ]]
 local base, host, id, from, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local now = tonumber(ARGV[6])
@@ -31,12 +28,7 @@ if mark and string.sub(mark, 1, 7) == 'handed:' then return { 5, 0 } end
 
 local state = redis.call('HMGET', hostKey, 'claim', 'tok', 'tokUntil', 'due')
 local claim, tok, tokUntil = state[1], state[2], tonumber(state[3] or '0')
-if claim ~= id and claim and redis.call('ZSCORE', KEYS[1], claim) then return { 6, 0 } end
+if claim ~= id then return { 6, 0 } end
 if tok and tok ~= from and tok ~= token and tokUntil > now then return { 3, tokUntil } end
-if claim ~= id then
-  redis.call('HSET', hostKey, 'claim', id)
-  -- Off the ready heap: a claimed host is not dispatched (releaseHost puts it back).
-  redis.call('ZREM', base .. 'ready', host)
-end
 redis.call('HSET', hostKey, 'tok', token, 'tokUntil', now + aliveMs)
 return { 1, tonumber(state[4] or '0') }

@@ -28,7 +28,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier15';
+const SCRIPT_VERSION = 'frontier14';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'

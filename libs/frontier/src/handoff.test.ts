@@ -273,20 +273,4 @@ describe('takeHost: a render stage takes over the host a fetch attempt left held
     await f.claim(p, 10); // expires the first lease
     expect(await f.takeHost(render, 'fetch', 6000)).toEqual({ kind: 'stale' });
   });
-
-  it('a host the lease let go of, that no other lease took since, is claimed for it again with its due time; the gate then waits for the render', async () => {
-    const f = makeFrontier();
-    const host = 'u.example';
-    const p = f.partitionOf(host);
-    await f.push([item(host, '/1'), item(host, '/2')]);
-    const lease = await heldBy(f, p, 'fetch');
-    // An earlier delivery released the host in full, due a delay from now, and failed.
-    await f.release(ticket(lease, 'fetch'), clock.now() + 700);
-    const taken = await f.takeHost({ partition: p, host, leaseId: lease.id, token: 'r2' }, 'fetch', 6000);
-    expect(taken).toEqual({ kind: 'ok', dueAt: clock.now() + 700 });
-    // Claimed again: the next URL of the host is not dispatched, nor does its lease pass the gate.
-    clock.advance(1000);
-    expect((await f.claim(p, 10)).leases).toEqual([]);
-    expect((await f.stats()).leased).toBe(1);
-  });
 });
