@@ -69,9 +69,20 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
     const page = decodeHandedPage(job.page);
     if ('error' in page) throw error;
     // The last try failed: the page goes to the process stage as fetched, from its stored body,
-    // rather than stay leased until the lease lapses and the URL is fetched again.
-    deps.counters.add('renderFailed');
+    // rather than stay leased until the lease lapses and the URL is fetched again. A host the
+    // lease still holds (the try failed before it took the host, or gave it back) is released
+    // first: a handed-off lease never lapses, so nothing else would free it.
     const hold = new HostHold(deps, ticketOf(page, attempt.token));
+    const taken = await deps.frontier.takeHost(hold.ticket, job.token, attempt.aliveMs);
+    if (taken.kind === 'busy') throw new RenderHostBusy(taken.at);
+    if (taken.kind === 'handed') return { rendered: false, reason: 'handed off by an earlier delivery', handedOff: null };
+    if (taken.kind === 'ok') {
+      hold.acquired();
+      const dueAt = Math.max(job.hostDueAt, taken.dueAt);
+      await hold.release({ dueAt });
+      await addressSlotsOf(deps, job, hold.ticket.leaseId).release(dueAt);
+    }
+    deps.counters.add('renderFailed');
     const reason = `${job.reason}; render failed on its last try: ${error instanceof Error ? error.message : String(error)}`;
     return handOnUnrendered(deps, attemptOfPage(page, attempt.token, attempt.signal), hold, page, await bodyOf(deps, page), reason);
   }

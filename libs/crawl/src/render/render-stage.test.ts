@@ -392,6 +392,11 @@ describe('a render job on its last try', () => {
     const streams = frontier.keysOf(0);
     expect((await t.redis.xlen(streams.process)) + (await t.redis.xlen(streams.urgent))).toBe(1);
     expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+    // The host the lease still held is released (due the page's delay): the host's next URL goes on.
+    const host = await t.redis.hgetall(`${streams.base}h:${HOST}`);
+    expect(host.claim).toBeUndefined();
+    expect(Number(host.due)).toBe(job.hostDueAt);
+    expect(await t.redis.zscore(streams.ready, HOST)).not.toBeNull();
   });
 
   it('still waits for another delivery that holds the host, without counting a failed try', async () => {
