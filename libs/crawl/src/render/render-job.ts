@@ -64,6 +64,9 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
   try {
     return await renderOnce(deps, job, attempt);
   } catch (error) {
+    if (!(error instanceof RenderLater)) {
+      deps.logger.warn({ err: error, url: urlOf(job), last: attempt.last === true }, 'a render delivery failed: its job is tried again, or handed on unrendered on its last try');
+    }
     // Tries left, a wait for the host, or another delivery at work: BullMQ goes on with the job.
     if (!attempt.last || error instanceof RenderLater || error instanceof RenderHostTaken) throw error;
     const page = decodeHandedPage(job.page);
@@ -156,6 +159,12 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
       await slots.release(dueAt).catch(() => undefined);
     }
   }
+}
+
+/** The page's URL, for a log line (undefined if the job's page cannot be read). */
+function urlOf(job: RenderJob): string | undefined {
+  const page = decodeHandedPage(job.page);
+  return 'error' in page ? undefined : page.job.url;
 }
 
 const handedOffOf = (outcome: JobOutcome): string | null =>
