@@ -39,8 +39,13 @@ export interface RenderJobSummary {
 export class RenderHostBusy extends RenderLater {
   readonly code = 'ERR_RENDER_HOST_BUSY';
 
-  constructor(readonly retryAt: number) {
+  constructor(retryAt: number) {
     super(retryAt, 'another delivery of this render job holds the host');
+  }
+
+  /** When the other delivery's token lapses (`RenderLater.at`). */
+  get retryAt(): number {
+    return this.at;
   }
 }
 
@@ -64,13 +69,13 @@ export async function processRenderJob(deps: RenderStageDeps, job: RenderJob, at
   try {
     return await renderOnce(deps, job, attempt);
   } catch (error) {
+    const page = decodeHandedPage(job.page);
     if (!(error instanceof RenderLater)) {
-      deps.logger.warn({ err: error, url: urlOf(job), last: attempt.last === true }, 'a render delivery failed: its job is tried again, or handed on unrendered on its last try');
+      const url = 'error' in page ? undefined : page.job.url;
+      deps.logger.warn({ err: error, url, last: attempt.last === true }, 'a render delivery failed: its job is tried again, or handed on unrendered on its last try');
     }
     // Tries left, a wait for the host, or another delivery at work: BullMQ goes on with the job.
-    if (!attempt.last || error instanceof RenderLater || error instanceof RenderHostTaken) throw error;
-    const page = decodeHandedPage(job.page);
-    if ('error' in page) throw error;
+    if (!attempt.last || error instanceof RenderLater || error instanceof RenderHostTaken || 'error' in page) throw error;
     // The last try failed: the page goes to the process stage as fetched, from its stored body,
     // rather than stay leased until the lease lapses and the URL is fetched again. A host the
     // lease still holds (the try failed before it took the host, or gave it back) is released
@@ -159,12 +164,6 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
       await slots.release(dueAt).catch(() => undefined);
     }
   }
-}
-
-/** The page's URL, for a log line (undefined if the job's page cannot be read). */
-function urlOf(job: RenderJob): string | undefined {
-  const page = decodeHandedPage(job.page);
-  return 'error' in page ? undefined : page.job.url;
 }
 
 const handedOffOf = (outcome: JobOutcome): string | null =>
