@@ -154,15 +154,15 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
     return { rendered: rendered.render?.rendered ?? false, reason: rendered.render?.reason ?? job.reason, handedOff: handedOffOf(outcome) };
   } finally {
     await keeper.stop();
-    // An exception escaped (BullMQ tries the job again, which takes the host over again): the
-    // host is released now so it is not held while the job waits, due the page's delay from now
-    // (the browser may have made a request a moment ago).
+    // An exception escaped: BullMQ tries the job again. The host's token is freed but the host
+    // stays this lease's (with its address group's turn), due the page's delay from now (the
+    // browser may have made a request a moment ago), so the next delivery takes it over and
+    // renders. Freed in full, another lease could take the host first, and the page would go on
+    // unrendered (`render lease lost`), its links only the rendered DOM has never found. The
+    // host's other URLs wait for the retry's back-off (seconds); the last try's fallback
+    // (`processRenderJob`) frees the host and the turn whatever happens.
     const delayMs = Math.max(0, job.hostDueAt - page.response.endedAt);
-    if (hold.holding) {
-      const dueAt = Math.max(job.hostDueAt, deps.clock.now() + delayMs);
-      await hold.release({ dueAt }).catch(() => undefined);
-      await slots.release(dueAt).catch(() => undefined);
-    }
+    if (hold.holding) await hold.release({ dueAt: Math.max(job.hostDueAt, deps.clock.now() + delayMs), keepHost: true }).catch(() => undefined);
   }
 }
 
@@ -173,8 +173,8 @@ const handedOffOf = (outcome: JobOutcome): string | null =>
 async function handOnUnrendered(deps: RenderStageDeps, attempt: Attempt, hold: HostHold, page: HandedPage, body: Buffer, reason: string): Promise<RenderJobSummary> {
   deps.logger.warn({ url: page.job.url, reason }, 'render stage no longer holds the page\'s host: the page is processed unrendered');
   const fetched: Fetched = { response: { ...page.response, body }, status: 'ok', release: { dueAt: 0 }, render: { rendered: false, reason, dom: null } };
-  // Handed off whoever marked the lease fetched (the fetch attempt, or an earlier delivery that
-  // released the host and failed): the host may be another lease's by now, the page is this one's.
+  // Handed off whoever marked the lease fetched (the fetch attempt, or an earlier delivery): the
+  // host may be another lease's by now, the page is this one's.
   return { rendered: false, reason, handedOff: handedOffOf(await handOffPage(deps, attempt, hold, fetched, true)) };
 }
 

@@ -172,6 +172,13 @@ async function onlyRenderJob(queue: RenderQueue) {
   return decodeRenderJob(renderJobDataSchema.parse(waiting[0]?.data));
 }
 
+/** A delivery of the job (tries left) that fails after taking the host over: the stored body unreadable a moment. */
+async function failedTry(job: ReturnType<typeof decodeRenderJob>): Promise<void> {
+  const d = deps();
+  const unreachable = { ...d, store: { ...d.store, get: async () => Promise.reject(new Error('the content store is unreachable')) }, render: renderDeps(renderer()) };
+  await expect(processRenderJob(unreachable, job, { token: 'render-1', aliveMs: 6000 })).rejects.toThrow(/unreachable/);
+}
+
 const otherTicket = (lease: Lease) => ({ partition: 0, host: HOST, leaseId: 'p0-other', token: 'other', band: lease.band, entry: { url: `${PAGE}other`, depth: 0, hops: 0, flags: 0 } });
 
 const CDN_SCRIPT = 'http://cdn.example/lib.js';
@@ -290,13 +297,13 @@ describe('a fetch stage without the render role', () => {
     expect(records.map((rec) => [rec.url, rec.render?.reason])).toEqual([[PAGE, 'empty-app-root; render lease lost (stale)']]);
   });
 
-  it('a render stage whose lease lost its host (an earlier delivery released it and failed) hands the page on unrendered with its lease: not left to lapse', async () => {
+  it('a render stage whose lease lost its host (its claim gone while the lease lives) hands the page on unrendered with its lease: not left to lapse', async () => {
     const { lease, ctx } = await claimed();
     const handOver = handOverDeps(async () => true);
     await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
     const job = await onlyRenderJob(handOver.queue);
-    // A delivery released the host (marking the lease fetched by itself) and failed before its
-    // hand-off: the host is no longer this lease's, another lease may take it.
+    // An earlier delivery marked the lease fetched by itself, and the host is no longer this
+    // lease's (another lease may take it).
     await t.redis.hdel(`${frontier.keysOf(lease.partition).base}h:${HOST}`, 'claim');
     await t.redis.hset(frontier.keysOf(lease.partition).fetched, lease.id, `render-1 ${clock.now() + 6000}`);
     const r = renderer();
@@ -308,6 +315,32 @@ describe('a fetch stage without the render role', () => {
     const keys = frontier.keysOf(lease.partition);
     expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(1);
     expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+  });
+
+  it('a delivery that fails keeps the host for its lease, due the page\'s delay: no other lease takes it, and the next delivery renders', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    // The try fails after it took the host over.
+    await failedTry(job);
+    // Nothing handed on; the host still this lease's, its token free, due the page's delay.
+    const keys = frontier.keysOf(lease.partition);
+    expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(0);
+    const host = await t.redis.hgetall(`${keys.base}h:${HOST}`);
+    expect(host.claim).toBe(lease.id);
+    expect(host.tok).toBeUndefined();
+    expect(Number(host.due)).toBeGreaterThanOrEqual(job.hostDueAt);
+    expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
+    // The next delivery takes the host over at once and renders (not "render lease lost").
+    const r = renderer();
+    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 }));
+    expect(result).toMatchObject({ rendered: true, handedOff: expect.any(String) });
+    expect(r.calls).toHaveLength(1);
+    expect(counts.get('renderLeaseLost')).toBeUndefined();
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+    // Released with the render: the host's next URL goes on.
+    expect((await t.redis.hgetall(`${keys.base}h:${HOST}`)).claim).toBeUndefined();
   });
 
   it('a delivery whose job BullMQ took mid-render gives the host back for the lease, due after its requests: the next delivery takes it at once and starts no sooner', async () => {
@@ -399,6 +432,25 @@ describe('a render job on its last try', () => {
     expect(await t.redis.zscore(streams.ready, HOST)).not.toBeNull();
   });
 
+  it('frees the host an earlier failed try kept for the lease, then hands the page on', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    await failedTry(job);
+    const keys = frontier.keysOf(lease.partition);
+    expect((await t.redis.hgetall(`${keys.base}h:${HOST}`)).claim).toBe(lease.id);
+    // The last try fails before it takes the host (no policy readable): the host is freed, the page handed on.
+    const unready = { ...deps(), render: renderDeps(renderer()), policy: { get: async () => null, refresh: async () => null } };
+    const result = await processRenderJob(unready, job, { token: 'render-2', aliveMs: 6000, last: true });
+    expect(result).toMatchObject({ rendered: false, handedOff: expect.any(String) });
+    expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(1);
+    const host = await t.redis.hgetall(`${keys.base}h:${HOST}`);
+    expect(host.claim).toBeUndefined();
+    expect(await t.redis.zscore(keys.ready, HOST)).not.toBeNull();
+    expect((await frontier.acquire(otherTicket(lease))).kind).not.toBe('busy');
+  });
+
   it('still waits for another delivery that holds the host, without counting a failed try', async () => {
     const { lease, ctx } = await claimed();
     const handOver = handOverDeps(async () => true);
@@ -454,7 +506,7 @@ describe('a page handed to a render stage, hosts grouped by server address (TRAW
     expect((await neighbour(addresses, 'p0-next')).kind).toBe('go');
   });
 
-  it('a render that fails frees the slot with the host, a delay from then', async () => {
+  it('a render that fails keeps the slot with the host for the job\'s next try; the last try frees both, a delay from then', async () => {
     const { ctx } = await claimed();
     const addresses = addressGroups();
     const handOver = handOverDeps(async () => true);
@@ -463,10 +515,16 @@ describe('a page handed to a render stage, hosts grouped by server address (TRAW
     const failing = new FakeRenderer(async () => {
       throw new Error('the browser crashed');
     });
-    await processRenderJob({ ...deps(IP), addresses, render: { ...renderDeps(failing) } }, job, { token: 'render-1', aliveMs: 6000 }).catch(() => undefined);
+    await expect(processRenderJob({ ...deps(IP), addresses, render: { ...renderDeps(failing) } }, job, { token: 'render-1', aliveMs: 6000 })).rejects.toThrow(/crashed/);
     expect(failing.calls).toHaveLength(1);
-    expect((await neighbour(addresses)).kind).toBe('wait');
+    // The retry's browser requests are still to come: no other host of the address goes meanwhile.
     clock.advance(DELAY + 2_001);
+    expect((await neighbour(addresses)).kind).toBe('wait');
+    // The last try fails too: the page goes on unrendered, and the host and the slot are freed, due the page's delay.
+    const result = await processRenderJob({ ...deps(IP), addresses, render: { ...renderDeps(failing) } }, job, { token: 'render-2', aliveMs: 6000, last: true });
+    expect(result).toMatchObject({ rendered: false, handedOff: expect.any(String) });
+    expect(result.reason).toContain('render failed on its last try: the browser crashed');
+    clock.advance(DELAY + 1);
     expect((await neighbour(addresses)).kind).toBe('go');
   });
 
