@@ -107,15 +107,21 @@ describe('trawl on a Redis Cluster', () => {
     web.clearLog();
     const env = clusterEnv('cluster');
     const seeds = web.rootUrls();
-    const worker = trawl(['worker'], env);
-    const crawl = trawl(['crawl', ...seeds, '--json'], env);
+    // The crawl starts once the worker has said it is started: a worker still loading its modules
+    // when the crawl's own worker has fetched every page would have nothing to show.
+    const worker = trawl(['worker'], { ...env, TRAWL_LOG_LEVEL: 'info' });
+    const procs = [worker];
     try {
+      await waitFor(() => worker.stderr().includes('"msg":"worker started"') || !alive(worker), 60_000, 'the trawl worker to start');
+      expect(alive(worker), worker.stderr()).toBe(true);
+      const crawl = trawl(['crawl', ...seeds, '--json'], env);
+      procs.push(crawl);
       const { code } = await crawl.exited;
       expect(code, crawl.stderr()).toBe(0);
       expect((JSON.parse(crawl.stdout()) as { finished: string }).finished).toBe('complete');
       await expectCompletePoliteCrawl(seeds);
     } finally {
-      await stopAll([crawl, worker]);
+      await stopAll(procs);
     }
     expect((await worker.exited).code, worker.stderr()).toBe(0);
     expect((JSON.parse(worker.stdout().trim().split('\n').pop() as string) as { fetched: number }).fetched).toBeGreaterThan(0);
