@@ -18,7 +18,7 @@ import type { Acks, Records, UrlStates, Validators } from './records.js';
 
 /** What the fetch-job pipeline works with: the crawl's state, its writers and its policies. */
 export interface PipelineDeps {
-  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched' | 'handOff' | 'passHold' | 'takeHost' | 'borrowHost' | 'returnHost'>;
+  frontier: Pick<Frontier, 'acquire' | 'release' | 'extendLease' | 'clearFetched' | 'handOff' | 'passHold' | 'markHandedToRender' | 'takeHost' | 'borrowHost' | 'returnHost'>;
   fetcher: Pick<Fetcher, 'fetch' | 'fetchRobots'>;
   store: ContentStore;
   robots: Pick<RobotsCache, 'get' | 'set'>;

@@ -124,6 +124,7 @@ function deps(options: { storeText?: boolean } = {}): PipelineDeps {
       },
       clearFetched: async () => void events.push({ kind: 'clear' }),
       passHold: async () => undefined,
+      markHandedToRender: async () => undefined,
       takeHost: async () => ({ kind: 'ok', dueAt: 0 }),
       // No page here renders: another host's gate is never asked for.
       borrowHost: async () => ({ kind: 'paused' }),

@@ -710,6 +710,17 @@ export class Frontier {
   }
 
   /**
+   * A lease's page was fetched by `token` and handed to a render stage (its job is queued): until
+   * `aliveUntil` (the lease's expiry; render stages renew it with the lease, `extendLease` with
+   * this token's heartbeat) no other attempt of the lease passes the gate, so a fetch job of the
+   * lease redelivered meanwhile (its lock lapsed) waits rather than fetch the page again. A mark
+   * already there (a render stage's, or its hand-off's) is left alone.
+   */
+  async markHandedToRender(partition: number, leaseId: string, token: string, aliveUntil: number): Promise<void> {
+    await this.redis.hsetnx(this.keysOf(partition).fetched, leaseId, `${token} ${Math.ceil(aliveUntil)}`);
+  }
+
+  /**
    * This worker passes a lease it holds at the gate to another stage (a render stage, which takes
    * the host over with the same token): the lease is no longer among this worker's holds, so its
    * death (`releaseHolder`) does not send the URL back to be fetched again.

@@ -95,6 +95,9 @@ async function handOver(
     sample: decision.sample,
     addressSlots: addressHeld.map((slot) => ({ ...slot })),
   });
+  // A fetch job of this lease redelivered while the page waits for its render (this job's lock
+  // lapsed) must not fetch it again. Best effort: without the mark it would, as before.
+  await deps.frontier.markHandedToRender(ticket.partition, ticket.leaseId, ticket.token, deps.clock.now() + deps.leaseMs).catch(() => undefined);
   hold.passOn();
   deps.counters.add('renderHandedOver');
   return { ack: false, result: { outcome: 'done', summary: { status: response.status, renderHandedOver: true } } };

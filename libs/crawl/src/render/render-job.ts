@@ -124,7 +124,7 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
   }
   hold.acquired();
   const heldSince = deps.clock.now();
-  const keeper = keepRenderHold(deps, hold, attempt, slots);
+  const keeper = keepRenderHold(deps, hold, attempt, slots, job.token);
   try {
     const body = await bodyOf(deps, page);
     // The host's due time may be past the job's: an earlier delivery gave the host back for this
@@ -236,11 +236,17 @@ function keepRenderHold(
   hold: HostHold,
   attempt: RenderAttempt,
   slots: { keep(): Promise<void> },
+  /** The fetch attempt's token: its mark on the lease (`markHandedToRender`) lives as long as the lease. */
+  fetchToken: string,
 ): { signal: AbortSignal; readonly lost: boolean; stop(): Promise<void> } {
   const { ticket } = hold;
   const lost = new AbortController();
   const renew = async () => {
-    const [taken] = await Promise.all([deps.frontier.takeHost(ticket, ticket.token, attempt.aliveMs), deps.frontier.extendLease(ticket.partition, ticket.leaseId, deps.clock.now() + deps.leaseMs)]);
+    const until = deps.clock.now() + deps.leaseMs;
+    const [taken] = await Promise.all([
+      deps.frontier.takeHost(ticket, ticket.token, attempt.aliveMs),
+      deps.frontier.extendLease(ticket.partition, ticket.leaseId, until, { token: fetchToken, aliveUntil: until }),
+    ]);
     // Kept only while this attempt holds the host: a delivery that took it over keeps them itself.
     if (taken.kind === 'ok') await slots.keep();
     if (taken.kind !== 'ok' && !lost.signal.aborted) {

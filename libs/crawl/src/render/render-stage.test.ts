@@ -343,6 +343,26 @@ describe('a fetch stage without the render role', () => {
     expect((await t.redis.hgetall(`${keys.base}h:${HOST}`)).claim).toBeUndefined();
   });
 
+  it('a fetch job of the lease redelivered while its page waits for a render stage does not fetch the page again', async () => {
+    const { lease, ctx } = await claimed();
+    const handOver = handOverDeps(async () => true);
+    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+    const job = await onlyRenderJob(handOver.queue);
+    // A render delivery took the host over and died; its token has lapsed, and the job waits for its next try.
+    expect(await frontier.takeHost({ partition: 0, host: HOST, leaseId: lease.id, token: 'render-dead' }, job.token, 6000)).toMatchObject({ kind: 'ok' });
+    clock.advance(6001);
+    // The fetch job's lock had lapsed too: BullMQ runs it again. It waits; it does not fetch.
+    const redo = await processFetchJob({ ...deps(), renderHandOver: handOver }, { ...ctx, token: 'fetch-token-2', redelivered: true });
+    expect(redo).toMatchObject({ outcome: 'defer' });
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+    expect(await handOver.queue.queue.getWaitingCount()).toBe(1);
+    // The render job's next delivery renders the page, and the redelivered fetch job then has nothing left to do.
+    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(renderer()) }, job, { token: 'render-2', aliveMs: 6000 }));
+    expect(result).toMatchObject({ rendered: true, handedOff: expect.any(String) });
+    expect(await processFetchJob({ ...deps(), renderHandOver: handOver }, { ...ctx, token: 'fetch-token-3', redelivered: true })).toMatchObject({ outcome: 'stale' });
+    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+  });
+
   it('a delivery whose job BullMQ took mid-render gives the host back for the lease, due after its requests: the next delivery takes it at once and starts no sooner', async () => {
     const { lease, ctx } = await claimed();
     const handOver = handOverDeps(async () => true);
