@@ -166,6 +166,14 @@ async function ticking<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The host's one URL claimed and fetched by a fetch stage without the render role, which handed it over: its render job. */
+async function handedOver() {
+  const { lease, ctx } = await claimed();
+  const handOver = handOverDeps(async () => true);
+  await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
+  return { lease, ctx, handOver, job: await onlyRenderJob(handOver.queue) };
+}
+
 async function onlyRenderJob(queue: RenderQueue) {
   const waiting = await queue.queue.getWaiting();
   expect(waiting).toHaveLength(1);
@@ -195,10 +203,7 @@ const cdnRenderer = () =>
 
 /** The page fetched by a fetch stage without the render role, then rendered by a render stage with `cdnRenderer`. */
 async function renderWithCdn() {
-  const { ctx } = await claimed();
-  const handOver = handOverDeps(async () => true);
-  await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-  const job = await onlyRenderJob(handOver.queue);
+  const { job } = await handedOver();
   return ticking(() => processRenderJob({ ...deps(), render: renderDeps(cdnRenderer()) }, job, { token: 'render-1', aliveMs: 6000 }));
 }
 
@@ -281,10 +286,7 @@ describe('a fetch stage without the render role', () => {
   });
 
   it('a render stage whose lease was lost does not render: the page is recorded unrendered from the stored body, never fetched again', async () => {
-    const { ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { job } = await handedOver();
     // The render job waited past the lease: its URL went back to the frontier.
     clock.advance(60_001);
     expect((await frontier.claim(0, 10)).expired).toBe(1);
@@ -298,10 +300,7 @@ describe('a fetch stage without the render role', () => {
   });
 
   it('a render stage whose lease lost its host (its claim gone while the lease lives) hands the page on unrendered with its lease: not left to lapse', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { lease, job } = await handedOver();
     // An earlier delivery marked the lease fetched by itself, and the host is no longer this
     // lease's (another lease may take it).
     await t.redis.hdel(`${frontier.keysOf(lease.partition).base}h:${HOST}`, 'claim');
@@ -318,10 +317,7 @@ describe('a fetch stage without the render role', () => {
   });
 
   it('a delivery that fails keeps the host for its lease, due the page\'s delay: no other lease takes it, and the next delivery renders', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { lease, job } = await handedOver();
     // The try fails after it took the host over.
     await failedTry(job);
     // Nothing handed on; the host still this lease's, its token free, due the page's delay.
@@ -344,10 +340,7 @@ describe('a fetch stage without the render role', () => {
   });
 
   it('a fetch job of the lease redelivered while its page waits for a render stage does not fetch the page again', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { ctx, lease, job, handOver } = await handedOver();
     // A render delivery took the host over and died; its token has lapsed, and the job waits for its next try.
     expect(await frontier.takeHost({ partition: 0, host: HOST, leaseId: lease.id, token: 'render-dead' }, job.token, 6000)).toMatchObject({ kind: 'ok' });
     clock.advance(6001);
@@ -364,10 +357,7 @@ describe('a fetch stage without the render role', () => {
   });
 
   it('a delivery whose job BullMQ took mid-render gives the host back for the lease, due after its requests: the next delivery takes it at once and starts no sooner', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { lease, job } = await handedOver();
     const jobTaken = new AbortController();
     // The browser fetched the page's script, then the delivery's lock lapsed: BullMQ aborted it.
     const aborted = new FakeRenderer(async (url, options: RenderOptions) => {
@@ -393,10 +383,7 @@ describe('a fetch stage without the render role', () => {
   });
 
   it('a render job redone after its render stage died takes the host over once the dead one\'s token lapses, and renders from the stored body; a second live delivery never renders alongside', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { lease, job } = await handedOver();
     // The first delivery took the host over and died mid-render (it stops renewing its token).
     const dead = { partition: 0, host: HOST, leaseId: lease.id, token: 'render-dead' };
     expect(await frontier.takeHost(dead, job.token, 6000)).toMatchObject({ kind: 'ok' });
@@ -427,10 +414,7 @@ describe('a fetch stage without the render role', () => {
 
 describe('a render job on its last try', () => {
   it('hands the page to the process stage unrendered when the try fails, rather than leave its lease to lapse and the page to be fetched again', async () => {
-    const { ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { job } = await handedOver();
     const r = renderer();
     // A try that fails (no crawl policy readable) with tries left: thrown, for BullMQ to try again.
     const unready = { ...deps(), render: renderDeps(r), policy: { get: async () => null, refresh: async () => null } };
@@ -453,10 +437,7 @@ describe('a render job on its last try', () => {
   });
 
   it('frees the host an earlier failed try kept for the lease, then hands the page on', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { lease, job } = await handedOver();
     await failedTry(job);
     const keys = frontier.keysOf(lease.partition);
     expect((await t.redis.hgetall(`${keys.base}h:${HOST}`)).claim).toBe(lease.id);
@@ -472,10 +453,7 @@ describe('a render job on its last try', () => {
   });
 
   it('still waits for another delivery that holds the host, without counting a failed try', async () => {
-    const { lease, ctx } = await claimed();
-    const handOver = handOverDeps(async () => true);
-    await processFetchJob({ ...deps(), renderHandOver: handOver }, ctx);
-    const job = await onlyRenderJob(handOver.queue);
+    const { lease, job } = await handedOver();
     expect(await frontier.takeHost({ partition: 0, host: HOST, leaseId: lease.id, token: 'render-alive' }, job.token, 6000)).toMatchObject({ kind: 'ok' });
     const busy = await processRenderJob({ ...deps(), render: renderDeps(renderer()) }, job, { token: 'render-2', aliveMs: 6000, last: true }).catch((error: unknown) => error);
     expect(busy).toBeInstanceOf(RenderHostBusy);
