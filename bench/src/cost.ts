@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PrivatePostgres, PrivateRedis, REPO, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
-import { loadScript } from '@trawl/redis';
+import { createRedis, loadScript } from '@trawl/redis';
 import { analyzeLog } from '@trawl/testweb';
 import pg from 'pg';
 import { replyFrom } from './child.js';
@@ -43,6 +43,41 @@ function commandStats(redis: PrivateRedis): Map<string, number> {
   const out = new Map<string, number>();
   for (const m of info(redis, 'commandstats').matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) out.set(m[1] as string, Number(m[2]));
   return out;
+}
+
+/**
+ * Redis's own execution time by top-level command, EVALSHA told apart by script name, from the
+ * slow log with a 0 µs threshold (it records every command a client runs, with its duration; a
+ * blocking command's wait is not in it). The log costs the server CPU of its own, so it is on only
+ * when BENCH_COST_REDIS_TIMES=1 and those runs' other Redis figures are not comparable.
+ */
+const REDIS_TIMES = process.env.BENCH_COST_REDIS_TIMES === '1';
+
+function startCommandLog(redis: PrivateRedis): void {
+  redis.cli('CONFIG', 'SET', 'slowlog-max-len', '2000000');
+  redis.cli('CONFIG', 'SET', 'slowlog-log-slower-than', '0');
+  redis.cli('SLOWLOG', 'RESET');
+}
+
+async function readCommandLog(redis: PrivateRedis, names: ReadonlyMap<string, string>): Promise<[string, number, number][]> {
+  const client = createRedis(redis.url, { name: 'bench-slowlog', autoPipelining: false });
+  try {
+    await client.config('SET', 'slowlog-log-slower-than', '-1');
+    const entries = (await client.call('SLOWLOG', 'GET', '-1')) as [number, number, number, string[]][];
+    const byName = new Map<string, { calls: number; us: number }>();
+    for (const [, , us, args] of entries) {
+      const command = (args[0] ?? '').toUpperCase();
+      if (['INFO', 'CONFIG', 'SLOWLOG'].includes(command)) continue;
+      const name = command === 'EVALSHA' ? `EVALSHA ${names.get(args[1] ?? '') ?? args[1]}` : command;
+      const slot = byName.get(name) ?? { calls: 0, us: 0 };
+      slot.calls += 1;
+      slot.us += us;
+      byName.set(name, slot);
+    }
+    return [...byName].map(([name, { calls, us }]) => [name, calls, us / 1000] as [string, number, number]).sort((a, b) => b[2] - a[2]);
+  } finally {
+    client.disconnect();
+  }
 }
 
 function redisCpuMs(redis: PrivateRedis): number {
@@ -147,6 +182,8 @@ export interface CostFigures {
   pagesPerS: number;
   redisCommands: number;
   redisCommandsTop: [string, number][];
+  /** Top-level command (EVALSHA by script), calls, Redis execution ms — only with BENCH_COST_REDIS_TIMES=1. */
+  redisTimes: [string, number, number][];
   clientCommands: number;
   roundTrips: number;
   /** The crawler's own socket writes to Redis (see ./count-writes.ts). */
@@ -219,6 +256,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
     const pgCpuBefore = postgresCpuMs(postgres);
     await proxy.reset();
     web.clearLog();
+    if (REDIS_TIMES) startCommandLog(redis);
 
     const countWrites = fileURLToPath(new URL('./count-writes.ts', import.meta.url));
     const { summary } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--import', 'tsx', '--import', countWrites]);
@@ -227,6 +265,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
     const pgCpuAfter = postgresCpuMs(postgres);
     const redisCpuAfter = redisCpuMs(redis);
     const redisAfter = commandStats(redis);
+    const redisTimes = REDIS_TIMES ? await readCommandLog(redis, names) : [];
     const pgAfter = await pgCounters(client);
     const { rows: statements } = await client.query<{ query: string; calls: string; ms: number }>(
       "SELECT query, calls, total_exec_time AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC",
@@ -256,6 +295,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
       pagesPerS: (pages * 1000) / summary.durationMs,
       redisCommands: [...redisDelta.values()].reduce((a, b) => a + b, 0),
       redisCommandsTop: sorted(redisDelta),
+      redisTimes,
       clientCommands: connections.reduce((s, c) => s + c.commands, 0),
       roundTrips: connections.reduce((s, c) => s + c.chunks, 0),
       clientWrites,
@@ -338,6 +378,10 @@ server's executor, not the whole CPU of the backends):
 ${table(['statement', 'calls per page', 'exec ms per page'], f.pgTop.slice(0, 10).map(([q, n, ms]) => [`\`${shorten(q).replace(/\|/g, '\\|').replace(/`/g, "'")}\``, per(n, 3), per(ms, 3)]))}`;
   if (!development) writeSection(pages.sectionId, md);
   console.log(md);
+  if (f.redisTimes.length > 0) {
+    console.log('\nRedis execution time per page by top-level command (slow log at 0 µs; EVALSHA includes the commands its script runs):');
+    console.log(table(['command', 'calls per page', 'µs per page', 'µs per call'], f.redisTimes.slice(0, 24).map(([name, calls, ms]) => [name, per(calls), fmt((ms * 1000) / f.pages, 1), fmt((ms * 1000) / calls, 1)])));
+  }
   console.log(`\nCOST_FIGURES ${JSON.stringify({ pages: f.pages, pagesPerS: f.pagesPerS, redisCommands: f.redisCommands / f.pages, clientCommands: f.clientCommands / f.pages, roundTrips: f.roundTrips / f.pages, clientWrites: f.clientWrites / f.pages, pgStatements: f.pgStatements / f.pages, pgTransactions: f.pgTransactions / f.pages, crawlerCpuMs: f.crawlerCpuMs / f.pages, redisCpuMs: f.redisCpuMs / f.pages, postgresCpuMs: f.postgresCpuMs / f.pages })}`);
 }
 

@@ -1,5 +1,5 @@
 --[[
-  addIfNew (v1): a scalable Bloom filter on plain Redis bitmaps, for servers without RedisBloom.
+  addIfNew: a scalable Bloom filter on plain Redis bitmaps, for servers without RedisBloom.
   Adds a batch of items and says, for each, whether it was definitely new.
 
   Layers: layer 0 holds `capacity` items at error rate errorRate/2; when the newest layer is
@@ -7,6 +7,13 @@
   false-positive rate stays under errorRate however far the crawl outgrows its estimate.
   Bit positions use double hashing: bit_i = (h1 + i·h2) mod m, from two 32-bit words of the
   URL fingerprint (computed by the caller).
+
+  The bits of many items go in one BITFIELD call per layer, not one call per item: a command
+  called from Lua costs several times the command itself, so per-item calls made this script
+  cost about 25 µs per item. BITFIELD runs its operations in order, so an item repeated in the
+  batch finds its bits already set by its first copy, as it would one call later. Items are
+  taken in runs no longer than the room left in the newest layer, so no layer is filled past the
+  size its error rate was computed for.
 
   KEYS[1] meta   HASH layers, and per layer i: m<i> (bits), k<i> (hashes), c<i> (capacity), n<i> (items), p<i> (error rate)
   ARGV[1] key base for layer bitmaps (<base><i>)
@@ -19,6 +26,8 @@ local meta = KEYS[1]
 local base = ARGV[1]
 local adding = ARGV[5] == '1'
 local LN2SQ = math.log(2) * math.log(2)
+-- Items per BITFIELD call: up to 4 arguments per bit, kept well under Lua's limit on unpack.
+local PER_CALL = 64
 
 local function addLayer(i, capacity, errorRate)
   local m = math.ceil(-capacity * math.log(errorRate) / LN2SQ)
@@ -27,11 +36,18 @@ local function addLayer(i, capacity, errorRate)
   redis.call('HSET', meta, 'layers', i + 1, 'm' .. i, m, 'k' .. i, k, 'c' .. i, capacity, 'n' .. i, 0, 'p' .. i, errorRate)
 end
 
+local h1s, h2s = {}, {}
+for a = 6, #ARGV, 2 do
+  h1s[#h1s + 1] = tonumber(ARGV[a])
+  h2s[#h2s + 1] = tonumber(ARGV[a + 1])
+end
+local items = #h1s
+
 local layers = tonumber(redis.call('HGET', meta, 'layers') or '0')
 if layers == 0 then
   if not adding then
     local none = {}
-    for _ = 6, #ARGV, 2 do none[#none + 1] = 1 end
+    for i = 1, items do none[i] = 1 end
     return none
   end
   addLayer(0, tonumber(ARGV[2]), tonumber(ARGV[3]) / 2)
@@ -45,10 +61,9 @@ end
 
 local layer = {}
 for i = 0, layers - 1 do layer[i] = params(i) end
-
 local newest = layers - 1
--- Seals the newest layer once it holds its capacity and opens the next one, so no layer is
--- ever filled past the size its error rate was computed for.
+
+-- Seals the newest layer once it holds its capacity and opens the next one.
 local function sealIfFull()
   local L = layer[newest]
   if L.n < L.c then return end
@@ -57,46 +72,92 @@ local function sealIfFull()
   layer[newest] = params(newest)
 end
 
--- BITFIELD arguments for an item's k bits in layer L: GET them, or SET them to 1.
-local function bitArgs(L, h1, h2, set)
-  local args = {}
-  for j = 0, L.k - 1 do
-    args[#args + 1] = set and 'SET' or 'GET'
-    args[#args + 1] = 'u1'
-    args[#args + 1] = (h1 + j * h2) % L.m
-    if set then args[#args + 1] = 1 end
+-- GETs (or SETs to 1) the bits of the listed items in layer i; returns, by item, whether any of
+-- its bits was 0 (for SET: before this call).
+local function anyZero(i, list, set)
+  local L = layer[i]
+  local k, m, key = L.k, L.m, base .. i
+  local op = set and 'SET' or 'GET'
+  local zero = {}
+  for from = 1, #list, PER_CALL do
+    local to = math.min(from + PER_CALL - 1, #list)
+    local args = {}
+    local a = 0
+    for n = from, to do
+      local h1, h2 = h1s[list[n]], h2s[list[n]]
+      for j = 0, k - 1 do
+        args[a + 1] = op
+        args[a + 2] = 'u1'
+        args[a + 3] = (h1 + j * h2) % m
+        a = a + 3
+        if set then
+          args[a + 1] = '1'
+          a = a + 1
+        end
+      end
+    end
+    local bits = redis.call('BITFIELD', key, unpack(args))
+    for n = from, to do
+      local at = (n - from) * k
+      local z = false
+      for j = 1, k do
+        if bits[at + j] == 0 then
+          z = true
+          break
+        end
+      end
+      zero[list[n]] = z
+    end
   end
-  return args
+  return zero
 end
 
-local function inLayer(i, h1, h2)
-  local bits = redis.call('BITFIELD', base .. i, unpack(bitArgs(layer[i], h1, h2, false)))
-  for _, b in ipairs(bits) do if b == 0 then return false end end
-  return true
+-- Answers 0 for the listed items found in layers first..last; returns the rest.
+local function dropSeen(list, first, last, out)
+  for i = first, last do
+    if #list == 0 then break end
+    local zero = anyZero(i, list, false)
+    local rest = {}
+    for _, item in ipairs(list) do
+      if zero[item] then rest[#rest + 1] = item else out[item] = 0 end
+    end
+    list = rest
+  end
+  return list
 end
 
 local out = {}
-for a = 6, #ARGV, 2 do
-  local h1, h2 = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-  if adding then sealIfFull() end
-  local seen = false
-  for i = 0, newest - 1 do
-    if inLayer(i, h1, h2) then seen = true; break end
-  end
-  if seen then
-    out[#out + 1] = 0
-  elseif not adding then
-    out[#out + 1] = inLayer(newest, h1, h2) and 0 or 1
-  else
-    local L = layer[newest]
-    local old = redis.call('BITFIELD', base .. newest, unpack(bitArgs(L, h1, h2, true)))
-    local new = 0
-    for _, b in ipairs(old) do if b == 0 then new = 1; break end end
-    out[#out + 1] = new
-    if new == 1 then
-      L.n = L.n + 1
-      redis.call('HINCRBY', meta, 'n' .. newest, 1)
+if not adding then
+  local all = {}
+  for item = 1, items do all[item] = item end
+  for _, item in ipairs(dropSeen(all, 0, newest, out)) do out[item] = 1 end
+  return out
+end
+
+local nextItem = 1
+while nextItem <= items do
+  sealIfFull()
+  local L = layer[newest]
+  local last = math.min(items, nextItem + (L.c - L.n) - 1)
+  local run = {}
+  for item = nextItem, last do run[#run + 1] = item end
+  run = dropSeen(run, 0, newest - 1, out)
+  if #run > 0 then
+    local zero = anyZero(newest, run, true)
+    local added = 0
+    for _, item in ipairs(run) do
+      if zero[item] then
+        out[item] = 1
+        added = added + 1
+      else
+        out[item] = 0
+      end
+    end
+    if added > 0 then
+      L.n = L.n + added
+      redis.call('HINCRBY', meta, 'n' .. newest, added)
     end
   end
+  nextItem = last + 1
 end
 return out

@@ -56,6 +56,34 @@ describe('SeenSet', () => {
     expect(store.lookups).toBe(before);
   });
 
+  it('asks the filter only about fingerprints it does not know', async () => {
+    const filter = bloom(10_000, 0.01);
+    const asked: Buffer[][] = [];
+    const counting = Object.assign(Object.create(filter) as LuaBloomFilter, {
+      addIfNew: (fps: readonly Buffer[]) => {
+        asked.push([...fps]);
+        return filter.addIfNew(fps);
+      },
+    });
+    const store = new SetStore();
+    const seen = new SeenSet(counting, store);
+    const [nav, fresh] = [randomFingerprints(40), randomFingerprints(3)];
+    await seen.filterUnseen(nav);
+    store.insert(nav);
+    seen.markKnown(nav);
+
+    const verdicts = await seen.filterUnseen([...nav, ...fresh]);
+    expect(verdicts.unseen).toEqual([...nav.map(() => false), true, true, true]);
+    expect(verdicts.cacheHits).toBe(40);
+    expect(asked.at(-1)).toEqual(fresh);
+    // Everything known: neither the filter nor the store is asked.
+    const lookups = store.lookups;
+    const calls = asked.length;
+    expect((await seen.filterUnseen(nav)).unseen.some(Boolean)).toBe(false);
+    expect(asked.length).toBe(calls);
+    expect(store.lookups).toBe(lookups);
+  });
+
   it('counts a fingerprint repeated in one batch once', async () => {
     const seen = new SeenSet(bloom(1000, 0.01), new SetStore());
     const [a, b] = randomFingerprints(2) as [Buffer, Buffer];

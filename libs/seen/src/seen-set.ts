@@ -13,7 +13,7 @@ export interface SeenVerdicts {
   maybeSeen: number;
   /** … and the exact store said it was not: a Bloom false positive caught. */
   falsePositives: number;
-  /** "Maybe seen" answered by the known-fingerprint cache without asking the store. */
+  /** Answered "seen" by the known-fingerprint cache, asking neither the filter nor the store. */
   cacheHits: number;
 }
 
@@ -21,8 +21,11 @@ const key = (fp: Buffer): string => fp.toString('latin1');
 
 /**
  * The seen-set: Bloom filter first, and every "maybe seen" confirmed against the exact store so a
- * false positive never drops a page. Fingerprints confirmed known are remembered in a bounded
- * cache (nav links repeat on every page of a site), which spares most store lookups.
+ * false positive never drops a page. Fingerprints known to the exact store (inserted or confirmed
+ * by this process) are remembered in a bounded cache and answered "seen" before the filter is
+ * asked: nav links repeat on every page of a site, so the cache spares most filter calls and
+ * store lookups. A fingerprint the cache answers is in the filter already unless the filter was
+ * wiped since, and then its entry in the exact store still keeps it from being queued twice.
  *
  * `unseen` is a claim, not a lock: two workers may both see a fresh URL as unseen (one via
  * "definitely new", one via a false positive racing the insert); the caller's insert into the
@@ -39,22 +42,29 @@ export class SeenSet {
 
   async filterUnseen(fingerprints: readonly Buffer[]): Promise<SeenVerdicts> {
     const unseen = new Array<boolean>(fingerprints.length).fill(false);
-    const firstIndex = new Map<string, number>();
+    const firstIndex = new Set<string>();
     const distinct: Buffer[] = [];
     const distinctAt: number[] = [];
+    let cacheHits = 0;
     fingerprints.forEach((fp, i) => {
       const k = key(fp);
       if (firstIndex.has(k)) return; // a repeat within the batch is never new twice
-      firstIndex.set(k, i);
+      firstIndex.add(k);
+      // Known to the exact store: seen, whatever the filter would say. Nav links repeat on every
+      // page of a site, so most of a page's links end here and cost the filter nothing.
+      if (this.known.has(k)) {
+        cacheHits += 1;
+        this.touch(k);
+        return;
+      }
       distinct.push(fp);
       distinctAt.push(i);
     });
 
-    const fresh = await this.bloom.addIfNew(distinct);
+    const fresh = distinct.length > 0 ? await this.bloom.addIfNew(distinct) : [];
     const toConfirm: Buffer[] = [];
     const toConfirmAt: number[] = [];
     let maybeSeen = 0;
-    let cacheHits = 0;
     fresh.forEach((isNew, j) => {
       const at = distinctAt[j] as number;
       if (isNew) {
@@ -62,13 +72,7 @@ export class SeenSet {
         return;
       }
       maybeSeen += 1;
-      const fp = distinct[j] as Buffer;
-      if (this.known.has(key(fp))) {
-        cacheHits += 1;
-        this.touch(key(fp));
-        return;
-      }
-      toConfirm.push(fp);
+      toConfirm.push(distinct[j] as Buffer);
       toConfirmAt.push(at);
     });
 
