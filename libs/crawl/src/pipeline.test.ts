@@ -9,7 +9,7 @@ import type { ContentStore } from '@trawl/store';
 import { DEFAULT_LEARNER_SETTINGS, RenderLearner, type RenderOptions, RequestRefused } from '@trawl/render';
 import { FakeRenderer } from '@trawl/render/testing';
 import { silentLogger } from '@trawl/telemetry';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PipelineDeps } from './deps.js';
 import { processFetchJob } from './fetch/fetch-job.js';
 import { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
@@ -723,6 +723,44 @@ describe('processEntry: retries from the stored body', () => {
     expect(await processEntry({ ...deps(), analyzer, maxDeliveries: 4 }, entry(payload, 1))).toBe('recorded');
     expect(asked).toEqual([true, false]);
     expect(of('discover').map((d) => d.urgent)).toEqual([true, false]);
+  });
+
+  it("an urgent page's links are discovered before its duplicate lookup answers, when the policy follows duplicates' links", async () => {
+    const payload = await handed();
+    // A duplicate lookup that answers only when told: what was discovered while it waited?
+    const lookup = () => {
+      let answer = () => undefined as void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      const seenBefore: number[] = [];
+      const duplicates = {
+        classify: async () => {
+          seenBefore.push(of('discover').length);
+          await answered;
+          return { verdict: null, ofUrl: null, earlier: null };
+        },
+      };
+      return { duplicates, answer, seenBefore };
+    };
+    const run = async (urgent: boolean) => {
+      f.events = [];
+      const { duplicates, answer, seenBefore } = lookup();
+      const processing = processEntry({ ...deps(), duplicates, maxDeliveries: 4 }, { ...entry(payload, 1), urgent });
+      await vi.waitFor(() => expect(seenBefore).toHaveLength(1));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const discoveredWhileWaiting = of('discover').length;
+      answer();
+      expect(await processing).toBe('recorded');
+      expect(of('discover')).toHaveLength(1);
+      expect(of('discover')[0]?.urls.length).toBeGreaterThan(0);
+      // The links go before the record (and the ack), whichever way.
+      expect(f.events.findIndex((e) => e.kind === 'discover')).toBeLessThan(f.events.findIndex((e) => e.kind === 'record'));
+      return discoveredWhileWaiting;
+    };
+    expect(await run(true)).toBe(1);
+    expect(await run(false)).toBe(0);
+    // Not following a duplicate's links: even an urgent page's wait for its verdict.
+    f.policy = { ...(f.policy as ResolvedPolicy), dedup: { ...(f.policy as ResolvedPolicy).dedup, nearDupFollowLinks: false } };
+    expect(await run(true)).toBe(0);
   });
 
   it('an entry that is not a handed page: dropped and acknowledged, nothing recorded', async () => {

@@ -88,6 +88,9 @@ export function duplicateHandling(verdict: DuplicateVerdict | null, policy: Dupl
   };
 }
 
+/** Whether a page's links are followed whatever its verdict, so they need not wait for it. */
+export const followsLinksWhateverTheVerdict = (policy: DuplicatePolicy): boolean => policy.nearDupFollowLinks;
+
 export interface BatchPage {
   urlHash: Buffer;
   simhash: bigint | null;

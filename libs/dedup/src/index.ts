@@ -18,6 +18,7 @@ export {
   classifyDuplicate,
   type DuplicateHandling,
   duplicateHandling,
+  followsLinksWhateverTheVerdict,
   type DuplicateKind,
   type DuplicatePolicy,
   type DuplicateVerdict,

@@ -1,4 +1,4 @@
-import { duplicateHandling } from '@trawl/dedup';
+import { duplicateHandling, followsLinksWhateverTheVerdict } from '@trawl/dedup';
 import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
 import { type Candidate, candidatesFromLinks, type ResolvedPolicy } from '@trawl/model';
@@ -39,6 +39,12 @@ export async function keepContent(
   dom: Buffer | null = null,
   /** Where the fetch stage stored that DOM (null: nowhere, so the text cannot be extracted from it again later). */
   domKey: string | null = null,
+  /**
+   * Discovers links at once, for a page whose host waits on them: when the policy follows a
+   * duplicate's links anyway, they go as soon as the page is parsed, beside the duplicate lookup
+   * and the storing rather than after them, and are not returned.
+   */
+  discoverNow?: (candidates: Candidate[]) => Promise<unknown>,
 ): Promise<KeptContent> {
   const { job } = attempt;
   const { body } = response;
@@ -51,6 +57,9 @@ export async function keepContent(
   const text = parsed?.text ?? null;
   const simhash = analysis?.simhash ?? null;
   const hash = body.length === 0 ? null : (storedAtFetch?.contentHash ?? contentHash(body));
+  const early = discoverNow !== undefined && analysis !== null && followsLinksWhateverTheVerdict(policy.dedup);
+  const earlyLinks = early ? linksToFollow(deps, attempt, policy, analysis, true) : [];
+  const discovering = earlyLinks.length > 0 ? discoverNow?.(earlyLinks) : null;
 
   const classifying: Promise<DuplicateAnswer | null> =
     hash !== null && deps.duplicates
@@ -80,7 +89,7 @@ export async function keepContent(
     text !== null && text.wordCount > 0 ? storeBody(deps.store, Buffer.from(text.text, 'utf8'), 'page text') : null;
   const storingText =
     deps.storeText || (dom !== null && domKey === null) || storing === null ? storeText() : storing.then((kept) => (kept === null ? storeText() : null));
-  const [answer, stored, storedText] = await Promise.all([classifying, storing, storingText]);
+  const [answer, stored, storedText] = await Promise.all([classifying, storing, storingText, discovering]);
   const verdict = answer?.verdict ?? null;
   if (verdict) deps.counters.add(verdict.kind === 'exact' ? 'duplicatesExact' : 'duplicatesNear');
   if (!stored && body.length > 0) deps.counters.add('bodiesNotStored');
@@ -107,7 +116,7 @@ export async function keepContent(
       textKey: storedText?.storageKey ?? null,
     },
   };
-  return { content, discover: linksToFollow(deps, attempt, policy, analysis, duplicateHandling(verdict, policy.dedup).followLinks) };
+  return { content, discover: early ? [] : linksToFollow(deps, attempt, policy, analysis, duplicateHandling(verdict, policy.dedup).followLinks) };
 }
 
 /** The page's links as candidates, unless the page says nofollow or its duplicate verdict says not to follow them. */

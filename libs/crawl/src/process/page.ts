@@ -34,6 +34,8 @@ export async function processFetched(
   attempt: PageRef,
   policy: ResolvedPolicy,
   fetched: ProcessedResponse,
+  /** For a page whose host waits on its links: see `keepContent`. */
+  discoverNow?: (candidates: Candidate[]) => Promise<unknown>,
 ): Promise<JobOutcome> {
   const { response, status } = fetched;
   let content: ContentFields = {};
@@ -42,7 +44,7 @@ export async function processFetched(
   let errorCode: string | null = null;
 
   if (status === 'ok') {
-    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored, fetched.render?.dom ?? null, fetched.render?.domKey ?? null));
+    ({ content, discover } = await keepContent(deps, attempt, policy, response, fetched.stored, fetched.render?.dom ?? null, fetched.render?.domKey ?? null, discoverNow));
   } else if (status === 'not-modified') {
     // Unchanged since the stored copy: nothing is stored, the page keeps its body reference.
     deps.counters.add('notModified');

@@ -1,6 +1,7 @@
 import { classifyStatus, describeError, ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import type { ProcessEntry } from '@trawl/frontier';
+import type { Candidate } from '@trawl/model';
 import { inScope, fingerprint } from '@trawl/url';
 import type { PageRef } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';
@@ -64,8 +65,10 @@ export async function processPage(deps: ProcessDeps, page: HandedPage, lease: Le
     const render = page.render
       ? { rendered: page.render.rendered, reason: page.render.reason, dom: page.render.dom ? await bodyOf(deps, page.render.dom) : null, domKey: page.render.dom?.key ?? null }
       : undefined;
-    const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored, render });
-    if (outcome.discover && outcome.discover.length > 0) await deps.discovery.add(outcome.discover, { recheck: deliveries > 1, urgent });
+    const discover = (candidates: Candidate[]) => deps.discovery.add(candidates, { recheck: deliveries > 1, urgent });
+    // An urgent page's links go as soon as it is parsed (see `keepContent`).
+    const outcome = await processFetched(deps, ref, policy, { response, status: status === 'retry' ? 'permanent' : status, stored, render }, urgent ? discover : undefined);
+    if (outcome.discover && outcome.discover.length > 0) await discover(outcome.discover);
     if (outcome.record) await recordAndAck(deps, outcome.record, lease);
     deps.counters.add('processed');
     return 'recorded';
