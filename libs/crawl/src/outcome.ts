@@ -52,7 +52,7 @@ export interface JobOutcome {
 /**
  * The host a job holds, released at most once. The ticket says which lease and attempt hold it;
  * `held` is false until the gate says OK (a job that never got the host must not release it,
- * except to hand back a claim it got without fetching — see `releaseClaim`).
+ * except to hand back a claim it got without fetching — see `HostRelease.claimOnly`).
  */
 export class HostHold {
   private held = false;
