@@ -1,7 +1,12 @@
 --[[
-  releaseHost (v2): a fetch from the host has ended (response read, or failed). Moves the host's
+  releaseHost (v3): a fetch from the host has ended (response read, or failed). Moves the host's
   due time forward to nextDue (never backward), frees it for the next URL, and optionally keeps
   the lease alive until leaseUntil (a retry waits in the queue that long).
+
+  An attempt whose token lapsed while it still fetched (a stalled event loop, a slow response
+  past the fetch hold) may release after another attempt of the same lease passed the gate: the
+  host is then that attempt's, and stays held for the lease until it releases (or its token
+  lapses in turn). A lapsed token, or a borrowed one, does not hold the host for the lease.
 
   KEYS[1] ready  KEYS[2] leases
   ARGV[1] key base  ARGV[2] host  ARGV[3] lease id  ARGV[4] attempt token  ARGV[5] now (ms)
@@ -22,7 +27,7 @@
   ARGV[13] refusals in a row, ARGV[14] proxy tier level: the host's block state ('' = unchanged;
            the level never goes down)
   Returns 1 if this lease held the host, else 0 (the due time is moved forward either way:
-  a fetch did happen).
+  a fetch did happen); 0 too when another attempt of the lease holds it now.
 ]]
 --- @include "hostReady"
 --- @include "urlMark"
@@ -33,7 +38,7 @@ local leaseUntil = tonumber(ARGV[7])
 local keepClaim = ARGV[10] == '1'
 local hostKey = base .. 'h:' .. host
 
-local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok')
+local state = redis.call('HMGET', hostKey, 'claim', 'due', 'tok', 'tokUntil')
 if state[3] == token then redis.call('HDEL', hostKey, 'tok', 'tokUntil') end
 local due = math.max(tonumber(state[2] or '0'), nextDue)
 redis.call('HSET', hostKey, 'due', due)
@@ -53,8 +58,13 @@ if (ARGV[12] or '') ~= '' and redis.call('ZSCORE', KEYS[2], id) then
   if mark then redis.call('HSET', base .. 'fetched', mark, id) end
 end
 if state[1] == id and keepClaim then return 1 end
+-- The claim is this lease's, but a live token that is not this attempt's (nor a borrow's: see
+-- borrowHost) belongs to another attempt of this lease, fetching or rendering now: the host is
+-- freed by that attempt's release, not by this late one.
+local tok = state[3]
+local otherAttempt = tok and tok ~= token and string.sub(tok, 1, 7) ~= 'borrow:' and tonumber(state[4] or '0') > now
 local held = 0
-if state[1] == id then
+if state[1] == id and not otherAttempt then
   redis.call('HDEL', hostKey, 'claim')
   hostReady(base, KEYS[1], host, now)
   held = 1

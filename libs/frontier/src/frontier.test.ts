@@ -42,6 +42,19 @@ const ticket = (lease: Lease, token = 'tok-1') => ({
   entry: lease,
 });
 
+/**
+ * A lease of host a (which has a second URL queued) whose first attempt ('slow', fetch hold 3 s)
+ * passed the gate and lapsed mid-fetch, and whose redelivery ('next') then passed it.
+ */
+async function takenOverMidFetch(f: Frontier): Promise<Lease> {
+  await f.push([item('a', '/1'), item('a', '/2')]);
+  const [lease] = (await f.claim(0, 1)).leases as [Lease];
+  expect(await f.acquire(ticket(lease, 'slow'))).toMatchObject({ kind: 'ok' });
+  clock.advance(3000);
+  expect(await f.acquire(ticket(lease, 'next'))).toMatchObject({ kind: 'ok' });
+  return lease;
+}
+
 const t: TestRedis = testRedis('frontier');
 afterAll(() => t.cleanup());
 beforeEach(() => {
@@ -337,6 +350,51 @@ describe('leases', () => {
     expect(retry).toEqual({ kind: 'busy', at: clock.now() + 3000 });
     clock.advance(3000);
     expect(await f.acquire(ticket(lease, 'new-worker'))).toMatchObject({ kind: 'ok' });
+  });
+
+  it('an attempt whose token lapsed mid-fetch and releases late leaves the host to the attempt that took it over', async () => {
+    const f = makeFrontier({ fetchHoldMs: 3000 });
+    const lease = await takenOverMidFetch(f);
+    // The slow attempt's response comes in at last: its release moves the due time, not the claim.
+    expect(await f.release(ticket(lease, 'slow'), clock.now() + 1000)).toBe(false);
+    clock.advance(1000);
+    expect((await f.claim(0, 10)).leases).toEqual([]);
+    expect(await f.release(ticket(lease, 'next'), clock.now() + 1000)).toBe(true);
+    clock.advance(1000);
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
+  });
+
+  it('a late release frees the host when no live attempt holds it: a lapsed token, or one borrowed by another host\'s page', async () => {
+    const f = makeFrontier({ fetchHoldMs: 3000 });
+    const lease = await takenOverMidFetch(f);
+    // The attempt that took over died: its token lapses too.
+    clock.advance(3000);
+    expect(await f.release(ticket(lease, 'slow'), clock.now())).toBe(true);
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://a/2']);
+
+    const g = makeFrontier({ fetchHoldMs: 3000, prefix: `${t.prefix}:${run}:borrow` });
+    await g.push([item('b', '/1'), item('b', '/2')]);
+    const [held] = (await g.claim(0, 1)).leases as [Lease];
+    expect(await g.acquire(ticket(held, 'fetch'))).toMatchObject({ kind: 'ok' });
+    clock.advance(3000);
+    await t.redis.hset(`${t.prefix}:${run}:borrow:{p0}:h:b`, 'tok', 'borrow:x', 'tokUntil', clock.now() + 3000);
+    expect(await g.release(ticket(held, 'fetch'), clock.now())).toBe(true);
+    expect((await g.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://b/2']);
+  });
+
+  it('an acknowledged lease that still holds its host gives it back to the dispatcher', async () => {
+    const f = makeFrontier({ fetchHoldMs: 3000 });
+    const lease = await takenOverMidFetch(f);
+    expect(await f.release(ticket(lease, 'slow'), clock.now() + 1000, { fetchedAliveUntil: clock.now() + 5000 })).toBe(false);
+    // The slow attempt records the page and acknowledges; the attempt that took over dies.
+    expect(await f.ack(0, [lease.id])).toBe(1);
+    clock.advance(1000);
+    const next = (await f.claim(0, 10)).leases;
+    expect(next.map((l) => l.url)).toEqual(['http://a/2']);
+    // Its token still keeps the host until it lapses.
+    expect(await f.acquire(ticket(next[0] as Lease, 'b'))).toMatchObject({ kind: 'busy' });
+    clock.advance(2000);
+    expect(await f.acquire(ticket(next[0] as Lease, 'b'))).toMatchObject({ kind: 'ok' });
   });
 
   it('keeps a lease alive through a retry delay, and counts acks once', async () => {

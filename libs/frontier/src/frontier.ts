@@ -13,7 +13,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'claimReady-6',
   'acquireHost-5',
   'releaseHost-2',
-  'ackLeases-7',
+  'ackLeases-8',
   'handOff-4',
   'resumeHosts-2',
   'requeueLeases-5',
@@ -28,7 +28,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier14';
+const SCRIPT_VERSION = 'frontier15';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -739,7 +739,7 @@ export class Frontier {
     const keys = this.keysOf(partition);
     return Number(
       await this.scripts.ackLeases(
-        [keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched, keys.process, keys.urgent],
+        [keys.leases, keys.leaseData, keys.stats, keys.tombstones, keys.fetched, keys.process, keys.urgent, keys.ready],
         [this.options.clock.now(), leaseIds.length, ...leaseIds, ...entries],
       ),
     );

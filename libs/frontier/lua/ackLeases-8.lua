@@ -1,6 +1,10 @@
 --[[
-  ackLeases (v4): the URLs of these leases are done (recorded, outlinks pushed). Removes the
-  leases; a lease that already expired (its URL was requeued) is not counted. The process
+  ackLeases (v5): the URLs of these leases are done (recorded, outlinks pushed). Removes the
+  leases; a lease that already expired (its URL was requeued) is not counted. A lease that still
+  holds its host's claim gives it up (the host goes back to the ready heap at its due time): an
+  acknowledged lease has nothing left to fetch, and nothing else would free the claim. A live
+  token of an attempt still fetching (see releaseHost) keeps other leases at the gate until it is
+  released or lapses. The process
   stage's entries of the pages recorded (see handOff) are acknowledged and deleted in the same
   step, so a page is never recorded-but-pending nor acknowledged-but-unrecorded.
 
@@ -16,16 +20,18 @@
 
   KEYS[1] leases  KEYS[2] leaseData  KEYS[3] stats  KEYS[4] tombstones
   KEYS[5] fetched (lease id -> the attempt that fetched its URL, and its URL mark; see releaseHost)
-  KEYS[6] process stream  KEYS[7] urgent process stream
+  KEYS[6] process stream  KEYS[7] urgent process stream  KEYS[8] ready
   ARGV[1] now (ms)   ARGV[2] n, the number of lease ids   ARGV[3 .. 2+n] lease ids
   ARGV[3+n ..] process stream entry ids to acknowledge and delete ("u:<id>": the urgent stream's)
   Returns the number of leases removed.
 ]]
+--- @include "hostReady"
 --- @include "urlMark"
 local now = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 -- <base>holders (KEYS[1] is <base>leases): an acknowledged lease is nobody's hold any more.
-local holders = string.sub(KEYS[1], 1, -7) .. 'holders'
+local base = string.sub(KEYS[1], 1, -7)
+local holders = base .. 'holders'
 local done = 0
 for i = 3, 2 + n do
   local id = ARGV[i]
@@ -33,7 +39,13 @@ for i = 3, 2 + n do
     done = done + 1
     if not string.match(id, '^p%d+%-%d+$') then redis.call('ZADD', KEYS[4], now, id) end
   end
-  clearUrlMark(KEYS[5], redis.call('HGET', KEYS[2], id), id)
+  local data = redis.call('HGET', KEYS[2], id)
+  clearUrlMark(KEYS[5], data, id)
+  local host = data and string.match(data, '^([^\n]*)\n')
+  if host and redis.call('HGET', base .. 'h:' .. host, 'claim') == id then
+    redis.call('HDEL', base .. 'h:' .. host, 'claim')
+    hostReady(base, KEYS[8], host, now)
+  end
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[5], id)
   redis.call('HDEL', holders, id)
