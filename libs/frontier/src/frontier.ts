@@ -24,7 +24,7 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'takeRefill-2',
   'refillHosts-4',
   'settleRefill-2',
-  'takeHost-2',
+  'takeHost-3',
   'borrowHost-1',
   'returnHost-1',
 ]);
@@ -648,10 +648,21 @@ export class Frontier {
    * A render stage takes over (or, called again, keeps) the host a fetch attempt (`fromToken`)
    * left held for this lease's page: see lua/takeHost. `aliveMs`: how long the token is this
    * attempt's without another call (a dead render stage's host is taken over after that).
+   * `retake`: a claim the lease's earlier delivery freed (it died before handing the page on) is
+   * taken again when no other live lease holds the host; only where no address group's turn goes
+   * with the host.
    */
-  async takeHost(ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>, fromToken: string, aliveMs: number): Promise<HostTakeover> {
+  async takeHost(
+    ticket: Pick<GateTicket, 'partition' | 'host' | 'leaseId' | 'token'>,
+    fromToken: string,
+    aliveMs: number,
+    options: { retake?: boolean } = {},
+  ): Promise<HostTakeover> {
     const keys = this.keysOf(ticket.partition);
-    const [code, at] = (await this.scripts.takeHost([keys.leases, keys.fetched], [keys.base, ticket.host, ticket.leaseId, fromToken, ticket.token, this.options.clock.now(), Math.ceil(aliveMs)])) as [number, number];
+    const [code, at] = (await this.scripts.takeHost(
+      [keys.leases, keys.fetched, keys.ready],
+      [keys.base, ticket.host, ticket.leaseId, fromToken, ticket.token, this.options.clock.now(), Math.ceil(aliveMs), options.retake ? 1 : 0],
+    )) as [number, number];
     switch (Number(code)) {
       case 1:
         return { kind: 'ok', dueAt: Number(at) };

@@ -269,8 +269,36 @@ describe('takeHost: a render stage takes over the host a fetch attempt left held
     const [next] = (await f.claim(p, 1)).leases as [Lease];
     expect(await f.acquire(ticket(next, 'next'))).toMatchObject({ kind: 'ok' });
     expect(await f.takeHost(render, 'fetch', 6000)).toEqual({ kind: 'lost' });
+    // Asked to retake, a claim another live lease holds is still lost.
+    expect(await f.takeHost(render, 'fetch', 6000, { retake: true })).toEqual({ kind: 'lost' });
     clock.advance(10_001);
     await f.claim(p, 10); // expires the first lease
     expect(await f.takeHost(render, 'fetch', 6000)).toEqual({ kind: 'stale' });
+  });
+
+  it('a claim freed while the lease lives (a delivery died between giving the host back and handing on) is taken again only when asked, and not while a token is out', async () => {
+    const f = makeFrontier();
+    const host = 'u.example';
+    const p = f.partitionOf(host);
+    await f.push([item(host, '/1')]);
+    const lease = await heldBy(f, p, 'fetch');
+    const render = (token: string) => ({ partition: p, host, leaseId: lease.id, token });
+    expect(await f.takeHost(render('r1'), 'fetch', 6000)).toMatchObject({ kind: 'ok' });
+    // r1 rendered, gave the host back with the page's delay, and died before its hand-off.
+    await f.release(render('r1'), clock.now() + 1000, { leaseUntil: clock.now() + 60_000, fetchedAliveUntil: clock.now() + 3000 });
+    expect(await f.takeHost(render('r2'), 'fetch', 6000)).toEqual({ kind: 'lost' });
+    // A borrowed token out (another host's page): busy, nothing taken.
+    expect(await f.borrowHost(host, { holdMs: 500, withinMs: 2000 })).toMatchObject({ kind: 'granted' });
+    expect(await f.takeHost(render('r2'), 'fetch', 6000, { retake: true })).toMatchObject({ kind: 'busy' });
+    clock.advance(501);
+    const taken = await f.takeHost(render('r2'), 'fetch', 6000, { retake: true });
+    expect(taken).toMatchObject({ kind: 'ok' });
+    expect(taken.kind === 'ok' && taken.dueAt).toBeGreaterThanOrEqual(clock.now() - 501 + 1000);
+    const keys = f.keysOf(p);
+    expect(await t.redis.hget(`${keys.base}h:${host}`, 'claim')).toBe(lease.id);
+    expect(await t.redis.zscore(keys.ready, host)).toBeNull();
+    // No other lease passes the gate meanwhile.
+    const other = { partition: p, host, leaseId: 'by-hand-2', token: 'other', band: lease.band, entry: { url: `http://${host}/9`, depth: 1, hops: 0, flags: 0 } };
+    expect((await f.acquire(other)).kind).toBe('busy');
   });
 });

@@ -106,7 +106,11 @@ async function renderOnce(deps: RenderStageDeps, job: RenderJob, attempt: Render
   const policy = await deps.policy.get();
   if (!policy) throw new Error('no crawl policy yet: the render job is tried again');
   const hold = new HostHold(deps, ticketOf(page, attempt.token));
-  const taken = await deps.frontier.takeHost(hold.ticket, job.token, attempt.aliveMs);
+  // A claim an earlier delivery freed before it died (it gave the host back after rendering and
+  // never handed the page on) is taken again, so the page is rendered rather than handed on
+  // unrendered; not where an address group's turn went with the host, which is not taken again.
+  const retake = deps.addresses === undefined || job.addressSlots.length === 0;
+  const taken = await deps.frontier.takeHost(hold.ticket, job.token, attempt.aliveMs, { retake });
   if (taken.kind === 'busy') throw new RenderHostBusy(taken.at);
   const slots = addressSlotsOf(deps, job, hold.ticket.leaseId);
   if (taken.kind !== 'ok') {

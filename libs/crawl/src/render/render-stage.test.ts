@@ -3,7 +3,7 @@ import { ManualClock } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { AddressGate, Frontier, type Lease } from '@trawl/frontier';
 import { policyFromConfig, resolvePolicy } from '@trawl/model';
-import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, RenderLater, RenderQueue, RenderWorkers } from '@trawl/queue';
+import { decodeFetchJob, decodeRenderJob, type FetchJobContext, renderJobDataSchema, type RenderJob, RenderLater, RenderQueue, RenderWorkers } from '@trawl/queue';
 import { DEFAULT_LEARNER_SETTINGS, RenderErrorCode, renderError, RenderLearner, type RenderOptions, type RequestRefused } from '@trawl/render';
 import { FakeRenderer } from '@trawl/render/testing';
 import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
@@ -166,6 +166,16 @@ async function ticking<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A next delivery of `job` (token render-2) renders the page and hands it on, not "render lease lost", without fetching it again. */
+async function nextDeliveryRenders(job: RenderJob): Promise<void> {
+  const r = renderer();
+  const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 }));
+  expect(result).toMatchObject({ rendered: true, handedOff: expect.any(String) });
+  expect(r.calls).toHaveLength(1);
+  expect(counts.get('renderLeaseLost')).toBeUndefined();
+  expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+}
+
 /** The host's one URL claimed and fetched by a fetch stage without the render role, which handed it over: its render job. */
 async function handedOver() {
   const { lease, ctx } = await claimed();
@@ -299,21 +309,32 @@ describe('a fetch stage without the render role', () => {
     expect(records.map((rec) => [rec.url, rec.render?.reason])).toEqual([[PAGE, 'empty-app-root; render lease lost (stale)']]);
   });
 
-  it('a render stage whose lease lost its host (its claim gone while the lease lives) hands the page on unrendered with its lease: not left to lapse', async () => {
+  it('a render stage whose lease lost its host (another live lease holds it) hands the page on unrendered with its lease: not left to lapse', async () => {
     const { lease, job } = await handedOver();
-    // An earlier delivery marked the lease fetched by itself, and the host is no longer this
-    // lease's (another lease may take it).
-    await t.redis.hdel(`${frontier.keysOf(lease.partition).base}h:${HOST}`, 'claim');
-    await t.redis.hset(frontier.keysOf(lease.partition).fetched, lease.id, `render-1 ${clock.now() + 6000}`);
+    // An earlier delivery marked the lease fetched by itself, and the host is another live lease's now.
+    const keys = frontier.keysOf(lease.partition);
+    await t.redis.zadd(keys.leases, clock.now() + 60_000, 'another-lease');
+    await t.redis.hset(`${keys.base}h:${HOST}`, 'claim', 'another-lease');
+    await t.redis.hset(keys.fetched, lease.id, `render-1 ${clock.now() + 6000}`);
     const r = renderer();
     const result = await processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 });
     expect(result).toMatchObject({ rendered: false, reason: 'empty-app-root; render lease lost (lost)', handedOff: expect.any(String) });
     expect(r.calls).toHaveLength(0);
     // Handed off with its lease (acknowledged once the process stage records it), not recorded here apart from it.
     expect(records).toEqual([]);
-    const keys = frontier.keysOf(lease.partition);
     expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(1);
     expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+  });
+
+  it('a delivery that gave the host back after rendering and died before handing the page on: the next takes the freed host again and renders', async () => {
+    const { lease, job } = await handedOver();
+    const keys = frontier.keysOf(lease.partition);
+    // The dead delivery released the host (nothing else of it queued: nobody claimed it) and
+    // marked the lease fetched by itself, then died before its hand-off.
+    await t.redis.hdel(`${keys.base}h:${HOST}`, 'claim', 'tok', 'tokUntil');
+    await t.redis.hset(keys.fetched, lease.id, `render-1 ${clock.now() + 6000}`);
+    await nextDeliveryRenders(job);
+    expect((await t.redis.xlen(keys.process)) + (await t.redis.xlen(keys.urgent))).toBe(1);
   });
 
   it('a delivery that fails keeps the host for its lease, due the page\'s delay: no other lease takes it, and the next delivery renders', async () => {
@@ -329,12 +350,7 @@ describe('a fetch stage without the render role', () => {
     expect(Number(host.due)).toBeGreaterThanOrEqual(job.hostDueAt);
     expect((await frontier.acquire(otherTicket(lease))).kind).toBe('busy');
     // The next delivery takes the host over at once and renders (not "render lease lost").
-    const r = renderer();
-    const result = await ticking(() => processRenderJob({ ...deps(), render: renderDeps(r) }, job, { token: 'render-2', aliveMs: 6000 }));
-    expect(result).toMatchObject({ rendered: true, handedOff: expect.any(String) });
-    expect(r.calls).toHaveLength(1);
-    expect(counts.get('renderLeaseLost')).toBeUndefined();
-    expect(fetches.filter((f) => f.url === PAGE)).toHaveLength(1);
+    await nextDeliveryRenders(job);
     // Released with the render: the host's next URL goes on.
     expect((await t.redis.hgetall(`${keys.base}h:${HOST}`)).claim).toBeUndefined();
   });
