@@ -18,7 +18,7 @@ export class PartitionOwnership {
     readonly memberId: string,
     readonly ttlMs: number,
   ) {
-    this.scripts = bindScripts(redis, 'dispatch1', SCRIPTS);
+    this.scripts = bindScripts(redis, SCRIPTS);
   }
 
   key(partition: number): string {

@@ -2,7 +2,6 @@ import type { Clock } from '@trawl/core';
 import { bindScripts, loadScripts, type RedisClient, type ScriptCaller } from '@trawl/redis';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['acquireAddress-3', 'releaseAddress-2']);
-const SCRIPT_VERSION = 'address2';
 type ScriptName = 'acquireAddress' | 'releaseAddress';
 
 /**
@@ -60,7 +59,7 @@ export class AddressGate {
     redis: RedisClient,
     private readonly options: AddressGateOptions,
   ) {
-    this.scripts = bindScripts<ScriptName>(redis, SCRIPT_VERSION, SCRIPTS);
+    this.scripts = bindScripts<ScriptName>(redis, SCRIPTS);
   }
 
   /**

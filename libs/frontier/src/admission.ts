@@ -4,7 +4,6 @@ import type { Frontier } from './frontier.js';
 import { admissionKey } from './keys.js';
 
 const SCRIPTS = loadScripts(import.meta.url, '../lua', ['setAdmission-1']);
-const SCRIPT_VERSION = 'admission1';
 
 /** `admitting`: seeds enter the frontier; `paused`: they wait in the `seeds` queue. */
 export type AdmissionState = 'admitting' | 'paused';
@@ -68,7 +67,7 @@ export class Admission {
     options: { prefix: string; maxQueued: number; clock: Clock },
   ) {
     this.clock = options.clock;
-    this.scripts = bindScripts<'setAdmission'>(redis, SCRIPT_VERSION, SCRIPTS);
+    this.scripts = bindScripts<'setAdmission'>(redis, SCRIPTS);
     this.key = admissionKey(options.prefix);
     this.limits = admissionLimits(options.maxQueued);
   }

@@ -28,7 +28,6 @@ const SCRIPTS = loadScripts(import.meta.url, '../lua', [
   'borrowHost-1',
   'returnHost-1',
 ]);
-const SCRIPT_VERSION = 'frontier15';
 type ScriptName =
   | 'pushUrls'
   | 'claimReady'
@@ -306,7 +305,7 @@ export class Frontier {
   ) {
     if (!Number.isInteger(options.partitions) || options.partitions < 1) throw new Error('partitions must be a positive integer');
     if (!Number.isInteger(options.bands) || options.bands < 1) throw new Error('bands must be a positive integer');
-    this.scripts = bindScripts<ScriptName>(redis, SCRIPT_VERSION, SCRIPTS);
+    this.scripts = bindScripts<ScriptName>(redis, SCRIPTS);
     this.ring = new HashRing(Array.from({ length: options.partitions }, (_, p) => p));
     this.keys = Array.from({ length: options.partitions }, (_, p) => frontierKeys(options.prefix, p));
     this.holder = options.holder ?? '';

@@ -266,7 +266,7 @@ export class PolicyStore {
     namespace: string,
   ) {
     this.key = `${namespace}:policy`;
-    this.scripts = bindScripts(redis, 'policy1', SCRIPTS);
+    this.scripts = bindScripts(redis, SCRIPTS);
   }
 
   /** Called after this process publishes (its followers reload at once). */

@@ -34,7 +34,7 @@ export class RedisHostVerdicts implements HostVerdictStore {
     private readonly redis: Redis,
     private readonly namespace: string,
   ) {
-    this.scripts = bindScripts(redis, 'renderVerdicts2', SCRIPTS);
+    this.scripts = bindScripts(redis, SCRIPTS);
   }
 
   keyOf(host: string): string {

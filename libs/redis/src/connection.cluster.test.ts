@@ -36,7 +36,7 @@ describe('a Redis Cluster client', () => {
   });
 
   it('refuses a script over keys of different slots, and runs it over one hash tag', async () => {
-    const touch = bindScripts<'touch'>(t.redis, 't1', [
+    const touch = bindScripts<'touch'>(t.redis, [
       { name: 'touch', numberOfKeys: 2, lua: "redis.call('SET', KEYS[1], 1); redis.call('SET', KEYS[2], 1); return 2" },
     ]).touch;
     await expect(touch([`${t.prefix}:a`, `${t.prefix}:b`], [])).rejects.toThrow(/CROSSSLOT|same slot/);

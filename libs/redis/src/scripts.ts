@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,9 +8,8 @@ import type { RedisClient } from './connection.js';
  * Lua scripts are the unit of atomic state change. Each lives in a file named
  * `verbNoun-<numKeys>.lua` beside the lib that owns it and opens with a header listing KEYS,
  * ARGV, the return value and the error codes. `--- @include "name"` pulls in a shared fragment
- * from `includes/name.lua`. Scripts are registered with ioredis' defineCommand under
- * `<name>_<version>`: EVALSHA keys the body by its hash, and the versioned command name keeps two
- * releases that share one Redis from ever calling each other's scripts by the same name.
+ * from `includes/name.lua`. A script is called by EVALSHA of its body, so two releases that
+ * share one Redis never run each other's version of a script.
  */
 export interface ScriptDefinition {
   /** File stem without the key count, e.g. "claimReady". */
@@ -43,27 +43,31 @@ export function loadScripts(moduleUrl: string, relativeDir: string, fileStems: r
 
 export type ScriptCaller = (keys: readonly (string | number)[], args: readonly (string | number | Buffer)[]) => Promise<unknown>;
 
+type Eval = (scriptOrSha: string, numberOfKeys: number, ...keysAndArgs: (string | number | Buffer)[]) => Promise<unknown>;
+
 /**
- * Defines the scripts on a connection (idempotent per connection) and returns typed callers.
- * ioredis sends EVALSHA and falls back to EVAL once if the server lost its script cache.
+ * Typed callers of the scripts on a connection. Each call is an EVALSHA, and an EVAL (which also
+ * caches the script) when the server answers NOSCRIPT: after a restart, a SCRIPT FLUSH, or on a
+ * cluster node that has not run it yet.
+ *
+ * The scripts are deliberately not ioredis commands (`defineCommand`): ioredis copies every
+ * defined command onto each pipeline it builds, one per tick on an auto-pipelined connection,
+ * which with trawl's ~30 scripts made each pipeline cost ~4× more CPU to build.
  */
-export function bindScripts<N extends string>(
-  redis: RedisClient,
-  version: string,
-  scripts: readonly ScriptDefinition[],
-): Record<N, ScriptCaller> {
+export function bindScripts<N extends string>(redis: RedisClient, scripts: readonly ScriptDefinition[]): Record<N, ScriptCaller> {
   const callers = {} as Record<string, ScriptCaller>;
+  const evalsha = redis.evalsha.bind(redis) as Eval;
+  const evalScript = redis.eval.bind(redis) as Eval;
   for (const script of scripts) {
-    const command = `${script.name}_${version.replace(/\W/g, '_')}`;
-    const target = redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-    if (typeof target[command] !== 'function') {
-      redis.defineCommand(command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
-    }
+    const sha = hash('sha1', script.lua);
     callers[script.name] = (keys, args) => {
       if (keys.length !== script.numberOfKeys) {
         throw new Error(`${script.name} takes ${script.numberOfKeys} keys, got ${keys.length}`);
       }
-      return (target[command] as (...a: unknown[]) => Promise<unknown>).call(redis, ...keys, ...args);
+      return evalsha(sha, script.numberOfKeys, ...keys, ...args).catch((error: unknown) => {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+        return evalScript(script.lua, script.numberOfKeys, ...keys, ...args);
+      });
     };
   }
   return callers as Record<N, ScriptCaller>;

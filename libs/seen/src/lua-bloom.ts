@@ -14,7 +14,7 @@ export class LuaBloomFilter implements BloomFilter {
     private readonly redis: RedisClient,
     private readonly options: BloomOptions,
   ) {
-    this.scripts = bindScripts(redis, 'seen1', SCRIPTS);
+    this.scripts = bindScripts(redis, SCRIPTS);
   }
 
   addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> {

@@ -73,7 +73,7 @@ export class SeenSnapshots {
     private readonly objects: SnapshotObjects,
     options: SeenSnapshotOptions = {},
   ) {
-    this.scripts = bindScripts(redis, 'seensnap1', SCRIPTS);
+    this.scripts = bindScripts(redis, SCRIPTS);
     this.readBytes = Math.max(1, options.readBytes ?? 256 * 1024);
     this.partBytes = Math.max(this.readBytes, options.partBytes ?? 8 * 1024 * 1024);
   }
