@@ -110,7 +110,8 @@ interface RunResult {
  * and how much longer than the Crawl-delay its later intervals were, summed — and the crawl's
  * time outside the server's span (start-up to the first request, last response to done). Over
  * every host: how long after a response ended, beyond the Crawl-delay, the host's next request
- * came (median and 90th percentile).
+ * came (median and 90th percentile), and the same for the second page alone (its URL comes from
+ * the first page's links, so the wait is the first page's processing: the start's bottleneck).
  */
 interface PoliteLoss {
   lastHostFirstMs: number;
@@ -119,6 +120,8 @@ interface PoliteLoss {
   outsideMs: number;
   afterDelayP50Ms: number;
   afterDelayP90Ms: number;
+  secondPageP50Ms: number;
+  secondPageP90Ms: number;
 }
 
 function politeLoss(log: readonly RequestLogEntry[], delayMs: number, durationMs: number): PoliteLoss | null {
@@ -127,10 +130,13 @@ function politeLoss(log: readonly RequestLogEntry[], delayMs: number, durationMs
   const endOf = (e: RequestLogEntry) => e.endHr ?? e.end;
   const t0 = Math.min(...log.map(at));
   const after: number[] = [];
+  const second: number[] = [];
   let last: { first: number; robotsGap: number; excess: number; end: number } | null = null;
   for (const entries of requestsByHost(log).values()) {
     const gaps = entries.slice(1).map((e, i) => at(e) - at(entries[i] as RequestLogEntry));
     for (let i = 1; i < entries.length; i += 1) after.push(at(entries[i] as RequestLogEntry) - endOf(entries[i - 1] as RequestLogEntry) - delayMs);
+    // robots.txt, the first page, then the second: a URL the first page's links gave.
+    if (entries.length > 2 && entries[0]?.resource === 'robots') second.push(at(entries[2] as RequestLogEntry) - endOf(entries[1] as RequestLogEntry) - delayMs);
     const host = {
       first: at(entries[0] as RequestLogEntry) - t0,
       robotsGap: (gaps[0] ?? delayMs) - delayMs,
@@ -141,7 +147,8 @@ function politeLoss(log: readonly RequestLogEntry[], delayMs: number, durationMs
   }
   if (!last) return null;
   after.sort((a, b) => a - b);
-  const pct = (q: number) => after[Math.floor(q * (after.length - 1))] ?? 0;
+  second.sort((a, b) => a - b);
+  const pct = (q: number, values = after) => values[Math.floor(q * (values.length - 1))] ?? 0;
   return {
     lastHostFirstMs: last.first,
     lastHostRobotsGapExcessMs: last.robotsGap,
@@ -149,6 +156,8 @@ function politeLoss(log: readonly RequestLogEntry[], delayMs: number, durationMs
     outsideMs: durationMs - last.end,
     afterDelayP50Ms: pct(0.5),
     afterDelayP90Ms: pct(0.9),
+    secondPageP50Ms: pct(0.5, second),
+    secondPageP90Ms: pct(0.9, second),
   };
 }
 
@@ -337,6 +346,8 @@ async function judged(web: TestWeb, scenario: Scenario, crawler: string, run: ()
   web.clearLog();
   const measured = await run();
   await web.idle();
+  // For development: BENCH_DUMP_LOG=/tmp/web writes each run's server log to /tmp/web.<crawler>.<time>.json.
+  if (process.env.BENCH_DUMP_LOG) writeFileSync(`${process.env.BENCH_DUMP_LOG}.${crawler.replace(/\W+/g, '_')}.${Date.now()}.json`, JSON.stringify(web.log));
   const expected = web.groundTruth(web.rootUrls(), 'any', { allow: (url) => !new URL(url).pathname.startsWith(DISALLOWED) });
   const analysis = analyzeLog(web.log, { minIntervalMs: scenario.crawlDelayS * 1000, expected });
   const robotsViolations = web.log.filter((e) => e.path.startsWith(DISALLOWED)).length;
@@ -449,7 +460,8 @@ export async function compareBench(rounds: number, only: Scenario['id'] | undefi
               (result.loss
                 ? `; last host: first request +${fmt(result.loss.lastHostFirstMs)} ms, robots.txt→page +${fmt(result.loss.lastHostRobotsGapExcessMs)} ms, ` +
                   `later intervals +${fmt(result.loss.lastHostIntervalsExcessMs)} ms; outside the server span ${fmt(result.loss.outsideMs)} ms; ` +
-                  `response end→next request beyond the delay p50 ${fmt(result.loss.afterDelayP50Ms, 1)} / p90 ${fmt(result.loss.afterDelayP90Ms, 1)} ms`
+                  `response end→next request beyond the delay p50 ${fmt(result.loss.afterDelayP50Ms, 1)} / p90 ${fmt(result.loss.afterDelayP90Ms, 1)} ms, ` +
+                  `first page's end→second page p50 ${fmt(result.loss.secondPageP50Ms)} / p90 ${fmt(result.loss.secondPageP90Ms)} ms`
                 : ''),
           );
         }
@@ -522,6 +534,8 @@ export async function compareBench(rounds: number, only: Scenario['id'] | undefi
           m((l) => l.outsideMs),
           m((l) => l.afterDelayP50Ms),
           m((l) => l.afterDelayP90Ms),
+          m((l) => l.secondPageP50Ms),
+          m((l) => l.secondPageP90Ms),
         ];
       });
     const lossTable =
@@ -529,10 +543,11 @@ export async function compareBench(rounds: number, only: Scenario['id'] | undefi
         ? `Where the time beyond the ideal went (medians, ms; from the server's log). The host that finished last sets the
 duration: how late its first request came after the crawl's first, how much longer than the Crawl-delay it waited
 for its first page after robots.txt, and by how much its later intervals exceeded the Crawl-delay in all; then the
-crawl's time outside the server's span (start-up to the first request, the last response to done). Last two
-columns, over every host: a response's end to the host's next request, beyond the Crawl-delay.
+crawl's time outside the server's span (start-up to the first request, the last response to done). Last four
+columns, over every host: a response's end to the host's next request, beyond the Crawl-delay; then the same for the
+second page alone, whose URL only the first page's links give (the wait for the first page to be processed).
 
-${table(['crawler', 'last host: first request', 'robots.txt → first page, beyond the delay', 'later intervals, beyond the delay (sum)', 'outside the server span', 'end → next request beyond the delay, p50', 'p90'], lossRows)}
+${table(['crawler', 'last host: first request', 'robots.txt → first page, beyond the delay', 'later intervals, beyond the delay (sum)', 'outside the server span', 'end → next request beyond the delay, p50', 'p90', 'first page → second, beyond the delay, p50', 'p90'], lossRows)}
 `
         : '';
     const files = scenario.web.fileLinks
