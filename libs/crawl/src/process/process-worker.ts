@@ -36,6 +36,8 @@ export class ProcessWorker {
   private stopping = false;
   private wake: (() => void) | null = null;
   private partitions: readonly number[];
+  private toucher: NodeJS.Timeout | null = null;
+  private touching: Promise<void> | null = null;
   /** The first fatal error an entry met, if any. */
   fatal: TrawlError | null = null;
 
@@ -47,7 +49,13 @@ export class ProcessWorker {
   }
 
   start(): void {
-    this.running ??= this.loop();
+    if (this.running) return;
+    // On a timer of its own, not between reads: a full hand (`concurrency` pages in flight) waits
+    // for room, and pages slower than the claim time must not be claimed — and processed a second
+    // time, beside this one — by another process stage meanwhile.
+    this.toucher = setInterval(() => void this.touchHeld(), Math.max(50, Math.floor(this.options.claimIdleMs / 3)));
+    this.toucher.unref();
+    this.running = this.loop();
   }
 
   /** Reads exactly these partitions from now on (entries already held are finished). */
@@ -66,6 +74,9 @@ export class ProcessWorker {
     const deadline = Date.now() + timeoutMs;
     while (this.inFlight.size > 0 && Date.now() < deadline) await sleep(20);
     await this.running?.catch(() => undefined);
+    if (this.toucher) clearInterval(this.toucher);
+    this.toucher = null;
+    await this.touching;
     return { drained: this.inFlight.size === 0 };
   }
 
@@ -73,7 +84,6 @@ export class ProcessWorker {
     const { options } = this;
     const blockMs = options.blockMs ?? 500;
     let lastClaim = 0;
-    let lastTouch = Date.now();
     while (!this.stopping && !this.fatal) {
       const room = options.concurrency - this.inFlight.size;
       if (room <= 0) {
@@ -83,10 +93,6 @@ export class ProcessWorker {
       }
       try {
         const now = Date.now();
-        if (now - lastTouch >= options.claimIdleMs / 3) {
-          lastTouch = now;
-          await this.touchHeld();
-        }
         // Often enough that entries a dead worker's process stage held, made stale at once when
         // its heartbeat lapses (ProcessStream.expedite), are taken within a second.
         if (now - lastClaim >= Math.min(CLAIM_CHECK_MS, options.claimIdleMs / 2)) {
@@ -121,7 +127,15 @@ export class ProcessWorker {
       });
   }
 
-  private async touchHeld(): Promise<void> {
+  /** Says this process stage still works on the entries it holds (one call at a time; a failed one is logged, the next tries again). */
+  private touchHeld(): Promise<void> {
+    this.touching ??= this.touchAll()
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, 'could not say the process stage still works on its pages'))
+      .finally(() => (this.touching = null));
+    return this.touching;
+  }
+
+  private async touchAll(): Promise<void> {
     const byPartition = new Map<number, string[]>();
     for (const entry of this.inFlight.values()) {
       const ids = byPartition.get(entry.partition) ?? [];

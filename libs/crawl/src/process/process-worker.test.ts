@@ -1,0 +1,110 @@
+import { systemClock } from '@trawl/core';
+import { Frontier, ProcessStream, type Lease } from '@trawl/frontier';
+import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
+import { createLogger } from '@trawl/telemetry';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encodeHandedPage } from '../handed-page.js';
+import type { ProcessDeps } from './process-entry.js';
+import { ProcessWorker } from './process-worker.js';
+
+/**
+ * The process stage's consumer against real streams: an entry it works on stays its own for as
+ * long as it works on it, however long that is, so no other process stage claims it and
+ * processes the same page beside it.
+ */
+const t: TestRedis = testRedis('process-worker');
+afterAll(() => t.cleanup());
+
+const CLAIM_IDLE_MS = 300;
+
+function handedPayload(lease: Lease): string {
+  return encodeHandedPage({
+    job: { url: lease.url, host: lease.host, partition: lease.partition, depth: 1, maxDepth: null, hops: 0, flags: 0, band: lease.band, leaseId: lease.id, hostDueAt: null },
+    response: {
+      url: lease.url,
+      status: 200,
+      headers: {},
+      contentType: 'text/html',
+      charset: null,
+      location: null,
+      truncated: false,
+      bodySkipped: false,
+      rawBytes: 0,
+      startedAt: 0,
+      firstByteAt: null,
+      endedAt: 0,
+      etag: null,
+      lastModified: null,
+    },
+    body: null,
+  });
+}
+
+describe('ProcessWorker', () => {
+  it('keeps a full hand of slow pages its own past the claim time: another process stage claims none of them', async () => {
+    const prefix = `${t.prefix}:slow`;
+    const frontier = new Frontier(t.redis, { prefix, partitions: 1, bands: 4, leaseMs: 60_000, fetchHoldMs: 30_000, busyRetryMs: 500, maxUrlsPerHost: 0, clock: systemClock });
+    const hosts = ['a.example', 'b.example'];
+    await frontier.push(hosts.map((host) => ({ host, url: `http://${host}/1`, depth: 1, hops: 0, flags: 0, priority: 0.5 })));
+    const { leases } = await frontier.claim(0, 2);
+    expect(leases).toHaveLength(2);
+    for (const lease of leases) {
+      const ticket = { partition: 0, host: lease.host, leaseId: lease.id, token: `tok-${lease.id}`, band: lease.band, entry: lease };
+      expect(await frontier.acquire(ticket)).toMatchObject({ kind: 'ok' });
+      await frontier.release(ticket, Date.now(), { fetchedAliveUntil: Date.now() + 60_000 });
+      expect(await frontier.handOff(0, lease.id, ticket.token, handedPayload(lease))).not.toBeNull();
+    }
+
+    // Processing stalls on its first step (the crawl policy) until the test lets it go on.
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    const asked: string[] = [];
+    const deps = {
+      maxDeliveries: 3,
+      policy: {
+        get: async () => {
+          asked.push('policy');
+          await stalled;
+          return null;
+        },
+        refresh: async () => null,
+      },
+      counters: { add: () => undefined },
+      logger: createLogger({ level: 'silent', name: 'test' }),
+    } as unknown as ProcessDeps;
+    const readerConnection = testConnection();
+    const otherConnection = testConnection();
+    const worker = new ProcessWorker(deps, {
+      stream: new ProcessStream(readerConnection, prefix, 1, 'slow-one'),
+      partitions: [0],
+      concurrency: 2,
+      claimIdleMs: CLAIM_IDLE_MS,
+      blockMs: 50,
+      logger: createLogger({ level: 'silent', name: 'test' }),
+    });
+    const other = new ProcessStream(otherConnection, prefix, 1, 'other-one');
+    try {
+      worker.start();
+      const deadline = Date.now() + 5000;
+      while (worker.held < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(worker.held).toBe(2);
+      // Five claim times with both pages in hand (no room: the loop waits), checked as the others check.
+      const claimed: string[] = [];
+      for (let i = 0; i < 10; i += 1) {
+        await new Promise((r) => setTimeout(r, CLAIM_IDLE_MS / 2));
+        claimed.push(...(await other.claimStale(0, CLAIM_IDLE_MS, 10)).map((e) => e.id));
+      }
+      expect(claimed).toEqual([]);
+      expect(asked).toEqual(['policy', 'policy']);
+    } finally {
+      release();
+      await worker.stop(2000);
+      readerConnection.disconnect();
+      otherConnection.disconnect();
+    }
+    // Once it stops working on them (here: no policy, a retry), the others may claim them.
+    await new Promise((r) => setTimeout(r, CLAIM_IDLE_MS + 50));
+    const after = new ProcessStream(t.redis, prefix, 1, 'after');
+    expect(await after.claimStale(0, CLAIM_IDLE_MS, 10)).toHaveLength(2);
+  });
+});
