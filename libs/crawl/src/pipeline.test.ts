@@ -812,6 +812,27 @@ describe('processFetchJob: repeated work and slow jobs', () => {
     expect(order()).toEqual(['release', 'ack']);
   });
 
+  it('a copy without the flag that the gate tells to verify (a Verify twin went first and was acknowledged) asks PostgreSQL and is not fetched', async () => {
+    f.urlState = 'done';
+    const d = deps();
+    let verify = true;
+    d.frontier.acquire = async () => {
+      f.events.push({ kind: 'acquire' });
+      return { kind: 'ok', dueAt: 0, health: { streak: 0, backoffMs: 0 }, ...(verify ? { verify: true as const } : {}) };
+    };
+    expect(await processFetchJob(d, job(1, 3))).toMatchObject({ outcome: 'done', summary: { alreadyRecorded: 'done' } });
+    expect(of('fetch')).toHaveLength(0);
+    // Asked once, with the host held (a job without the flag does not ask before the gate).
+    expect(of('state')).toHaveLength(1);
+    expect(order()).toEqual(['release', 'ack']);
+    // The gate silent: the same job fetches without asking.
+    f.events.length = 0;
+    verify = false;
+    expect(await processFetchJob(d, job(1, 4))).toMatchObject({ outcome: 'done', summary: { status: 200 } });
+    expect(of('state')).toHaveLength(0);
+    expect(of('fetch')).toHaveLength(1);
+  });
+
   it('a redelivered job whose URL was not recorded (the worker died between fetch and record) fetches it again', async () => {
     f.urlState = 'queued';
     expect(await processFetchJob(deps(), job(1, 3, { f: UrlFlag.Verify }, true))).toMatchObject({ outcome: 'done', summary: { status: 200 } });

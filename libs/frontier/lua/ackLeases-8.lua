@@ -6,7 +6,9 @@
   token of an attempt still fetching (see releaseHost) keeps other leases at the gate until it is
   released or lapses. The process
   stage's entries of the pages recorded (see handOff) are acknowledged and deleted in the same
-  step, so a page is never recorded-but-pending nor acknowledged-but-unrecorded.
+  step, so a page is never recorded-but-pending nor acknowledged-but-unrecorded. A lease flagged
+  Verify leaves its URL mark in <base>verified (see includes/urlMark), trimmed here to the last
+  VERIFIED_KEEP_MS.
 
   An acknowledged lease must never be adopted again: a worker killed between this ack and
   BullMQ's completion of the job leaves the job active, BullMQ's stalled check hands it to
@@ -33,6 +35,7 @@ local n = tonumber(ARGV[2])
 local base = string.sub(KEYS[1], 1, -7)
 local holders = base .. 'holders'
 local done = 0
+local verified = 0
 for i = 3, 2 + n do
   local id = ARGV[i]
   if redis.call('ZREM', KEYS[1], id) == 1 then
@@ -41,6 +44,11 @@ for i = 3, 2 + n do
   end
   local data = redis.call('HGET', KEYS[2], id)
   clearUrlMark(KEYS[5], data, id)
+  local verifiedMark = verifyLeaseMark(data)
+  if verifiedMark then
+    redis.call('ZADD', base .. 'verified', now, verifiedMark)
+    verified = verified + 1
+  end
   local host = data and string.match(data, '^([^\n]*)\n')
   if host and redis.call('HGET', base .. 'h:' .. host, 'claim') == id then
     redis.call('HDEL', base .. 'h:' .. host, 'claim')
@@ -63,5 +71,6 @@ if #ARGV > 2 + n then
     end
   end
 end
+if verified > 0 then redis.call('ZREMRANGEBYSCORE', base .. 'verified', '-inf', now - VERIFIED_KEEP_MS) end
 if done > 0 then redis.call('HINCRBY', KEYS[3], 'done', done) end
 return done

@@ -10,12 +10,14 @@
   ARGV[11] holder: the worker process's member id ('' = none), recorded with the attempt token in
            <base>holders while this lease holds the host, so that its holds end with its
            heartbeat (see releaseHolder) rather than with the lease
-  Returns { code, atMs, streak, backoffMs, blocks, level }
+  Returns { code, atMs, streak, backoffMs, blocks, level, verify }
     1 OK      fetch now; the token is held until now + fetch hold ms or release. atMs is the
               host's due time (when politeness allowed this fetch); streak and backoffMs are the
               host's health (consecutive failures, current back-off) for the politeness model,
               and its refusals in a row and proxy tier level for the block detector, all
-              written back by releaseHost
+              written back by releaseHost. verify = 1: a Verify copy of this URL was
+              acknowledged lately (see includes/urlMark): ask PostgreSQL before fetching, as a
+              lease flagged Verify does
     2 NOT_DUE this lease now holds the host; run again at atMs (the host's due time)
     3 BUSY    another live lease or attempt holds the host, or is recording this URL; run again
               at atMs
@@ -112,4 +114,5 @@ end
 redis.call('HSET', hostKey, 'tok', token, 'tokUntil', now + holdMs)
 redis.call('ZADD', KEYS[2], now + leaseMs, id)
 local health = redis.call('HMGET', hostKey, 'streak', 'backoff', 'blk', 'lvl')
-return { 1, due, tonumber(health[1] or '0'), tonumber(health[2] or '0'), tonumber(health[3] or '0'), tonumber(health[4] or '0') }
+local verify = urlKey and redis.call('ZSCORE', base .. 'verified', urlKey) and 1 or 0
+return { 1, due, tonumber(health[1] or '0'), tonumber(health[2] or '0'), tonumber(health[3] or '0'), tonumber(health[4] or '0'), verify }

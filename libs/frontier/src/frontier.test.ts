@@ -807,6 +807,46 @@ describe('two copies of one URL under two leases (a rebuild restored it beside a
   });
 });
 
+describe('two copies of one URL, the copy flagged Verify first (a process stage redid a page while its first try still pushed the links)', () => {
+  it('the copy without the flag, passing the gate once the Verify copy is acknowledged, is told to ask PostgreSQL', async () => {
+    const f = makeFrontier({ leaseMs: 10_000 });
+    await f.push([{ ...item('v', '/1'), flags: UrlFlag.Verify }, item('v', '/1'), item('w', '/1')]);
+    const [first] = (await f.claim(0, 1)).leases.filter((l) => l.host === 'v') as [Lease];
+    expect(first.flags & UrlFlag.Verify).toBe(UrlFlag.Verify);
+    const gate = await f.acquire(ticket(first, 'first'));
+    expect(gate).toMatchObject({ kind: 'ok' });
+    expect(gate).not.toHaveProperty('verify');
+    await f.release(ticket(first, 'first'), clock.now() + 100, { leaseUntil: clock.now() + 10_000, fetchedAliveUntil: clock.now() + 3000 });
+    await f.ack(0, [first.id]);
+    clock.advance(200);
+    const leases = (await f.claim(0, 5)).leases;
+    const second = leases.find((l) => l.host === 'v') as Lease;
+    const other = leases.find((l) => l.host === 'w') as Lease;
+    expect([second.url, second.flags & UrlFlag.Verify]).toEqual(['http://v/1', 0]);
+    expect(await f.acquire(ticket(second, 'second'))).toMatchObject({ kind: 'ok', verify: true });
+    // Only that URL: another host's lease of the same path is not told to.
+    expect(await f.acquire(ticket(other, 'other'))).not.toHaveProperty('verify');
+  });
+
+  it('an acknowledged lease without the flag leaves no mark, and marks older than ten minutes go with the next Verify ack', async () => {
+    const f = makeFrontier({ leaseMs: 3_600_000 });
+    const keys = f.keysOf(0);
+    await f.push([item('x', '/1'), { ...item('y', '/1'), flags: UrlFlag.Verify }]);
+    const { leases } = await f.claim(0, 2);
+    const plain = leases.find((l) => l.host === 'x') as Lease;
+    const verify = leases.find((l) => l.host === 'y') as Lease;
+    await f.ack(0, [plain.id]);
+    expect(await t.redis.zrangebyscore(`${keys.base}verified`, '-inf', '+inf')).toEqual([]);
+    await f.ack(0, [verify.id]);
+    expect(await t.redis.zrangebyscore(`${keys.base}verified`, '-inf', '+inf')).toEqual(['u:http://y/1']);
+    clock.advance(600_001);
+    await f.push([{ ...item('z', '/1'), flags: UrlFlag.Verify }]);
+    const [late] = (await f.claim(0, 1)).leases as [Lease];
+    await f.ack(0, [late.id]);
+    expect(await t.redis.zrangebyscore(`${keys.base}verified`, '-inf', '+inf')).toEqual(['u:http://z/1']);
+  });
+});
+
 describe('a push the client sends twice', () => {
   it('(its reply lost when the connection dropped, ioredis resends it on reconnect) queues each URL once', async () => {
     const f = makeFrontier({ maxUrlsPerHost: 2 });

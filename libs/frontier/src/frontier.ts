@@ -250,7 +250,17 @@ export type HostBorrow =
   | { kind: 'paused' };
 
 export type GateDecision =
-  | { kind: 'ok'; /** The host's due time (when politeness allowed this fetch), epoch ms. */ dueAt: number; health: HostHealthState }
+  | {
+      kind: 'ok';
+      /** The host's due time (when politeness allowed this fetch), epoch ms. */
+      dueAt: number;
+      health: HostHealthState;
+      /**
+       * A copy of this URL flagged Verify was acknowledged lately (it went first, and this copy
+       * was queued beside it): ask PostgreSQL before fetching, as a lease flagged Verify does.
+       */
+      verify?: true;
+    }
   | { kind: 'not-due'; at: number }
   | { kind: 'busy'; at: number }
   | { kind: 'stale' }
@@ -549,7 +559,7 @@ export class Frontier {
   async acquire(ticket: GateTicket, options: { at?: number } = {}): Promise<GateDecision> {
     const keys = this.keysOf(ticket.partition);
     const now = Math.max(this.options.clock.now(), Math.ceil(options.at ?? 0));
-    const [code, at, streak, backoff, blocks, level] = (await this.scripts.acquireHost(
+    const [code, at, streak, backoff, blocks, level, verify] = (await this.scripts.acquireHost(
       [keys.ready, keys.leases, keys.leaseData, keys.tombstones, keys.stats],
       [
         keys.base,
@@ -564,13 +574,14 @@ export class Frontier {
         this.options.busyRetryMs,
         this.holder,
       ],
-    )) as [number, number, number?, number?, number?, number?];
+    )) as [number, number, number?, number?, number?, number?, number?];
     switch (code) {
       case 1:
         return {
           kind: 'ok',
           dueAt: Number(at),
           health: { streak: Number(streak ?? 0), backoffMs: Number(backoff ?? 0), blocks: Number(blocks ?? 0), level: Number(level ?? 0) },
+          ...(Number(verify ?? 0) === 1 ? { verify: true as const } : {}),
         };
       case 2:
         return { kind: 'not-due', at: Number(at) };

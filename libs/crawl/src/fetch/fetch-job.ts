@@ -89,13 +89,13 @@ function keepLease(deps: PipelineDeps, hold: HostHold): { stop(): void } {
 /**
  * A job that may repeat finished work — redelivered after its worker died, or carrying a URL that
  * came back from an unacknowledged lease or a rebuild (UrlFlag.Verify) — asks PostgreSQL (first,
- * and a Verify job again once it holds the host):
+ * and a Verify job again once it holds the host, as does any job the gate tells to: `force`):
  * a URL recorded since it was queued (queueing sets `urls.state` to new/queued; a record sets
  * done/skipped) was fetched by the earlier attempt, which died after its record and before its
  * ack. Its lease is acknowledged now and nothing is fetched. Null: fetch as usual.
  */
-async function alreadyRecorded(deps: PipelineDeps, attempt: Attempt): Promise<JobOutcome | null> {
-  if (!deps.urlStates || ((attempt.job.flags & UrlFlag.Verify) === 0 && !attempt.redelivered)) return null;
+async function alreadyRecorded(deps: PipelineDeps, attempt: Attempt, force = false): Promise<JobOutcome | null> {
+  if (!deps.urlStates || (!force && (attempt.job.flags & UrlFlag.Verify) === 0 && !attempt.redelivered)) return null;
   const state = await deps.urlStates.state(attempt.hash);
   if (state !== 'done' && state !== 'skipped') return null;
   deps.counters.add('alreadyRecorded');
@@ -139,8 +139,10 @@ async function decide(deps: PipelineDeps, attempt: Attempt, hold: HostHold, poli
   // A copy of this URL under another lease (a rebuild's beside one pushed after the loss) may
   // have been recorded while this job waited for the host: the gate held it back while that copy
   // was being recorded, so asking again now, with the host held, is the answer that counts.
-  if ((job.flags & UrlFlag.Verify) !== 0) {
-    const recorded = await alreadyRecorded(deps, attempt);
+  // The gate's `verify`: a copy flagged Verify was fetched and acknowledged first, and this one,
+  // queued beside it, carries no flag of its own.
+  if ((job.flags & UrlFlag.Verify) !== 0 || gate.verify) {
+    const recorded = await alreadyRecorded(deps, attempt, true);
     if (recorded) return recorded;
   }
 

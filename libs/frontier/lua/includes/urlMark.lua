@@ -25,3 +25,20 @@ local function clearUrlMark(fetchedKey, data, id)
   local mark = leaseUrlMark(data)
   if mark and redis.call('HGET', fetchedKey, mark) == id then redis.call('HDEL', fetchedKey, mark) end
 end
+
+-- Copies of one URL whose Verify copy went first: a lease flagged Verify (its URL came back after a
+-- crash, or a process stage redid a page whose first try may still be pushing its links) can be
+-- fetched and acknowledged before the copy that was not flagged, which would then pass the gate
+-- with nothing to tell it to ask PostgreSQL. So the ack of a Verify lease leaves its URL mark in
+-- <base>verified (ZSET, score = the ack's time, kept VERIFIED_KEEP_MS), and the gate tells any
+-- lease of that URL to ask PostgreSQL first (acquireHost's `verify`).
+local VERIFIED_KEEP_MS = 600000
+
+-- The URL mark of a lease flagged Verify, from its lease data ("<host>\n<band>\n<entry>"), or nil.
+local function verifyLeaseMark(data)
+  if not data then return nil end
+  local host, entry = string.match(data, '^([^\n]*)\n[^\n]*\n(.*)$')
+  local flags = entry and string.match(entry, '^[%d/]+ %d+ (%d+) ')
+  if not flags or bit.band(tonumber(flags), VERIFY) == 0 then return nil end
+  return urlMark(host, entry)
+end
