@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Database } from '@trawl/db';
 import { analyzeLog, type RequestLogEntry, requestKey, TestWeb } from '@trawl/testweb';
-import { type Proc, REPO, trawl, uniqueNamespace } from './index.js';
+import { type Proc, REPO, trawl, uniqueNamespace, waitFor } from './index.js';
 import { type PrivatePostgres, type PrivateRedis, SmallDisk } from './servers.js';
 
 /**
@@ -151,25 +151,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   let recordedAtWipe: Set<string> | null = null;
   let wipedAt = 0;
   let generation = 0;
-  const spawnWorker = (slot: number): { proc: Proc; ua: string } => {
-    const ua = `trawl-chaos/w${slot}.${(generation += 1)}`;
-    return { proc: trawl(['worker'], { ...env, TRAWL_USER_AGENT: ua }), ua };
+  // Every process this run started, by its User-Agent (a page fetched twice names who fetched it).
+  const spawned: { proc: Proc; ua: string }[] = [];
+  const spawn = (ua: string, args: string[], extra: Record<string, string> = {}): { proc: Proc; ua: string } => {
+    const started = { proc: trawl(args, { ...env, ...extra, TRAWL_USER_AGENT: ua }), ua };
+    spawned.push(started);
+    return started;
   };
+  const spawnWorker = (slot: number): { proc: Proc; ua: string } => spawn(`trawl-chaos/w${slot}.${(generation += 1)}`, ['worker']);
   // kill-processors: the stages apart. `trawl crawl` and the workers only fetch; two process-only
   // workers record every page, and are the ones killed.
   const split = options.fault === 'kill-processors';
   if (split) env.TRAWL_WORKER_ROLES = 'fetch';
   const workers = Array.from({ length: options.workers }, (_, i) => spawnWorker(i));
-  const spawnProcessor = (slot: number): { proc: Proc; ua: string } => {
-    const ua = `trawl-chaos/p${slot}.${(generation += 1)}`;
-    return { proc: trawl(['worker'], { ...env, TRAWL_WORKER_ROLES: 'process', TRAWL_USER_AGENT: ua }), ua };
-  };
+  // At info level: the victim is struck only once it has started (a loaded machine takes seconds
+  // to start one), so each kill finds it working on pages.
+  const spawnProcessor = (slot: number): { proc: Proc; ua: string } => spawn(`trawl-chaos/p${slot}.${(generation += 1)}`, ['worker'], { TRAWL_WORKER_ROLES: 'process', TRAWL_LOG_LEVEL: 'info' });
   const processors = split ? [spawnProcessor(0), spawnProcessor(1)] : [];
   let crawlRun = 0;
-  const spawnCrawl = (): { proc: Proc; ua: string } => {
-    const ua = `trawl-chaos/crawl.${(crawlRun += 1)}`;
-    return { proc: trawl(['crawl', ...seeds, '--json'], { ...env, TRAWL_USER_AGENT: ua }), ua };
-  };
+  const spawnCrawl = (): { proc: Proc; ua: string } => spawn(`trawl-chaos/crawl.${(crawlRun += 1)}`, ['crawl', ...seeds, '--json']);
   let crawl = spawnCrawl();
   const pagesFetched = () => new Set(web.log.filter((e) => e.status >= 200 && e.status < 300 && e.pageKey !== null && e.pageKey !== '/robots.txt').map((e) => `${e.host}${e.pageKey}`)).size;
   const waitForShare = async (share: number) => {
@@ -190,6 +190,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         for (let kills = 0; alive(crawl.proc) && Date.now() < deadline && kills < (options.maxKills ?? Infinity); kills += 1) {
           const slot = Math.floor(Math.random() * pool.length);
           const victim = pool[slot] as { proc: Proc; ua: string };
+          if (split) await waitFor(() => victim.proc.stderr().includes('"msg":"worker started"') || !alive(victim.proc) || !alive(crawl.proc), 60_000, `${victim.ua} to start`);
           victim.proc.child.kill('SIGKILL');
           deaths.push({ by: victim.ua, at: Date.now(), how: 'SIGKILL' });
           note(`SIGKILL ${victim.ua} (${pagesFetched()} pages fetched)`);
@@ -266,6 +267,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     await web.idle();
     const wipe = recordedAtWipe ? { at: wipedAt, recorded: recordedAtWipe } : null;
     const judged = await judge(web, expected, options, namespace, deaths, wipe);
+    // A page fetched twice that no fault explains: what each process said (warnings and errors)
+    // is the evidence of how, with the times of the fetches relative to the start.
+    if (judged.fetchedTwice.some((d) => d.explained === null)) {
+      for (const d of judged.fetchedTwice) note(`fetched twice: ${d.url} at ${d.fetches.map((f) => `+${((f.at - started) / 1000).toFixed(2)} s by ${f.by}`).join(', ')}`);
+      for (const p of spawned) note(`${p.ua} said:\n${warnings(p.proc.stderr(), started).join('\n')}`);
+    }
     const wipeSilenceMs = wipedAt ? silenceAround(web.log, wipedAt) : null;
     note(`longest silence ${judged.longestSilenceMs} ms from +${((judged.longestSilenceFrom - started) / 1000).toFixed(1)} s${wipedAt ? `; around the wipe (+${((wipedAt - started) / 1000).toFixed(1)} s): ${wipeSilenceMs} ms` : ''}`);
     const faultMoments = [...deaths.filter((d) => d.how === 'SIGKILL').map((d) => d.at), ...(wipedAt ? [wipedAt] : [])];
@@ -280,6 +287,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     disk?.unmount();
     rmSync(contentDir, { recursive: true, force: true });
   }
+}
+
+/** A process's log lines at warn level and above (its last 40), each stamped relative to `started`. */
+function warnings(stderr: string, started: number): string[] {
+  const lines: string[] = [];
+  for (const line of stderr.split('\n')) {
+    try {
+      const entry = JSON.parse(line) as { level?: string | number; time?: string | number; msg?: string };
+      const level = String(entry.level ?? '');
+      if (['warn', 'error', 'fatal', '40', '50', '60'].includes(level)) lines.push(`  +${((new Date(entry.time ?? 0).getTime() - started) / 1000).toFixed(2)} s ${line.slice(0, 600)}`);
+    } catch {
+      if (line.trim() !== '') lines.push(`  ${line.slice(0, 600)}`);
+    }
+  }
+  return lines.slice(-40);
 }
 
 /** How much later than its sender's death the server may log a request that was already on its way. */
