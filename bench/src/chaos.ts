@@ -70,7 +70,7 @@ recorded \`done\` in PostgreSQL. Every process sends its own User-Agent, so each
 is traced to the process that fetched it first.
 
 - kill-workers: a random \`trawl worker\` is SIGKILLed every 3 s and started again, from 10 % of the pages on.
-- kill-processors: the stages apart — \`trawl crawl\` and the workers fetch only (\`TRAWL_WORKER_ROLES=fetch\`), two process-only workers record every page; a random one of them is SIGKILLed every 5 s (6 times) and started again, from 10 % of the pages on.
+- kill-processors: the stages apart — \`trawl crawl\` and the workers fetch only (\`TRAWL_WORKER_ROLES=fetch\`), two process-only workers record every page; a random one of them, once it has started, is SIGKILLed every 5 s (6 times) and started again, from 10 % of the pages on.
 - restart-redis: \`redis-server\` stopped (SIGTERM: it fsyncs its AOF), down 0.5 s, started again.
 - restart-postgres: fast shutdown, down 1 s, started again.
 - wipe-redis: \`FLUSHALL\`, then \`trawl frontier rebuild\` while the crawl's processes keep running;
