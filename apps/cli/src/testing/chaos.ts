@@ -294,9 +294,9 @@ function warnings(stderr: string, started: number): string[] {
   const lines: string[] = [];
   for (const line of stderr.split('\n')) {
     try {
-      const entry = JSON.parse(line) as { level?: string | number; time?: string | number; msg?: string };
-      const level = String(entry.level ?? '');
-      if (['warn', 'error', 'fatal', '40', '50', '60'].includes(level)) lines.push(`  +${((new Date(entry.time ?? 0).getTime() - started) / 1000).toFixed(2)} s ${line.slice(0, 600)}`);
+      // trawl's logger writes the level's label and an ISO time.
+      const entry = JSON.parse(line) as { level?: string; time?: string };
+      if (['warn', 'error', 'fatal'].includes(entry.level ?? '')) lines.push(`  +${((Date.parse(entry.time ?? '') - started) / 1000).toFixed(2)} s ${line.slice(0, 600)}`);
     } catch {
       if (line.trim() !== '') lines.push(`  ${line.slice(0, 600)}`);
     }
