@@ -37,7 +37,7 @@ export class ProcessThread {
       const thread = startModuleThread(
         siblingModule(import.meta.url, 'process-thread'),
         { config: this.options.config, ...this.runtime.servers, logLevel: logger.level },
-        { nice: this.options.config.process.nice },
+        { nice: this.options.config.process.nice, name: 'trawl-process' },
       );
       this.thread = thread;
       thread.unref();

@@ -12,4 +12,4 @@ export { classifyStatus, isTransientStatus, type StatusClass } from './http-stat
 export { jitter, sleep } from './time.js';
 export { bearerToken, tokenId, TokenSet } from './tokens.js';
 export { ThreadCalls, type ThreadCallsOptions, type ThreadReply } from './thread-calls.js';
-export { lowerPriorityCode, lowerThreadPriority, profilingArgs, siblingModule, startModuleThread } from './module-thread.js';
+export { lowerPriorityCode, lowerThreadPriority, nameThreadCode, profilingArgs, siblingModule, startModuleThread } from './module-thread.js';

@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads';
 const BOOTSTRAP = `
 const { parentPort, workerData } = require('node:worker_threads');
 ${lowerPriorityCode('workerData.nice')}
+${nameThreadCode('workerData.name')}
 (async () => {
   if (workerData.tsx) {
     (await import(workerData.tsx)).register();
@@ -33,6 +34,17 @@ ${lowerPriorityCode('workerData.nice')}
  */
 export function lowerPriorityCode(niceExpression: string): string {
   return `if (${niceExpression} > 0 && process.platform === 'linux') { try { const os = require('node:os'); if (os.getPriority() < ${niceExpression}) os.setPriority(${niceExpression}); } catch {} }`;
+}
+
+/**
+ * Source of a statement that gives the calling thread the OS name the expression `nameExpression`
+ * gives (null: none), as `top -H`, `ps -L` and `/proc/<pid>/task/<tid>/comm` show it, so an
+ * operator (and the cost benchmark) can tell trawl's threads from each other and from V8's and
+ * libuv's, which all share the process's name. Linux keeps 15 bytes of it; elsewhere, or where
+ * /proc refuses the write, the thread keeps its name.
+ */
+export function nameThreadCode(nameExpression: string): string {
+  return `if (${nameExpression} && process.platform === 'linux') { try { require('node:fs').writeFileSync('/proc/thread-self/comm', String(${nameExpression}).slice(0, 15)); } catch {} }`;
 }
 
 /**
@@ -63,13 +75,14 @@ function tsxApi(): string {
 /**
  * A thread running the module at `entry` (a file URL; `.ts` from the sources, `.js` compiled),
  * which reads `data` as `workerData.data`. The caller listens for `{ ready }` / `{ failed }`.
- * `nice` lowers the thread's OS priority before its module loads (see `lowerThreadPriority`).
+ * `nice` lowers the thread's OS priority before its module loads (see `lowerThreadPriority`);
+ * `name` is its OS name (see `nameThreadCode`).
  */
-export function startModuleThread(entry: URL, data: unknown = null, options: { nice?: number } = {}): Worker {
+export function startModuleThread(entry: URL, data: unknown = null, options: { nice?: number; name?: string } = {}): Worker {
   const fromSources = entry.pathname.endsWith('.ts');
   return new Worker(BOOTSTRAP, {
     eval: true,
-    workerData: { entry: entry.href, tsx: fromSources ? tsxApi() : null, data, nice: options.nice ?? 0 },
+    workerData: { entry: entry.href, tsx: fromSources ? tsxApi() : null, data, nice: options.nice ?? 0, name: options.name ?? null },
     execArgv: profilingArgs(),
   });
 }

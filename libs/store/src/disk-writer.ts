@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { lowerPriorityCode, profilingArgs, ThreadCalls } from '@trawl/core';
+import { lowerPriorityCode, nameThreadCode, profilingArgs, ThreadCalls } from '@trawl/core';
 import type { StoredFormat } from './content-store.js';
 
 /** One body to compress and write: to `temp` first, then renamed to `path`. */
@@ -19,6 +19,7 @@ export interface DiskWrite {
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 ${lowerPriorityCode('workerData.nice')}
+${nameThreadCode('workerData.name')}
 const fs = require('node:fs');
 const path = require('node:path');
 const zlib = require('node:zlib');
@@ -70,7 +71,7 @@ export class DiskWriter {
 
   /** `nice`: the thread's OS priority (see `lowerThreadPriority`); 0 keeps the process's. */
   constructor(nice = 0) {
-    this.calls = new ThreadCalls({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, workerData: { nice }, execArgv: profilingArgs() }) });
+    this.calls = new ThreadCalls({ spawn: () => new Worker(THREAD_SOURCE, { eval: true, workerData: { nice, name: 'trawl-store' }, execArgv: profilingArgs() }) });
   }
 
   /** Resolves with the compressed size once the body is in place. */

@@ -59,6 +59,24 @@ describe.runIf(process.platform === 'linux')('LocalContentStore: the writer thre
   });
 });
 
+/** How many of this process's threads have the OS name `name` (Linux: /proc/self/task/<tid>/comm). */
+const threadsNamed = (name: string): number => readdirSync('/proc/self/task').filter((tid) => readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === name).length;
+
+describe.runIf(process.platform === 'linux')('LocalContentStore: the writer thread\'s name', () => {
+  it('is trawl-store, for top -H and the cost benchmark', async () => {
+    const dir = await makeTempDir();
+    const store = new LocalContentStore({ dir });
+    try {
+      const before = threadsNamed('trawl-store');
+      await store.put(Buffer.from('<p>named</p>'));
+      expect(threadsNamed('trawl-store')).toBe(before + 1);
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('createContentStore: TRAWL_CONTENT_COMPRESSION and its levels', () => {
   const body = Buffer.from('<p>a page of prose, a page of prose, a page of prose</p>'.repeat(200));
 

@@ -53,7 +53,7 @@ export class ThreadAnalyzer implements PageAnalyzer {
   ) {
     const { entry, nice = 0 } = options;
     this.calls = new ThreadCalls({
-      spawn: () => startModuleThread(entry ? new URL(entry) : siblingModule(import.meta.url, 'analyze-thread'), null, { nice }),
+      spawn: () => startModuleThread(entry ? new URL(entry) : siblingModule(import.meta.url, 'analyze-thread'), null, { nice, name: 'trawl-analysis' }),
       onMessage: (message, worker) => {
         if (typeof message !== 'object' || message === null) return;
         if ('ready' in message) {
