@@ -11,6 +11,7 @@ import pg from 'pg';
 import { replyFrom } from './child.js';
 import type { ConnectionStats } from './redis-proxy.js';
 import { fmt, machine, table, writeSection } from './report.js';
+import { cpuByThreadKind, ThreadCpuSampler } from './thread-cpu.js';
 import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
 /** SHA-1 → name of every Lua script trawl and BullMQ register (ioredis' EVALSHA hashes the body as given). */
@@ -196,6 +197,8 @@ export interface CostFigures {
   /** Statement, calls, execution ms (in all). */
   pgTop: [string, number, number][];
   crawlerCpuMs: number;
+  /** The crawler's CPU by kind of thread: label, threads, ms. */
+  crawlerCpuByThread: [string, number, number][];
   redisCpuMs: number;
   postgresCpuMs: number;
 }
@@ -259,7 +262,12 @@ export async function costBench(profile: BenchProfile): Promise<void> {
     if (REDIS_TIMES) startCommandLog(redis);
 
     const countWrites = fileURLToPath(new URL('./count-writes.ts', import.meta.url));
-    const { summary } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--import', 'tsx', '--import', countWrites]);
+    let threads: ThreadCpuSampler | null = null;
+    const { summary, crawl } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--import', 'tsx', '--import', countWrites], [], (proc) => {
+      if (proc.child.pid !== undefined) threads = new ThreadCpuSampler(proc.child.pid);
+    });
+    const sampler = threads as ThreadCpuSampler | null;
+    const byThread = sampler && crawl.child.pid !== undefined ? cpuByThreadKind(crawl.child.pid, sampler.stop()) : [];
     const clientWrites = (JSON.parse(readFileSync(join(dir, 'writes.json'), 'utf8')) as { writes: number }).writes;
 
     const pgCpuAfter = postgresCpuMs(postgres);
@@ -306,6 +314,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
       pgTransactions: pgAfter.xact - pgBefore.xact,
       pgTop: statements.map((r) => [r.query.replace(/\s+/g, ' ').trim(), Number(r.calls), Number(r.ms)] as [string, number, number]),
       crawlerCpuMs: summary.process.cpuMs,
+      crawlerCpuByThread: byThread,
       redisCpuMs: redisCpuAfter - redisCpuBefore,
       postgresCpuMs: pgCpuAfter - pgCpuBefore,
     };
@@ -318,6 +327,7 @@ export async function costBench(profile: BenchProfile): Promise<void> {
   }
 
   const f = figures;
+  const threadsMs = (g: CostFigures) => g.crawlerCpuByThread.reduce((a, [, , ms]) => a + ms, 0);
   const per = (n: number, digits = 2) => fmt(n / f.pages, digits);
   const shorten = (s: string, n = 110) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
   const links =
@@ -350,7 +360,17 @@ just before the process starts and after it exits, so the start-up (migrations, 
 | Redis CPU ms (\`INFO cpu\` user + sys) | ${per(f.redisCpuMs, 3)} |
 | PostgreSQL CPU ms (every process of the cluster, \`/proc/<pid>/stat\`) | ${per(f.postgresCpuMs, 3)} |
 
-Sizing: at these figures one Redis core carries about ${fmt(1000 / (f.redisCpuMs / f.pages))} pages/s and one PostgreSQL
+${
+  f.crawlerCpuByThread.length === 0
+    ? ''
+    : `Crawler CPU per page by thread: each OS thread's user + system time in \`/proc/<pid>/task/<tid>/stat\`, read every
+100 ms while the process runs, to its exit (a thread's last 100 ms before it ends can be missed). The threads add up to
+${fmt(threadsMs(f) / 1000, 1)} s; the process's own figure above (${fmt(f.crawlerCpuMs / 1000, 1)} s) is read when it writes its summary, before it
+shuts down. trawl names its threads; V8's and libuv's keep the process's name.
+${table(['thread', 'threads', 'CPU ms per page', 'share'], f.crawlerCpuByThread.map(([label, n, ms]) => [label, String(n), per(ms, 3), `${fmt((ms / threadsMs(f)) * 100, 1)} %`]))}
+
+`
+}Sizing: at these figures one Redis core carries about ${fmt(1000 / (f.redisCpuMs / f.pages))} pages/s and one PostgreSQL
 core about ${fmt(1000 / (f.postgresCpuMs / f.pages))} pages/s of this crawl; one crawler core about ${fmt(1000 / (f.crawlerCpuMs / f.pages))}.
 
 Round trips are counted at a loopback TCP proxy (a process of its own) between the crawler and
@@ -382,7 +402,7 @@ ${table(['statement', 'calls per page', 'exec ms per page'], f.pgTop.slice(0, 10
     console.log('\nRedis execution time per page by top-level command (slow log at 0 µs; EVALSHA includes the commands its script runs):');
     console.log(table(['command', 'calls per page', 'µs per page', 'µs per call'], f.redisTimes.slice(0, 24).map(([name, calls, ms]) => [name, per(calls), fmt((ms * 1000) / f.pages, 1), fmt((ms * 1000) / calls, 1)])));
   }
-  console.log(`\nCOST_FIGURES ${JSON.stringify({ pages: f.pages, pagesPerS: f.pagesPerS, redisCommands: f.redisCommands / f.pages, clientCommands: f.clientCommands / f.pages, roundTrips: f.roundTrips / f.pages, clientWrites: f.clientWrites / f.pages, pgStatements: f.pgStatements / f.pages, pgTransactions: f.pgTransactions / f.pages, crawlerCpuMs: f.crawlerCpuMs / f.pages, redisCpuMs: f.redisCpuMs / f.pages, postgresCpuMs: f.postgresCpuMs / f.pages })}`);
+  console.log(`\nCOST_FIGURES ${JSON.stringify({ pages: f.pages, pagesPerS: f.pagesPerS, redisCommands: f.redisCommands / f.pages, clientCommands: f.clientCommands / f.pages, roundTrips: f.roundTrips / f.pages, clientWrites: f.clientWrites / f.pages, pgStatements: f.pgStatements / f.pages, pgTransactions: f.pgTransactions / f.pages, crawlerCpuMs: f.crawlerCpuMs / f.pages, redisCpuMs: f.redisCpuMs / f.pages, postgresCpuMs: f.postgresCpuMs / f.pages, crawlerCpuMsByThread: Object.fromEntries(f.crawlerCpuByThread.map(([label, , ms]) => [label.split(" ")[0], ms / f.pages])) })}`);
 }
 
 function redisVersion(): string {
