@@ -9,14 +9,14 @@ const REPORTER = new URL(
   `data:text/javascript,${encodeURIComponent("import { parentPort } from 'node:worker_threads'; import { getPriority } from 'node:os'; parentPort.postMessage({ nice: getPriority() });")}`,
 );
 
-/** What the thread says about its priority, once its module has loaded. */
-function reported(thread: Worker): Promise<number> {
+/** What the thread reports under `key` (its priority, its name), once its module has loaded. */
+function reported<K extends 'nice' | 'name'>(thread: Worker, key: K): Promise<K extends 'nice' ? number : string> {
   return new Promise((resolve, reject) => {
-    let nice: number | null = null;
-    thread.on('message', (message: { nice?: number; ready?: true; failed?: string }) => {
-      if (message.nice !== undefined) nice = message.nice;
+    let value: unknown = null;
+    thread.on('message', (message: { nice?: number; name?: string; ready?: true; failed?: string }) => {
+      if (message[key] !== undefined) value = message[key];
       else if (message.failed) reject(new Error(message.failed));
-      else if (message.ready && nice !== null) resolve(nice);
+      else if (message.ready && value !== null) resolve(value as K extends 'nice' ? number : string);
     });
     thread.once('error', reject);
   });
@@ -27,7 +27,7 @@ describe.runIf(process.platform === 'linux')('startModuleThread: the thread\'s O
     const before = getPriority();
     const thread = startModuleThread(REPORTER, null, { nice: Math.max(before, 7) });
     try {
-      expect(await reported(thread)).toBe(Math.max(before, 7));
+      expect(await reported(thread, 'nice')).toBe(Math.max(before, 7));
       expect(getPriority()).toBe(before);
     } finally {
       await thread.terminate();
@@ -37,7 +37,7 @@ describe.runIf(process.platform === 'linux')('startModuleThread: the thread\'s O
   it('keeps the process\'s priority without a nice value', async () => {
     const thread = startModuleThread(REPORTER);
     try {
-      expect(await reported(thread)).toBe(getPriority());
+      expect(await reported(thread, 'nice')).toBe(getPriority());
     } finally {
       await thread.terminate();
     }
@@ -49,19 +49,6 @@ const NAME_REPORTER = new URL(
   `data:text/javascript,${encodeURIComponent("import { parentPort } from 'node:worker_threads'; import { readFileSync } from 'node:fs'; parentPort.postMessage({ name: readFileSync('/proc/thread-self/comm', 'utf8').trim() });")}`,
 );
 
-/** What the thread says its OS name is, once its module has loaded. */
-function reportedName(thread: Worker): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let name: string | null = null;
-    thread.on('message', (message: { name?: string; ready?: true; failed?: string }) => {
-      if (message.name !== undefined) name = message.name;
-      else if (message.failed) reject(new Error(message.failed));
-      else if (message.ready && name !== null) resolve(name);
-    });
-    thread.once('error', reject);
-  });
-}
-
 describe.runIf(process.platform === 'linux')('startModuleThread: the thread\'s OS name', () => {
   const own = () => readFileSync('/proc/thread-self/comm', 'utf8').trim();
 
@@ -69,7 +56,7 @@ describe.runIf(process.platform === 'linux')('startModuleThread: the thread\'s O
     const before = own();
     const thread = startModuleThread(NAME_REPORTER, null, { name: 'trawl-analysis-and-more' });
     try {
-      expect(await reportedName(thread)).toBe('trawl-analysis-');
+      expect(await reported(thread, 'name')).toBe('trawl-analysis-');
       expect(own()).toBe(before);
     } finally {
       await thread.terminate();
@@ -79,7 +66,7 @@ describe.runIf(process.platform === 'linux')('startModuleThread: the thread\'s O
   it('leaves the name it inherits without one', async () => {
     const thread = startModuleThread(NAME_REPORTER);
     try {
-      expect(await reportedName(thread)).not.toMatch(/^trawl-/);
+      expect(await reported(thread, 'name')).not.toMatch(/^trawl-/);
     } finally {
       await thread.terminate();
     }
