@@ -8,6 +8,8 @@ export {
   simhash,
   simhashBands,
   type SimHashOptions,
+  type SimHashWithWords,
+  simhashWithWords,
   tokenize,
 } from './simhash.js';
 export {

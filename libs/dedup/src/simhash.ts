@@ -158,11 +158,30 @@ export interface SimHashOptions {
  * `bigint`. Null for text with no words (empty pages are not near-duplicates of each other).
  */
 export function simhash(text: string, options: SimHashOptions = {}): bigint | null {
+  return simhashWithWords(text, options).fingerprint;
+}
+
+/** A text's SimHash (see `simhash`) and, when it took the fast path, its words. */
+export interface SimHashWithWords {
+  fingerprint: bigint | null;
+  /**
+   * The words SimHash split the text into, when the text is ASCII but for the typographic
+   * breaks and apostrophes the fast path admits: runs of letters and digits, an apostrophe
+   * between two of them inside the run — the count `countWords` of @trawl/parse gives (a test in
+   * @trawl/crawl holds the two together). Null for other text, whose Unicode normalization
+   * (NFKC, CJK characters spaced apart) counts differently.
+   */
+  words: number | null;
+}
+
+/** `simhash`, also giving the text's words when its one pass over the text found them (see `SimHashWithWords.words`). */
+export function simhashWithWords(text: string, options: SimHashOptions = {}): SimHashWithWords {
   const size = options.shingleSize ?? DEFAULT_SHINGLE_SIZE;
   // Encoded once; a shingle is then a byte range (its words and the single spaces between
   // them), hashed in place: no string per shingle, no UTF-8 encoding per hash.
-  const encoded = normalizedFast(text) ?? Buffer.from(normalizeUnicode(text), 'utf8');
-  if (encoded.length === 0) return null;
+  const fast = normalizedFast(text);
+  const encoded = fast ?? Buffer.from(normalizeUnicode(text), 'utf8');
+  if (encoded.length === 0) return { fingerprint: null, words: fast === null ? null : 0 };
   // A plain Uint8Array view: indexing it is cheaper than a Buffer's. With the raw module, the
   // bytes are copied into its memory once and every shingle is hashed there.
   const raw = RAW;
@@ -187,7 +206,7 @@ export function simhash(text: string, options: SimHashOptions = {}): bigint | nu
     hashes[2 * i] = HALVES[0] as number;
     hashes[2 * i + 1] = HALVES[1] as number;
   }
-  return majorityOf(hashes, count);
+  return { fingerprint: majorityOf(hashes, count), words: fast === null ? null : words };
 }
 
 const HASH = new BigUint64Array(1);

@@ -25,6 +25,12 @@ export interface ExtractTextOptions {
   maxTextChars?: number;
   /** As in parseHtml: deeper markup is read by a flat fallback. Default 512. */
   maxNestingDepth?: number;
+  /**
+   * Counts the text's words (`wordCount`); default `countWords`. A caller that passes over the
+   * text anyway (SimHash, whose fast path splits the same words) counts them there instead of a
+   * pass of its own. It must give what `countWords` gives.
+   */
+  countWords?: (text: string) => number;
 }
 
 export const DEFAULT_MAX_TEXT_CHARS = 200_000;
@@ -57,8 +63,8 @@ export function extractText(html: string, url: string, options: ExtractTextOptio
   if (typeof html !== 'string' || html.length === 0) return emptyText();
   try {
     const maxTextChars = options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS;
-    if (nestingExceeds(html, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)) return flatExtract(html, maxTextChars);
-    return textFrom(readHtml(html, { maxTextChars }), url);
+    if (nestingExceeds(html, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)) return flatExtract(html, maxTextChars, options.countWords);
+    return textFrom(readHtml(html, { maxTextChars }), url, options.countWords);
   } catch {
     return emptyText();
   }
@@ -66,8 +72,8 @@ export function extractText(html: string, url: string, options: ExtractTextOptio
 
 export const emptyText = (): ExtractedText => ({ title: null, description: null, language: null, languageSource: null, canonical: null, text: '', wordCount: 0 });
 
-/** `extractText` from a pass already made (the one `parseHtml`'s links came from). */
-export function textFrom(reading: HtmlReading, url: string): ExtractedText {
+/** `extractText` from a pass already made (the one `parseHtml`'s links came from); `count` counts the words (see `ExtractTextOptions.countWords`). */
+export function textFrom(reading: HtmlReading, url: string, count: (text: string) => number = countWords): ExtractedText {
   const text = cleanLines(reading.rawText);
   const declared = languageTag(reading.htmlLang) ?? null;
   const meta = declared === null ? languageTag(reading.metaLanguage?.split(',')[0]) : null;
@@ -79,53 +85,28 @@ export function textFrom(reading: HtmlReading, url: string): ExtractedText {
     languageSource: declared !== null ? 'html' : meta !== null ? 'meta' : detected !== null ? 'detected' : null,
     canonical: reading.canonical === null ? null : absolute(reading.canonical, reading.baseHref, url),
     text,
-    wordCount: countWords(text),
+    wordCount: count(text),
   };
 }
 
 /**
  * Paragraphs one per line: control characters out, each line's whitespace runs folded to a
- * space and trimmed, blank lines dropped. In two passes rather than line by line: a whitespace
+ * space and trimmed, blank lines dropped. In one pass rather than line by line: a whitespace
  * run without a line break becomes a space, one with a line break a single line break.
  */
 export function cleanLines(raw: string): string {
-  const text = safe(raw);
-  const parts: string[] = [];
-  // text[from, i) is kept as it is; a whitespace run is cut out only where it is not already
-  // what it becomes (a single space, or a single line break when it holds one).
-  let from = 0;
-  let i = 0;
-  while (i < text.length) {
-    if (!isSpace(text.charCodeAt(i))) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let lineBreak = false;
-    for (; i < text.length && isSpace(text.charCodeAt(i)); i++) if (text.charCodeAt(i) === 0x0a) lineBreak = true;
-    if (start === 0 || i === text.length) {
-      // Leading and trailing whitespace is trimmed.
-      if (start > from) parts.push(text.slice(from, start));
-      from = i;
-    } else if (i - start !== 1 || text.charCodeAt(start) !== (lineBreak ? 0x0a : 0x20)) {
-      parts.push(text.slice(from, start), lineBreak ? '\n' : ' ');
-      from = i;
-    }
-  }
-  if (from === 0 && parts.length === 0) return text;
-  if (from < text.length) parts.push(text.slice(from));
-  return parts.join('');
+  // Only the runs that change are matched (a single space or line break stays as it is), so
+  // clean stretches are copied by the regular expression engine, not looked at in JavaScript:
+  // about a third of the time of a loop over the character codes on realistic pages.
+  return safe(raw).replace(UNCLEAN_SPACE, foldSpace).trim();
 }
 
-/** What `\s` matches in a regular expression (and `trim` removes): ASCII and Unicode spaces, line terminators, the BOM. */
-function isSpace(code: number): boolean {
-  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
-  if (code < 0xa0) return false;
-  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
-}
+/** Whitespace that folding changes: a run of two or more, or one character that is neither a space nor a line break. */
+const UNCLEAN_SPACE = /\s{2,}|[^\S \n]/g;
+const foldSpace = (run: string): string => (run.includes('\n') ? '\n' : ' ');
 
 /** A page too deeply nested to parse as a tree: strip the markup in one linear pass. */
-export function flatExtract(html: string, maxChars: number): ExtractedText {
+export function flatExtract(html: string, maxChars: number, count: (text: string) => number = countWords): ExtractedText {
   const { text: stripped, title } = stripMarkup(html);
   // A tag-free string parses flat (no nesting), which decodes the entities.
   const decoded = decodeText(stripped.replace(/</g, '&lt;'));
@@ -138,7 +119,7 @@ export function flatExtract(html: string, maxChars: number): ExtractedText {
     languageSource: detected === null ? null : 'detected',
     canonical: null,
     text,
-    wordCount: countWords(text),
+    wordCount: count(text),
   };
 }
 

@@ -23,11 +23,11 @@ export function parsePage(html: string, url: string, options: ParsePageOptions =
   if (nestingExceeds(html, options.maxNestingDepth ?? DEFAULT_MAX_NESTING_DEPTH)) {
     // Too deep to parse as a tree: links from the flat document of their tags, text stripped.
     const reading = readHtml(flattenForExtraction(html), { onTag: links.onTag, maxTextChars: 0 });
-    return { page: links.page(reading.pageTitle, true), text: flatExtract(html, maxTextChars) };
+    return { page: links.page(reading.pageTitle, true), text: flatExtract(html, maxTextChars, options.countWords) };
   }
   try {
     const reading = readHtml(html, { onTag: links.onTag, maxTextChars });
-    return { page: links.page(reading.pageTitle, false), text: textFrom(reading, url) };
+    return { page: links.page(reading.pageTitle, false), text: textFrom(reading, url, options.countWords) };
   } catch {
     // Not expected (htmlparser2 accepts any string): the page as far as it was read.
     return { page: links.page(null, false), text: emptyText() };

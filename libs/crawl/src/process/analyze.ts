@@ -1,5 +1,5 @@
-import { simhash } from '@trawl/dedup';
-import { decodeHtml } from '@trawl/parse';
+import { type SimHashWithWords, simhashWithWords } from '@trawl/dedup';
+import { countWords, decodeHtml } from '@trawl/parse';
 import { type ParsedContent, parseContent } from './store-body.js';
 
 /** What a page's analysis needs: the raw body and what the response and the policy say. */
@@ -21,9 +21,19 @@ export interface PageAnalysis {
   simhash: bigint | null;
 }
 
-/** Decode, parse (links, directives, text) and fingerprint an HTML body. Never throws on bad HTML. */
+/**
+ * Decode, parse (links, directives, text) and fingerprint an HTML body. Never throws on bad
+ * HTML. The text's words are counted by SimHash's pass over it where that pass splits them
+ * as `countWords` does (see `simhashWithWords`), else by `countWords`.
+ */
 export function analyzePage(input: PageAnalysisInput): PageAnalysis {
   const decoded = decodeHtml(input.body, input.charset);
-  const parsed = parseContent(decoded.text, input.url, input.maxLinks, input.productToken);
-  return { charset: decoded.charset, parsed, simhash: parsed.text.wordCount > 0 ? simhash(parsed.text.text) : null };
+  let fingerprinted: SimHashWithWords | null = null;
+  const count = (text: string): number => {
+    fingerprinted = simhashWithWords(text);
+    return fingerprinted.words ?? countWords(text);
+  };
+  const parsed = parseContent(decoded.text, input.url, input.maxLinks, input.productToken, count);
+  const fingerprint = (fingerprinted as SimHashWithWords | null)?.fingerprint ?? null;
+  return { charset: decoded.charset, parsed, simhash: parsed.text.wordCount > 0 ? fingerprint : null };
 }

@@ -57,8 +57,8 @@ export interface ParsedContent {
  * Parse stage, one parse per page: links (with <base href>), canonical, meta robots, and the
  * page's text. Never throws on bad HTML.
  */
-export function parseContent(html: string, pageUrl: string, maxLinks: number, productToken: string): ParsedContent {
-  const { page, text } = parsePage(html, pageUrl, { maxLinks, productToken });
+export function parseContent(html: string, pageUrl: string, maxLinks: number, productToken: string, count?: (text: string) => number): ParsedContent {
+  const { page, text } = parsePage(html, pageUrl, { maxLinks, productToken, countWords: count });
   const { urls, dropped } = resolveLinks(page, pageUrl);
   return { page, links: urls, dropped, text };
 }
