@@ -65,7 +65,7 @@ export class ThreadCpuSampler {
 
 /** What each kind of thread is, for a report. */
 const KINDS: [test: (t: ThreadCpu, pid: number) => boolean, label: string][] = [
-  [(t, pid) => t.tid === pid, 'main thread (fetch stage: gate, HTTP, BullMQ jobs, hand-off)'],
+  [(t, pid) => t.tid === pid, 'main thread (fetch stage and dispatch: gate, HTTP, BullMQ jobs, hand-off)'],
   [(t) => t.name === 'trawl-process', 'trawl-process (process stage: discovery, records, duplicates)'],
   [(t) => t.name === 'trawl-analysis', 'trawl-analysis (decode, parse, text, SimHash)'],
   [(t) => t.name === 'trawl-store', 'trawl-store (compress and write bodies)'],
