@@ -262,12 +262,11 @@ export async function costBench(profile: BenchProfile): Promise<void> {
     if (REDIS_TIMES) startCommandLog(redis);
 
     const countWrites = fileURLToPath(new URL('./count-writes.ts', import.meta.url));
-    let threads: ThreadCpuSampler | null = null;
-    const { summary, crawl } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--import', 'tsx', '--import', countWrites], [], (proc) => {
-      if (proc.child.pid !== undefined) threads = new ThreadCpuSampler(proc.child.pid);
+    const samplers: ThreadCpuSampler[] = [];
+    const { summary } = await runCrawlProcesses(web.rootUrls(), env, 1, ['--import', 'tsx', '--import', countWrites], [], (proc) => {
+      if (proc.child.pid !== undefined) samplers.push(new ThreadCpuSampler(proc.child.pid));
     });
-    const sampler = threads as ThreadCpuSampler | null;
-    const byThread = sampler && crawl.child.pid !== undefined ? cpuByThreadKind(crawl.child.pid, sampler.stop()) : [];
+    const byThread = samplers.flatMap((sampler) => cpuByThreadKind(sampler.pid, sampler.stop()));
     const clientWrites = (JSON.parse(readFileSync(join(dir, 'writes.json'), 'utf8')) as { writes: number }).writes;
 
     const pgCpuAfter = postgresCpuMs(postgres);
