@@ -3,10 +3,10 @@ import { z } from 'zod';
 import type { Config } from '@trawl/config';
 import { describeError } from '@trawl/core';
 import type { CounterName } from '@trawl/model';
-import { RecentBodies } from '@trawl/crawl';
+import { RecentBodies } from '@trawl/crawl/process';
 import { Runtime } from '@trawl/runtime';
 import { createLogger } from '@trawl/telemetry';
-import { createCrawlWorker } from './compose.js';
+import { createProcessStage } from './process-stage.js';
 import { type FromProcessThread, toProcessThread } from './process-thread-messages.js';
 
 /**
@@ -42,7 +42,8 @@ port.on('message', (raw: unknown) => {
 });
 
 async function run(): Promise<void> {
-  const runtime = await Runtime.open({ config: data.config, redisUrl: data.redisUrl, databaseUrl: data.databaseUrl, logger, role: 'process' });
+  // Only what the process stage uses is loaded: no HTTP client, no BullMQ (see processStageOnly).
+  const runtime = await Runtime.open({ config: data.config, redisUrl: data.redisUrl, databaseUrl: data.databaseUrl, logger, role: 'process', processStageOnly: true });
   const counts = new Map<CounterName, number>();
   const unsubscribe = runtime.counters.observe((name, by) => counts.set(name, (counts.get(name) ?? 0) + by));
   const sendCounts = () => {
@@ -52,12 +53,7 @@ async function run(): Promise<void> {
   };
   const ticker = setInterval(sendCounts, 500);
   try {
-    const stages = createCrawlWorker(runtime, {
-      concurrency: 0,
-      roles: ['process'],
-      bodies,
-      onFatal: (error) => post({ kind: 'fatal', message: error.message, code: error.code }),
-    });
+    const stages = createProcessStage(runtime, { bodies, onFatal: (error) => post({ kind: 'fatal', message: error.message, code: error.code }) });
     stages.start();
     await stages.ready();
     post({ kind: 'started' });

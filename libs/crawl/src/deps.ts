@@ -102,3 +102,13 @@ export interface SitemapDeps {
   /** Entries read from one file at most. */
   maxEntries: number;
 }
+
+/** What a crawl worker shares across its partitions' consumers: the pipeline and its batchers (drained on stop). */
+export type CrawlWorkerDeps = PipelineDeps & {
+  discovery: Pick<Discovery, 'add' | 'drain'>;
+  records: Pick<Records, 'add' | 'drain'>;
+  acks: Pick<Acks, 'ack' | 'drain'>;
+  counters: Pick<Counters, 'add' | 'flush'>;
+  /** Closed (its last WARC file finished) when the worker stops. */
+  archive?: Pick<CrawlArchive, 'page' | 'notModified' | 'close'>;
+};

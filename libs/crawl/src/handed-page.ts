@@ -1,5 +1,6 @@
 import type { FetchResult } from '@trawl/fetch';
-import { type FetchJob, decodeFetchJob, encodeFetchJob, fetchJobDataSchema } from '@trawl/queue';
+// The job's codec alone: a process stage loads no BullMQ.
+import { type FetchJob, decodeFetchJob, encodeFetchJob, fetchJobDataSchema } from '@trawl/queue/job';
 import { z } from 'zod';
 
 /**

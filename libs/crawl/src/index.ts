@@ -1,4 +1,5 @@
-export type { BlockingDeps, PipelineDeps, SitemapDeps } from './deps.js';
+export type { BlockingDeps, CrawlWorkerDeps, PipelineDeps, SitemapDeps } from './deps.js';
+export { closePipeline } from './close-pipeline.js';
 export { blockOptionsOf } from './fetch/block-step.js';
 export { processFetchJob } from './fetch/fetch-job.js';
 export { GATE_ASK_AHEAD_MS } from './fetch/gate.js';
@@ -6,7 +7,7 @@ export { HostTurns, type RenderDecision, renderDecisionOf, type RenderDeps, type
 export { AddressGroups, type AddressGroupsDeps, type AddressSettings, type AddressTurn, type AddressTurns } from './fetch/address-step.js';
 export { type ContentFields, type FetchRecord, recordOf } from './record.js';
 export { Acks, type LeaseRef, Records, UrlStates, Validators } from './records.js';
-export { closePipeline, CrawlWorker, type CrawlWorkerDeps, type CrawlWorkerOptions } from './worker.js';
+export { CrawlWorker, type CrawlWorkerOptions } from './worker.js';
 export { RecentBodies } from './bodies.js';
 export { type EntryOutcome, type ProcessDeps, processEntry } from './process/process-entry.js';
 export { ProcessWorker, type ProcessWorkerOptions } from './process/process-worker.js';

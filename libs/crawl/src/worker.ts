@@ -1,12 +1,9 @@
 import { isTrawlError, type TrawlError } from '@trawl/core';
-import type { Counters, Discovery } from '@trawl/model';
 import { type FetchJobContext, FetchWorker, type JobResult } from '@trawl/queue';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
-import type { PipelineDeps } from './deps.js';
+import type { CrawlWorkerDeps } from './deps.js';
 import { processFetchJob } from './fetch/fetch-job.js';
-import type { CrawlArchive } from './process/archive.js';
-import type { Acks, Records } from './records.js';
 
 export interface CrawlWorkerOptions {
   /** A connection for BullMQ's blocking commands. */
@@ -31,16 +28,6 @@ export interface CrawlWorkerOptions {
    */
   onFatal?: (error: TrawlError) => void;
 }
-
-/** What a crawl worker shares across its partitions' consumers: the pipeline and its batchers (drained on stop). */
-export type CrawlWorkerDeps = PipelineDeps & {
-  discovery: Pick<Discovery, 'add' | 'drain'>;
-  records: Pick<Records, 'add' | 'drain'>;
-  acks: Pick<Acks, 'ack' | 'drain'>;
-  counters: Pick<Counters, 'add' | 'flush'>;
-  /** Closed (its last WARC file finished) when the worker stops. */
-  archive?: Pick<CrawlArchive, 'page' | 'notModified' | 'close'>;
-};
 
 /**
  * The fetch stage's consumer: one BullMQ worker per partition, all sharing this process's
@@ -169,16 +156,4 @@ export class CrawlWorker {
     await Promise.allSettled(consumers.map((c) => c.running));
     return { drained };
   }
-}
-
-/**
- * What a worker's stages share, closed once both have stopped: the batchers flushed (discovery,
- * records, acks), the last WARC file finished, the analysis thread ended, the counters written.
- */
-export async function closePipeline(deps: Pick<CrawlWorkerDeps, 'discovery' | 'records' | 'acks' | 'archive' | 'analyzer' | 'counters' | 'render'>, logger: Logger): Promise<void> {
-  await Promise.allSettled([deps.discovery.drain(), deps.records.drain(), deps.acks.drain()]);
-  await deps.render?.renderer.close().catch((error: unknown) => logger.warn({ err: error }, 'could not close the headless browser'));
-  await deps.archive?.close().catch((error: unknown) => logger.error({ err: error }, 'could not finish the WARC file'));
-  await deps.analyzer?.close().catch(() => undefined);
-  await deps.counters.flush().catch(() => undefined);
 }

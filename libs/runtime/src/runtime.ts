@@ -1,17 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { type Config, ConfigError, FETCH_HOLD_MARGIN_MS, frontierMaxQueued, userAgentOf } from '@trawl/config';
+import { type Config, FETCH_HOLD_MARGIN_MS, frontierMaxQueued } from '@trawl/config';
 import { Counters, createDiscovery, type Discovery, PolicyFollower, PolicyStore, Timings } from '@trawl/model';
-import { type Clock, ErrorCode, isTrawlError, OffsetClock, systemClock } from '@trawl/core';
+import { type Clock, OffsetClock, systemClock } from '@trawl/core';
 import { Database } from '@trawl/db';
-import { DnsCache, Fetcher, parseHostsFile, type ProxyOptions, type ProxyRequestEvent, type SigningKey, signingKeyFromPem, webBotAuthHeaders } from '@trawl/fetch';
+import type { Fetcher, ProxyRequestEvent, SigningKey } from '@trawl/fetch';
 import { AddressGate, Admission, Frontier, type FrontierOptions } from '@trawl/frontier';
-import { FetchQueues } from '@trawl/queue';
+import type { FetchQueues } from '@trawl/queue';
 import { createRedis, deleteByPrefix, type Redis, type RedisClient, redisTimeMs } from '@trawl/redis';
 import { RobotsCache } from '@trawl/robots';
 import { createBloomFilter, SeenSet, SeenSnapshots } from '@trawl/seen';
 import { type ContentStore, createContentStore, createNamedObjects, type NamedObjects } from '@trawl/store';
 import type { Logger } from '@trawl/telemetry';
+import type * as HttpClient from './http-client.js';
 import { checkNamespaceSettings, type NamespaceSettings, settingsRecorded, wipedMessage } from './namespace-settings.js';
 
 export interface RuntimeOptions {
@@ -24,6 +23,12 @@ export interface RuntimeOptions {
   role: string;
   /** Override the clock (tests). Default: this machine's clock corrected to Redis server time. */
   clock?: Clock;
+  /**
+   * A runtime for a process stage alone (a worker's process thread): the HTTP client and BullMQ's
+   * queues are never loaded — a fifth of a second of CPU at every start — and `fetcher`,
+   * `signingKey` and `queues` refuse.
+   */
+  processStageOnly?: boolean;
 }
 
 /** The frontier as every trawl process opens it, from the configuration. */
@@ -102,7 +107,8 @@ export class Runtime {
     readonly db: Database,
     readonly frontier: Frontier,
     readonly seen: SeenSet,
-    readonly queues: FetchQueues,
+    /** The fetch queues (null: a process stage's runtime, which never loads BullMQ). */
+    private readonly fetchQueues: FetchQueues | null,
     readonly robots: RobotsCache,
     readonly counters: Counters,
     readonly policyStore: PolicyStore,
@@ -112,7 +118,21 @@ export class Runtime {
     private readonly redisUrl: string,
     private readonly databaseUrl: string,
     private readonly role: string,
+    /** The HTTP client's module (null: a process stage's runtime). */
+    private readonly http: typeof HttpClient | null,
   ) {}
+
+  /** The fetch queues (not in a process stage's runtime). */
+  get queues(): FetchQueues {
+    if (this.fetchQueues === null) throw new Error('a process stage\'s runtime has no fetch queues (processStageOnly)');
+    return this.fetchQueues;
+  }
+
+  /** The HTTP client's module, or why this runtime has none. */
+  private httpClient(what: string): typeof HttpClient {
+    if (this.http === null) throw new Error(`a process stage's runtime has no ${what} (processStageOnly)`);
+    return this.http;
+  }
 
   /** The servers this runtime connected to, for a thread of this process to open its own runtime on. */
   get servers(): { redisUrl: string; databaseUrl: string } {
@@ -145,6 +165,8 @@ export class Runtime {
       },
     });
     try {
+      // What only the fetch stage, dispatch and operators' commands use: a process stage's runtime never loads it.
+      const [http, queueModule] = options.processStageOnly ? [null, null] : await Promise.all([import('./http-client.js'), import('@trawl/queue')]);
       const clock = options.clock ?? (await redisClock(redis, logger));
       await db.migrate();
       const bloomOptions = { prefix: config.namespace, capacity: config.seen.capacity, errorRate: config.seen.errorRate, shards: config.seen.shards };
@@ -161,7 +183,7 @@ export class Runtime {
       if (!settings.wiped) await frontier.markLive();
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
       const seen = new SeenSet(bloom, db);
-      const queues = new FetchQueues(queueRedis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
+      const queues = queueModule && new queueModule.FetchQueues(queueRedis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
       // A good copy stays for the outage fallback: the fallback period plus the copy's own lifetime.
       const keepLastGoodMs = config.robots.outageFallbackMs > 0 ? config.robots.outageFallbackMs + config.robots.ttlMs : 0;
       const robots = new RobotsCache(redis, { prefix: config.namespace, clock, keepLastGoodMs });
@@ -169,7 +191,7 @@ export class Runtime {
       const policyStore = new PolicyStore(redis, config.namespace);
       const policy = new PolicyFollower(policyStore, 2000, () => clock.now());
       logger.info({ namespace: config.namespace, role: options.role, partitions: config.partitions, bloom: bloom.backend }, 'runtime ready');
-      return new Runtime(config, logger, clock, redis, queueRedis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.databaseUrl, options.role);
+      return new Runtime(config, logger, clock, redis, queueRedis, db, frontier, seen, queues, robots, counters, policyStore, policy, settings, options.redisUrl, options.databaseUrl, options.role, http);
     } catch (error) {
       redis.disconnect();
       queueRedis.disconnect();
@@ -209,7 +231,7 @@ export class Runtime {
 
   /** The HTTP client (fetch workers only), built on first use. */
   get fetcher(): Fetcher {
-    this.fetcherInstance ??= createFetcher(this.config, this.clock, this.signingKey, (event) => {
+    this.fetcherInstance ??= this.httpClient('HTTP client').createFetcher(this.config, this.clock, this.signingKey, (event) => {
       for (const listener of this.proxyListeners) listener(event);
     });
     return this.fetcherInstance;
@@ -246,7 +268,7 @@ export class Runtime {
   get signingKey(): SigningKey | null {
     if (this.signingKeyInstance === undefined) {
       const file = this.config.fetch.signatureKeyFile;
-      this.signingKeyInstance = file === undefined ? null : readSigningKey(file);
+      this.signingKeyInstance = file === undefined ? null : this.httpClient('signing key').readSigningKey(file);
     }
     return this.signingKeyInstance;
   }
@@ -316,7 +338,7 @@ export class Runtime {
 
   async close(): Promise<void> {
     await this.counters.flush().catch(() => undefined);
-    await this.queues.close().catch(() => undefined);
+    await this.fetchQueues?.close().catch(() => undefined);
     this.fetcherInstance?.close();
     await this.storeInstance?.close().catch(() => undefined);
     this.snapshotObjects?.close();
@@ -325,79 +347,6 @@ export class Runtime {
     this.processConnection?.disconnect();
     this.queueRedis.disconnect();
     this.redis.disconnect();
-  }
-}
-
-function createFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null, onProxyRequest: (event: ProxyRequestEvent) => void): Fetcher {
-  try {
-    return buildFetcher(config, clock, key, onProxyRequest);
-  } catch (error) {
-    // A proxy the SSRF guard refuses is a configuration error: name the settings that fix it.
-    if (!isTrawlError(error) || error.code !== ErrorCode.ConfigInvalid) throw error;
-    const problems = error.message.replace(/^Fetcher: /, '').split('; ');
-    throw new ConfigError(problems.map((problem) => (problem.startsWith('proxy ') ? `TRAWL_PROXY_URLS (fetch.proxyUrls): ${problem.replace('ssrf.allowNetworks', 'TRAWL_ALLOW_NETWORKS')}` : problem)));
-  }
-}
-
-/** The proxy settings as the fetcher takes them; none when TRAWL_PROXY_URLS is unset. */
-function proxyOptions(fetch: Readonly<Config['fetch']>): ProxyOptions | undefined {
-  if (fetch.proxyUrls.length === 0) return undefined;
-  return {
-    proxies: fetch.proxyUrls,
-    tiers: fetch.proxyTiers,
-    rules: fetch.proxyRules,
-    sessionRequests: fetch.proxySessionRequests,
-    sessionMs: fetch.proxySessionMinutes * 60_000,
-    backoffBaseMs: fetch.proxyBackoffBaseMs,
-    backoffMaxMs: fetch.proxyBackoffMaxMs,
-  };
-}
-
-function buildFetcher(config: Readonly<Config>, clock: Clock, key: SigningKey | null, onProxyRequest: (event: ProxyRequestEvent) => void): Fetcher {
-  const agent = config.fetch.signatureAgentUrl ?? null;
-  const proxies = proxyOptions(config.fetch);
-  return new Fetcher({
-    ...(proxies === undefined ? {} : { proxies, onProxyRequest }),
-    userAgent: userAgentOf(config),
-    // Web Bot Auth (opt-in): each request signed as it is sent, with a fresh nonce.
-    signRequest: key === null ? undefined : (method, url, headers) => webBotAuthHeaders(method, url, headers, key, clock.now(), { agent, nonce: randomBytes(64).toString('base64') }),
-    timeouts: {
-      connectMs: config.fetch.connectTimeoutMs,
-      firstByteMs: config.fetch.firstByteTimeoutMs,
-      idleMs: config.fetch.idleTimeoutMs,
-      totalMs: config.fetch.deadlineMs,
-    },
-    maxBodyBytes: config.fetch.maxBodyBytes,
-    clock,
-    ssrf: { allowNetworks: config.fetch.allowNetworks },
-    dns: new DnsCache({
-      maxTtlS: config.fetch.dnsMaxTtlS,
-      errorTtlMs: config.fetch.dnsErrorTtlMs,
-      clock,
-      hosts: config.fetch.hostsFile ? readHostsFile(config.fetch.hostsFile) : undefined,
-    }),
-  });
-}
-
-function readSigningKey(path: string): SigningKey {
-  let pem: string;
-  try {
-    pem = readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new ConfigError([`TRAWL_SIGNATURE_KEY_FILE (fetch.signatureKeyFile): ${(error as Error).message}`]);
-  }
-  try {
-    return signingKeyFromPem(pem);
-  } catch (error) {
-    throw new ConfigError([`TRAWL_SIGNATURE_KEY_FILE (fetch.signatureKeyFile): ${(error as Error).message}`]);
-  }
-}
-
-function readHostsFile(path: string): Map<string, string[]> {
-  try {
-    return parseHostsFile(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new ConfigError([`TRAWL_HOSTS_FILE (fetch.hostsFile): ${(error as Error).message}`]);
   }
 }
 
