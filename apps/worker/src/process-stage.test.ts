@@ -52,10 +52,11 @@ function loadedBy(steps: readonly string[]): string[][] {
   return JSON.parse(child.stdout.trim()) as string[][];
 }
 
-const FETCH_STAGE_PACKAGES = /\/node_modules\/(got|bullmq|http2-wrapper|playwright-core)\//;
+/** The fetch stage's (HTTP client, BullMQ, browser) and the analysis thread's (HTML parser, language detection). */
+const NOT_THE_PROCESS_STAGES = /\/node_modules\/(got|bullmq|http2-wrapper|playwright-core|htmlparser2|entities|franc-min)\//;
 
 describe('the process stage alone', () => {
-  it('loads no HTTP client and no BullMQ; the whole worker loads both', () => {
+  it('loads no HTTP client, no BullMQ and no HTML parser; the whole worker loads all three', () => {
     const [processStage = [], wholeWorker = []] = loadedBy([
       // What a process thread composes its stage from.
       `${repo}apps/worker/src/process-stage.ts`,
@@ -64,9 +65,10 @@ describe('the process stage alone', () => {
     ]);
     expect(processStage.some((url) => url.includes('/libs/frontier/src/'))).toBe(true);
     expect(processStage.some((url) => url.includes('/node_modules/ioredis/'))).toBe(true);
-    expect(processStage.filter((url) => FETCH_STAGE_PACKAGES.test(url))).toEqual([]);
+    expect(processStage.filter((url) => NOT_THE_PROCESS_STAGES.test(url))).toEqual([]);
     expect(wholeWorker.some((url) => url.includes('/node_modules/got/'))).toBe(true);
     expect(wholeWorker.some((url) => url.includes('/node_modules/bullmq/'))).toBe(true);
+    expect(wholeWorker.some((url) => url.includes('/node_modules/htmlparser2/'))).toBe(true);
   }, 90_000);
 
   it('runs on a runtime that refuses the fetch stage\'s parts, and stops drained', async () => {

@@ -1,6 +1,24 @@
 import { type SimHashWithWords, simhashWithWords } from '@trawl/dedup';
-import { countWords, decodeHtml } from '@trawl/parse';
-import { type ParsedContent, parseContent } from './store-body.js';
+import { countWords, decodeHtml, type ExtractedText, type ParsedPage, parsePage, resolveLinks } from '@trawl/parse';
+
+export interface ParsedContent {
+  page: ParsedPage;
+  links: { url: string; nofollow: boolean }[];
+  /** Links dropped for a non-http(s) scheme or unparseable. */
+  dropped: number;
+  /** The visible main text and what the page says about itself. */
+  text: ExtractedText;
+}
+
+/**
+ * Parse stage, one parse per page: links (with <base href>), canonical, meta robots, and the
+ * page's text. Never throws on bad HTML.
+ */
+export function parseContent(html: string, pageUrl: string, maxLinks: number, productToken: string, count?: (text: string) => number): ParsedContent {
+  const { page, text } = parsePage(html, pageUrl, { maxLinks, productToken, countWords: count });
+  const { urls, dropped } = resolveLinks(page, pageUrl);
+  return { page, links: urls, dropped, text };
+}
 
 /** What a page's analysis needs: the raw body and what the response and the policy say. */
 export interface PageAnalysisInput {

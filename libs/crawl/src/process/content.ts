@@ -2,7 +2,8 @@ import { duplicateHandling, followsLinksWhateverTheVerdict } from '@trawl/dedup'
 import type { FetchResult } from '@trawl/fetch';
 import { UrlFlag } from '@trawl/frontier';
 import { type Candidate, candidatesFromLinks, type ResolvedPolicy } from '@trawl/model';
-import { mergeDirectives, parseXRobotsTag } from '@trawl/parse';
+// The directives alone: the HTML parser is the analysis thread's, not the process stage's.
+import { mergeDirectives, parseXRobotsTag } from '@trawl/parse/directives';
 import { contentHash } from '@trawl/store';
 import type { PageRef } from '../attempt.js';
 import type { PipelineDeps } from '../deps.js';

@@ -1,6 +1,5 @@
 import { ErrorCode, isTrawlError, TrawlError } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
-import { type ExtractedText, type ParsedPage, parsePage, resolveLinks } from '@trawl/parse';
 import type { ContentStore } from '@trawl/store';
 
 /** Media types parsed for links. Others are stored or skipped (TRAWL_NON_HTML), never parsed as HTML. */
@@ -42,23 +41,4 @@ export function storeFailure(error: unknown, what: string): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   const fatal = code !== undefined && FATAL_STORE_ERRORS.has(code);
   return new TrawlError(ErrorCode.Store, `${what}: ${(error as Error).message}`, { action: fatal ? 'fatal' : 'retry', cause: error });
-}
-
-export interface ParsedContent {
-  page: ParsedPage;
-  links: { url: string; nofollow: boolean }[];
-  /** Links dropped for a non-http(s) scheme or unparseable. */
-  dropped: number;
-  /** The visible main text and what the page says about itself. */
-  text: ExtractedText;
-}
-
-/**
- * Parse stage, one parse per page: links (with <base href>), canonical, meta robots, and the
- * page's text. Never throws on bad HTML.
- */
-export function parseContent(html: string, pageUrl: string, maxLinks: number, productToken: string, count?: (text: string) => number): ParsedContent {
-  const { page, text } = parsePage(html, pageUrl, { maxLinks, productToken, countWords: count });
-  const { urls, dropped } = resolveLinks(page, pageUrl);
-  return { page, links: urls, dropped, text };
 }
