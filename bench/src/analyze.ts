@@ -1,5 +1,5 @@
 import { loadConfig } from '@trawl/config';
-import { analyzePage } from '@trawl/crawl';
+import { analyzePage } from '@trawl/crawl/analyze';
 import { simhash } from '@trawl/dedup';
 import { candidatesFromLinks, policyFromConfig, resolvePolicy } from '@trawl/model';
 import { decodeHtml, parsePage, resolveLinks } from '@trawl/parse';

@@ -2,7 +2,6 @@
 import { ConfigError } from '@trawl/config';
 import { isTrawlError } from '@trawl/core';
 import { Command, InvalidArgumentError } from 'commander';
-import { exportPagesCommand, exportWarcCommand } from './export.js';
 import {
   type CliContext,
   configCommand,
@@ -168,18 +167,21 @@ const withExportOptions = (command: Command): Command =>
     .option('--since <time>', 'only pages fetched at or after this ISO 8601 date or time')
     .option('--namespace <name>', 'crawl namespace (TRAWL_NAMESPACE)');
 
+/** The export commands' module (the HTML parser, the WARC writer), loaded only by the command that runs them. */
+const exportCommands = () => import('./export.js');
+
 const exporter = program.command('export').description('what the crawl holds, for archives and downstream users');
 withExportOptions(exporter.command('warc').description('WARC/1.1 files (with CDXJ indexes) of the crawled pages, bodies from the content store'))
   .option('--out <dir>', 'where the files go (default TRAWL_WARC_DIR)')
   .action(async (flags) => {
-    await exportWarcCommand(ctx, flags);
+    await (await exportCommands()).exportWarcCommand(ctx, flags);
   });
 withExportOptions(exporter.command('pages').description('the crawled pages: JSON Lines on stdout with their text or Markdown, or one Markdown file per page'))
   .option('--format <format>', 'text: JSON Lines, each page\'s record with its visible text (default); jsonl: JSON Lines of url, title, fetched_at, markdown; markdown: one .md file per page with YAML front matter, under --out', 'text')
   .option('--out <dir>', 'with --format markdown: the directory the files go to (<host>/<path>-<hash>.md)')
   .option('--images <mode>', 'with jsonl or markdown: drop images (default), keep their alt text, or link them (drop | alt | link)')
   .action(async (flags) => {
-    await exportPagesCommand(ctx, flags);
+    await (await exportCommands()).exportPagesCommand(ctx, flags);
   });
 
 const withTestWebOptions = (command: Command): Command =>

@@ -56,19 +56,21 @@ function loadedBy(steps: readonly string[]): string[][] {
 const NOT_THE_PROCESS_STAGES = /\/node_modules\/(got|bullmq|http2-wrapper|playwright-core|htmlparser2|entities|franc-min)\//;
 
 describe('the process stage alone', () => {
-  it('loads no HTTP client, no BullMQ and no HTML parser; the whole worker loads all three', () => {
-    const [processStage = [], wholeWorker = []] = loadedBy([
+  it('loads no HTTP client, no BullMQ and no HTML parser; the fetch stage loads the first two, the analysis thread the parser', () => {
+    const [processStage = [], wholeWorker = [], analysis = []] = loadedBy([
       // What a process thread composes its stage from.
       `${repo}apps/worker/src/process-stage.ts`,
       // Then the rest of the worker (both stages, dispatch membership, rendering).
       '@trawl/worker',
+      // Then what the analysis thread runs.
+      '@trawl/crawl/analyze',
     ]);
     expect(processStage.some((url) => url.includes('/libs/frontier/src/'))).toBe(true);
     expect(processStage.some((url) => url.includes('/node_modules/ioredis/'))).toBe(true);
     expect(processStage.filter((url) => NOT_THE_PROCESS_STAGES.test(url))).toEqual([]);
     expect(wholeWorker.some((url) => url.includes('/node_modules/got/'))).toBe(true);
     expect(wholeWorker.some((url) => url.includes('/node_modules/bullmq/'))).toBe(true);
-    expect(wholeWorker.some((url) => url.includes('/node_modules/htmlparser2/'))).toBe(true);
+    expect(analysis.some((url) => url.includes('/node_modules/htmlparser2/'))).toBe(true);
   }, 90_000);
 
   it('runs on a runtime that refuses the fetch stage\'s parts, and stops drained', async () => {

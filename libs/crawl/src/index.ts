@@ -12,7 +12,7 @@ export { RecentBodies } from './bodies.js';
 export { type EntryOutcome, type ProcessDeps, processEntry } from './process/process-entry.js';
 export { ProcessWorker, type ProcessWorkerOptions } from './process/process-worker.js';
 export { decodeHandedPage, encodeHandedPage, type HandedPage } from './handed-page.js';
-export { analyzePage, type PageAnalysis, type PageAnalysisInput } from './process/analyze.js';
+export type { PageAnalysis, PageAnalysisInput } from './process/analyze.js';
 export { inlineAnalyzer, type PageAnalyzer, ThreadAnalyzer } from './process/analyzer.js';
 export { type ArchivedPage, CrawlArchive } from './process/archive.js';
 export { type Capture, type DuplicateAnswer, type DuplicateIndex, type DuplicateQuery, Duplicates, type DuplicatesOptions } from './process/duplicates.js';

@@ -1,7 +1,8 @@
 import { type Clock, sleep } from '@trawl/core';
 import type { FetchResult } from '@trawl/fetch';
 import { cachedRefusals, type RenderOverride, type RenderOverrides, type ResolvedPolicy } from '@trawl/model';
-import { decodeHtml } from '@trawl/parse';
+// The decoder alone: the HTML parser is the analysis thread's.
+import { decodeHtml } from '@trawl/parse/decode';
 import {
   type BeforeRequest,
   type ClassifierSettings,

@@ -1,4 +1,5 @@
-import { decodeHtml } from '@trawl/parse';
+// The decoder alone: the HTML parser is the analysis thread's.
+import { decodeHtml } from '@trawl/parse/decode';
 import { type RenderJob, RenderLater } from '@trawl/queue';
 import { fingerprint } from '@trawl/url';
 import type { Attempt } from '../attempt.js';
