@@ -25,8 +25,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /**
    * A runtime for a process stage alone (a worker's process thread): the HTTP client and BullMQ's
-   * queues are never loaded — a fifth of a second of CPU at every start — and `fetcher`,
-   * `signingKey` and `queues` refuse.
+   * queues are never loaded — a fifth of a second of CPU at every start — and `fetcher` and
+   * `queues` refuse (as does `signingKey` when TRAWL_SIGNATURE_KEY_FILE names a key).
    */
   processStageOnly?: boolean;
 }
