@@ -2,12 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dropNamespace, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
+import { dropNamespace, PrivatePostgres, PrivateRedis, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
 import type { TestWeb} from '@trawl/testweb';
 import { analyzeLog, type RequestLogEntry, type TestWebOptions } from '@trawl/testweb';
 import { runToEnd } from './child.js';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
+import { postgresCpuMs, redisCpuMs } from './service-cpu.js';
 import { type BenchProfile, type ProfiledWeb, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
@@ -73,7 +74,7 @@ function onProfile(base: Scenario, profile: BenchProfile): { scenario: Scenario;
 }
 
 /** What a crawler run reports about itself (pages and politeness come from the server log). */
-type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'maxRssMb'>;
+type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'serviceCpuMs' | 'maxRssMb'>;
 
 interface RunResult {
   crawler: string;
@@ -85,6 +86,8 @@ interface RunResult {
   fileRequests: number;
   durationMs: number;
   cpuMs: number;
+  /** CPU of the services the crawler needs besides its own processes: trawl's Redis and PostgreSQL (Crawlee needs none: 0). */
+  serviceCpuMs: number;
   maxRssMb: number;
   coverage: number;
   duplicates: number;
@@ -194,11 +197,20 @@ const TRAWL_ROWS: TrawlRow[] = AB_ROWS ?? [
 ];
 const CRAWLEE = 'Crawlee CheerioCrawler';
 
-async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFile: string): Promise<Measured> {
+/** The Redis and PostgreSQL of this benchmark alone, so their CPU over a run is that run's. */
+interface Services {
+  redis: PrivateRedis;
+  postgres: PrivatePostgres;
+}
+
+async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFile: string, services: Services): Promise<Measured> {
   const namespace = uniqueNamespace(`cmp_${scenario.id}`);
   // What any user of the synthetic web must give: a namespace, the loopback range (refused by
   // the SSRF guard otherwise), the hosts file for its names, where bodies go, and quiet logs.
+  // Besides: where this benchmark's own Redis and PostgreSQL listen.
   const env = {
+    REDIS_URL: services.redis.url,
+    DATABASE_URL: services.postgres.url,
     TRAWL_NAMESPACE: namespace,
     TRAWL_ALLOW_NETWORKS: '127.1.0.0/16',
     TRAWL_HOSTS_FILE: hostsFile,
@@ -209,14 +221,19 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   // BENCH_NODE_ARGS: Node flags for the crawl process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
   const own = (row.roles ?? []).map((roles) => ({ TRAWL_WORKER_ROLES: roles }));
+  const serviceCpuBefore = redisCpuMs(services.redis) + postgresCpuMs(services.postgres);
   const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes, nodeArgs, own);
-  await dropNamespace(namespace);
+  // The crawl's PostgreSQL backends exit with its processes: a moment for the postmaster to reap them.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const serviceCpuMs = redisCpuMs(services.redis) + postgresCpuMs(services.postgres) - serviceCpuBefore;
+  await dropNamespace(namespace, { redisUrl: services.redis.url, databaseUrl: services.postgres.url });
   // The crawl process's own fetches: how late each started after its host's due time.
   const late = summary.fetchLateness;
   if (late) console.log(`  ${row.name}: fetch lateness (the crawl process's ${late.count} fetches) p50 ${(late.p50S * 1000).toFixed(1)} ms, p90 ${(late.p90S * 1000).toFixed(1)} ms, p99 ${(late.p99S * 1000).toFixed(1)} ms`);
   return {
     durationMs: summary.durationMs,
     cpuMs: reports.reduce((s, r) => s + r.process.cpuMs, 0),
+    serviceCpuMs,
     maxRssMb: reports.reduce((s, r) => s + r.process.maxRssMb, 0),
   };
 }
@@ -244,7 +261,7 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
     'crawlee runner',
   );
   const result = JSON.parse(out.trim().split('\n').pop() as string) as { durationMs: number; cpuMs: number; maxRssMb: number; finished: number };
-  return { durationMs: result.durationMs, cpuMs: result.cpuMs, maxRssMb: result.maxRssMb };
+  return { durationMs: result.durationMs, cpuMs: result.cpuMs, serviceCpuMs: 0, maxRssMb: result.maxRssMb };
 }
 
 /** Each host's requests, in the order they arrived. */
@@ -269,7 +286,7 @@ const SCALE_HOSTS = [20, 50];
  * load rather than its per-request path. Returns the markdown table (the full web's row from
  * `full`, measured in the same run).
  */
-async function politeScale(scenario: Scenario, row: TrawlRow, rounds: number, full: RunResult[]): Promise<string> {
+async function politeScale(scenario: Scenario, row: TrawlRow, rounds: number, full: RunResult[], services: Services): Promise<string> {
   const bySize = new Map<number, RunResult[]>([[scenario.web.hosts, full]]);
   for (const hosts of SCALE_HOSTS) {
     const sized: Scenario = { ...scenario, web: { ...scenario.web, hosts } };
@@ -278,7 +295,7 @@ async function politeScale(scenario: Scenario, row: TrawlRow, rounds: number, fu
     writeFileSync(hostsFile, web.hostsFile());
     try {
       for (let round = 0; round < rounds; round += 1) {
-        const result = await judged(web, sized, row.name, () => runTrawl(web, sized, row, hostsFile));
+        const result = await judged(web, sized, row.name, () => runTrawl(web, sized, row, hostsFile, services));
         bySize.set(hosts, [...(bySize.get(hosts) ?? []), result]);
         console.log(`${scenario.id} ${hosts} hosts round ${round + 1} ${row.name}: ${fmt(result.durationMs / 1000, 2)} s, intervals under ${result.intervalViolations}`);
       }
@@ -433,114 +450,125 @@ function pagesNote(pages: ProfiledWeb, scenario: Scenario): string {
  * any of them prints its table and leaves BENCHMARKS.md alone.
  */
 export async function compareBench(rounds: number, only: Scenario['id'] | undefined, profile: BenchProfile): Promise<void> {
+  const [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
+  try {
+    for (const base of SCENARIOS.filter((s) => !only || s.id === only)) await compareScenario(base, rounds, profile, { redis, postgres });
+  } finally {
+    await Promise.all([redis.stop(), postgres.stop()]);
+  }
+}
+
+async function compareScenario(base: Scenario, rounds: number, profile: BenchProfile, services: Services): Promise<void> {
   const hostsOverride = process.env.BENCH_HOSTS ? Number(process.env.BENCH_HOSTS) : null;
   const rowFilter = process.env.BENCH_ONLY ?? null;
   const development = hostsOverride !== null || rowFilter !== null || AB_ROWS !== null || process.env.BENCH_NODE_ARGS !== undefined;
-  for (const base of SCENARIOS.filter((s) => !only || s.id === only)) {
-    const { scenario: profiled, pages } = onProfile(base, profile);
-    const scenario = hostsOverride === null ? profiled : { ...profiled, web: { ...profiled.web, hosts: hostsOverride } };
-    const web = await startBenchWeb(scenario.web);
-    const dir = mkdtempSync(join(tmpdir(), 'trawl-bench-'));
-    const hostsFile = join(dir, 'hosts');
-    writeFileSync(hostsFile, web.hostsFile());
-    const crawlers: [string, () => Promise<Measured>][] = [
-      ...TRAWL_ROWS.map((row): [string, () => Promise<Measured>] => [row.name, () => runTrawl(web, scenario, row, hostsFile)]),
-      [CRAWLEE, () => runCrawlee(web, scenario)] as [string, () => Promise<Measured>],
-    ].filter(([name]) => rowFilter === null || rowFilter.split('|').some((part) => name.includes(part)));
-    const results = new Map<string, RunResult[]>();
-    try {
-      for (let round = 0; round < rounds; round += 1) {
-        for (const [name, run] of crawlers) {
-          const result = await judged(web, scenario, name, run);
-          results.set(name, [...(results.get(name) ?? []), result]);
-          console.log(
-            `${scenario.id} round ${round + 1} ${name}: ${fmt((result.pages * 1000) / result.durationMs, 1)} pages/s, ${fmt(result.durationMs / 1000, 2)} s ` +
-              `(server: first request to last response ${fmt(result.serverSpanMs / 1000, 2)} s, median interval ${fmt(result.medianIntervalMs, 1)} ms), ` +
-              `coverage ${fmt(result.coverage * 100, 1)} %, intervals under ${result.intervalViolations}, overlaps ${result.concurrencyViolations}` +
-              (result.loss
-                ? `; last host: first request +${fmt(result.loss.lastHostFirstMs)} ms, robots.txt→page +${fmt(result.loss.lastHostRobotsGapExcessMs)} ms, ` +
-                  `later intervals +${fmt(result.loss.lastHostIntervalsExcessMs)} ms; outside the server span ${fmt(result.loss.outsideMs)} ms; ` +
-                  `response end→next request beyond the delay p50 ${fmt(result.loss.afterDelayP50Ms, 1)} / p90 ${fmt(result.loss.afterDelayP90Ms, 1)} ms, ` +
-                  `first page's end→second page p50 ${fmt(result.loss.secondPageP50Ms)} / p90 ${fmt(result.loss.secondPageP90Ms)} ms`
-                : ''),
-          );
-        }
+  const { scenario: profiled, pages } = onProfile(base, profile);
+  const scenario = hostsOverride === null ? profiled : { ...profiled, web: { ...profiled.web, hosts: hostsOverride } };
+  const web = await startBenchWeb(scenario.web);
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-bench-'));
+  const hostsFile = join(dir, 'hosts');
+  writeFileSync(hostsFile, web.hostsFile());
+  const crawlers: [string, () => Promise<Measured>][] = [
+    ...TRAWL_ROWS.map((row): [string, () => Promise<Measured>] => [row.name, () => runTrawl(web, scenario, row, hostsFile, services)]),
+    [CRAWLEE, () => runCrawlee(web, scenario)] as [string, () => Promise<Measured>],
+  ].filter(([name]) => rowFilter === null || rowFilter.split('|').some((part) => name.includes(part)));
+  const results = new Map<string, RunResult[]>();
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      for (const [name, run] of crawlers) {
+        const result = await judged(web, scenario, name, run);
+        results.set(name, [...(results.get(name) ?? []), result]);
+        console.log(
+          `${scenario.id} round ${round + 1} ${name}: ${fmt((result.pages * 1000) / result.durationMs, 1)} pages/s, ${fmt(result.durationMs / 1000, 2)} s ` +
+            `(server: first request to last response ${fmt(result.serverSpanMs / 1000, 2)} s, median interval ${fmt(result.medianIntervalMs, 1)} ms), ` +
+            `coverage ${fmt(result.coverage * 100, 1)} %, intervals under ${result.intervalViolations}, overlaps ${result.concurrencyViolations}` +
+            (result.loss
+              ? `; last host: first request +${fmt(result.loss.lastHostFirstMs)} ms, robots.txt→page +${fmt(result.loss.lastHostRobotsGapExcessMs)} ms, ` +
+                `later intervals +${fmt(result.loss.lastHostIntervalsExcessMs)} ms; outside the server span ${fmt(result.loss.outsideMs)} ms; ` +
+                `response end→next request beyond the delay p50 ${fmt(result.loss.afterDelayP50Ms, 1)} / p90 ${fmt(result.loss.afterDelayP90Ms, 1)} ms, ` +
+                `first page's end→second page p50 ${fmt(result.loss.secondPageP50Ms)} / p90 ${fmt(result.loss.secondPageP90Ms)} ms`
+              : ''),
+        );
       }
-    } finally {
-      await web.stop();
     }
-    const ideal = idealMsOf(scenario, [...results.values()].flat());
-    const largestHost = scenario.crawlDelayS > 0 ? ideal / (scenario.crawlDelayS * 1000) : 0;
-    const defaults = TRAWL_ROWS[0] as TrawlRow;
-    const scale =
-      scenario.crawlDelayS > 0 && hostsOverride === null && AB_ROWS === null && results.has(defaults.name)
-        ? await politeScale(scenario, defaults, rounds, results.get(defaults.name) ?? [])
-        : '';
-    const rows = [...results].map(([name, runs]) => {
-      const m = (f: (r: RunResult) => number) => median(runs.map(f));
+  } finally {
+    await web.stop();
+  }
+  const ideal = idealMsOf(scenario, [...results.values()].flat());
+  const largestHost = scenario.crawlDelayS > 0 ? ideal / (scenario.crawlDelayS * 1000) : 0;
+  const defaults = TRAWL_ROWS[0] as TrawlRow;
+  const scale =
+    scenario.crawlDelayS > 0 && hostsOverride === null && AB_ROWS === null && results.has(defaults.name)
+      ? await politeScale(scenario, defaults, rounds, results.get(defaults.name) ?? [], services)
+      : '';
+  const rows = [...results].map(([name, runs]) => {
+    const m = (f: (r: RunResult) => number) => median(runs.map(f));
+    return [
+      name,
+      fmt(m((r) => (r.pages * 1000) / r.durationMs), 1),
+      fmt(m((r) => (r.requests * 1000) / r.durationMs), 1),
+      fmt(m((r) => r.durationMs) / 1000, 2),
+      fmt(m((r) => r.serverSpanMs) / 1000, 2),
+      ideal > 0 ? fmt(ideal / m((r) => r.durationMs), 2) : '–',
+      ideal > 0 ? fmt(m((r) => r.idealFromEndsMs / r.durationMs), 2) : '–',
+      fmt(m((r) => r.cpuMs / r.pages), 2),
+      fmt(m((r) => (r.cpuMs + r.serviceCpuMs) / r.pages), 2),
+      fmt(m((r) => r.maxRssMb)),
+      `${fmt(m((r) => r.coverage) * 100, 1)} %`,
+      fmt(m((r) => r.duplicates)),
+      ...(scenario.web.fileLinks ? [fmt(m((r) => r.fileRequests))] : []),
+      fmt(m((r) => r.robotsViolations)),
+      fmt(m((r) => r.concurrencyViolations)),
+      scenario.crawlDelayS > 0 ? fmt(m((r) => r.medianIntervalMs), 1) : '–',
+      scenario.crawlDelayS > 0 ? fmt(m((r) => r.intervalViolations)) : '–',
+    ];
+  });
+  const rate = (name: string) => median((results.get(name) ?? []).map((r) => (r.pages * 1000) / r.durationMs));
+  const cpu = (name: string) => median((results.get(name) ?? []).map((r) => r.cpuMs / r.pages));
+  const allIn = (name: string) => median((results.get(name) ?? []).map((r) => (r.cpuMs + r.serviceCpuMs) / r.pages));
+  const headers = [
+    'crawler',
+    'pages/s',
+    'requests/s',
+    'duration s',
+    'server: first request to last response s',
+    'polite efficiency',
+    'polite efficiency, delay from the response\'s end',
+    'CPU ms / page',
+    'all-in CPU ms / page (with Redis and PostgreSQL)',
+    'peak RSS MB',
+    'coverage',
+    'duplicate fetches',
+    ...(scenario.web.fileLinks ? ['file requests'] : []),
+    'robots violations',
+    'concurrent requests to one host',
+    'median interval per host ms',
+    'intervals under the Crawl-delay',
+  ];
+  const ratios = results.has(CRAWLEE)
+    ? TRAWL_ROWS.filter((row) => results.has(row.name))
+        .map((row) => `${row.name}: throughput ${fmt(rate(row.name) / rate(CRAWLEE), 2)}×, CPU per page ${fmt(cpu(row.name) / cpu(CRAWLEE), 2)}×, all-in ${fmt(allIn(row.name) / allIn(CRAWLEE), 2)}×`)
+        .join('; ')
+    : '';
+  const lossRows = [...results]
+    .filter(([, runs]) => runs.every((r) => r.loss !== null))
+    .map(([name, runs]) => {
+      const m = (f: (l: PoliteLoss) => number) => fmt(median(runs.map((r) => f(r.loss as PoliteLoss))));
       return [
         name,
-        fmt(m((r) => (r.pages * 1000) / r.durationMs), 1),
-        fmt(m((r) => (r.requests * 1000) / r.durationMs), 1),
-        fmt(m((r) => r.durationMs) / 1000, 2),
-        fmt(m((r) => r.serverSpanMs) / 1000, 2),
-        ideal > 0 ? fmt(ideal / m((r) => r.durationMs), 2) : '–',
-        ideal > 0 ? fmt(m((r) => r.idealFromEndsMs / r.durationMs), 2) : '–',
-        fmt(m((r) => r.cpuMs / r.pages), 2),
-        fmt(m((r) => r.maxRssMb)),
-        `${fmt(m((r) => r.coverage) * 100, 1)} %`,
-        fmt(m((r) => r.duplicates)),
-        ...(scenario.web.fileLinks ? [fmt(m((r) => r.fileRequests))] : []),
-        fmt(m((r) => r.robotsViolations)),
-        fmt(m((r) => r.concurrencyViolations)),
-        scenario.crawlDelayS > 0 ? fmt(m((r) => r.medianIntervalMs), 1) : '–',
-        scenario.crawlDelayS > 0 ? fmt(m((r) => r.intervalViolations)) : '–',
+        m((l) => l.lastHostFirstMs),
+        m((l) => l.lastHostRobotsGapExcessMs),
+        m((l) => l.lastHostIntervalsExcessMs),
+        m((l) => l.outsideMs),
+        m((l) => l.afterDelayP50Ms),
+        m((l) => l.afterDelayP90Ms),
+        m((l) => l.secondPageP50Ms),
+        m((l) => l.secondPageP90Ms),
       ];
     });
-    const rate = (name: string) => median((results.get(name) ?? []).map((r) => (r.pages * 1000) / r.durationMs));
-    const cpu = (name: string) => median((results.get(name) ?? []).map((r) => r.cpuMs / r.pages));
-    const headers = [
-      'crawler',
-      'pages/s',
-      'requests/s',
-      'duration s',
-      'server: first request to last response s',
-      'polite efficiency',
-      'polite efficiency, delay from the response\'s end',
-      'CPU ms / page',
-      'peak RSS MB',
-      'coverage',
-      'duplicate fetches',
-      ...(scenario.web.fileLinks ? ['file requests'] : []),
-      'robots violations',
-      'concurrent requests to one host',
-      'median interval per host ms',
-      'intervals under the Crawl-delay',
-    ];
-    const ratios = results.has(CRAWLEE)
-      ? TRAWL_ROWS.filter((row) => results.has(row.name))
-          .map((row) => `${row.name}: throughput ${fmt(rate(row.name) / rate(CRAWLEE), 2)}×, CPU per page ${fmt(cpu(row.name) / cpu(CRAWLEE), 2)}×`)
-          .join('; ')
-      : '';
-    const lossRows = [...results]
-      .filter(([, runs]) => runs.every((r) => r.loss !== null))
-      .map(([name, runs]) => {
-        const m = (f: (l: PoliteLoss) => number) => fmt(median(runs.map((r) => f(r.loss as PoliteLoss))));
-        return [
-          name,
-          m((l) => l.lastHostFirstMs),
-          m((l) => l.lastHostRobotsGapExcessMs),
-          m((l) => l.lastHostIntervalsExcessMs),
-          m((l) => l.outsideMs),
-          m((l) => l.afterDelayP50Ms),
-          m((l) => l.afterDelayP90Ms),
-          m((l) => l.secondPageP50Ms),
-          m((l) => l.secondPageP90Ms),
-        ];
-      });
-    const lossTable =
-      lossRows.length > 0
-        ? `Where the time beyond the ideal went (medians, ms; from the server's log). The host that finished last sets the
+  const lossTable =
+    lossRows.length > 0
+      ? `Where the time beyond the ideal went (medians, ms; from the server's log). The host that finished last sets the
 duration: how late its first request came after the crawl's first, how much longer than the Crawl-delay it waited
 for its first page after robots.txt, and by how much its later intervals exceeded the Crawl-delay in all; then the
 crawl's time outside the server's span (start-up to the first request, the last response to done). Last four
@@ -549,16 +577,16 @@ second page alone, whose URL only the first page's links give (the wait for the 
 
 ${table(['crawler', 'last host: first request', 'robots.txt → first page, beyond the delay', 'later intervals, beyond the delay (sum)', 'outside the server span', 'end → next request beyond the delay, p50', 'p90', 'first page → second, beyond the delay, p50', 'p90'], lossRows)}
 `
-        : '';
-    const files = scenario.web.fileLinks
-      ? `Every page also links about ${FILES_PER_PAGE} binary file (PDF, JPEG, PNG, ZIP, MP4, DOCX, EXE, WOFF2, by its extension), on every
+      : '';
+  const files = scenario.web.fileLinks
+    ? `Every page also links about ${FILES_PER_PAGE} binary file (PDF, JPEG, PNG, ZIP, MP4, DOCX, EXE, WOFF2, by its extension), on every
 host, as real sites do. trawl's defaults skip such links by their extension (TRAWL_SKIP_EXTENSIONS unset,
 TRAWL_NON_HTML=skip); Crawlee has no such filter by default and runs with its defaults here: it
 requests every file it finds once (CheerioCrawler aborts the body of a non-HTML response on its Content-Type
 and does not retry it).
 Its file requests count as requests, not pages, and take turns of its per-domain delay.`
-      : '';
-    const md = `## trawl vs Crawlee — ${scenario.title} — ${pages.label}
+    : '';
+  const md = `## trawl vs Crawlee — ${scenario.title} — ${pages.label}
 
 Command: \`${pages.command}\`. ${machine({ 'trawl build': trawlRuntime() })} · Crawlee @crawlee/cheerio 3.18.1
 
@@ -582,8 +610,10 @@ What each row sets:
   \`enqueueLinks({ strategy: 'all' })\`, names resolved by a \`dns.lookup\` override.
 
 Duration: first dispatch to done (process start-up excluded); the server's span is its first
-request's arrival to its last response's end. CPU: all of the crawler's processes (Redis and
-PostgreSQL not counted — they are shared services; Crawlee keeps its queue in process memory);
+request's arrival to its last response's end. CPU: all of the crawler's processes, start-up
+included; all-in adds what the crawler's services used over the run: trawl's Redis (\`INFO cpu\`)
+and PostgreSQL (every process of the cluster, from \`/proc\`), a Redis and a PostgreSQL started for
+this benchmark alone (Crawlee keeps its queue in process memory: its all-in is its CPU).
 RSS: sum of the processes' peaks. Politeness and coverage are judged from the server's log.
 
 ${table(headers, rows)}
@@ -609,10 +639,9 @@ server's log plus the delay; the largest over the hosts (${fmt(median([...result
 trawl's adaptive term (5 × the response time) stays under the Crawl-delay on this web, so the Crawl-delay is what binds.`
     : ''
 }`;
-    if (development) console.log(md);
-    else {
-      writeSection(pages.sectionId, md);
-      console.log(md);
-    }
+  if (development) console.log(md);
+  else {
+    writeSection(pages.sectionId, md);
+    console.log(md);
   }
 }

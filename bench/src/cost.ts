@@ -11,6 +11,7 @@ import pg from 'pg';
 import { replyFrom } from './child.js';
 import type { ConnectionStats } from './redis-proxy.js';
 import { fmt, machine, table, writeSection } from './report.js';
+import { postgresCpuMs, redisCpuMs } from './service-cpu.js';
 import { cpuByThreadKind, ThreadCpuSampler } from './thread-cpu.js';
 import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
@@ -79,46 +80,6 @@ async function readCommandLog(redis: PrivateRedis, names: ReadonlyMap<string, st
   } finally {
     client.disconnect();
   }
-}
-
-function redisCpuMs(redis: PrivateRedis): number {
-  const text = info(redis, 'cpu');
-  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? 0);
-  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
-}
-
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** utime, stime, cutime, cstime and ppid of a process, from /proc/<pid>/stat (null: gone). */
-function procStat(pid: number): { ppid: number; self: number; children: number } | null {
-  try {
-    const raw = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces), from field 3 (state) on.
-    const fields = raw.slice(raw.lastIndexOf(')') + 2).split(' ').map(Number);
-    const at = (n: number) => fields[n - 3] as number;
-    return { ppid: at(4), self: at(14) + at(15), children: at(16) + at(17) };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU ms the whole cluster has used: the postmaster's own and its reaped children's (backends
- * that exited), plus every live child's own. A backend that exits between two readings moves its
- * time from the second sum to the first: the total stays whole.
- */
-function postgresCpuMs(postgres: PrivatePostgres): number {
-  const postmaster = postgres.postmasterPid();
-  if (!postmaster) throw new Error('no postmaster');
-  const main = procStat(postmaster);
-  if (!main) throw new Error('postmaster gone');
-  let ticks = main.self + main.children;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = procStat(Number(entry));
-    if (stat && stat.ppid === postmaster) ticks += stat.self;
-  }
-  return (ticks * 1000) / CLOCK_TICKS;
 }
 
 /** The counting proxy (./redis-proxy.ts), in a process of its own. */

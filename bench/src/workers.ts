@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PrivatePostgres, PrivateRedis, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
@@ -6,6 +6,7 @@ import { loadConfig } from '@trawl/config';
 import type { TestWeb} from '@trawl/testweb';
 import { analyzeLog, type TestWebOptions } from '@trawl/testweb';
 import { fmt, machine, median, table, writeSection } from './report.js';
+import { postgresCpuMs, redisCpuMs } from './service-cpu.js';
 import { type BenchProfile, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const PROCESSES = [1, 2, 4];
@@ -16,46 +17,6 @@ const TINY_WEB: TestWebOptions = { hosts: HOSTS, pagesPerHost: PAGES_PER_HOST, l
 /** Mean response time of a real-internet fetch, for the latency bound of the sizing. */
 const INTERNET_LATENCY_MS = 500;
 const TARGETS = [1_000, 10_000];
-
-/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
-const TICKS_PER_S = 100;
-
-/** A process's own CPU and that of its reaped children, in ms, from /proc; 0 if it is gone. */
-function procCpuMs(pid: number): { ppid: number; own: number; children: number } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command (which may hold spaces): state ppid … utime(14) stime cutime cstime.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const at = (field: number) => Number(fields[field - 3]);
-    return { ppid: at(4), own: ((at(14) + at(15)) * 1000) / TICKS_PER_S, children: ((at(16) + at(17)) * 1000) / TICKS_PER_S };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU of a PostgreSQL cluster so far: the postmaster's own and its reaped children's (backends
- * that have exited), plus every live child's (backends, checkpointer, WAL writer, …).
- */
-function postgresCpuMs(pg: PrivatePostgres): number {
-  const postmaster = Number(readFileSync(join(pg.dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const root = procCpuMs(postmaster);
-  if (!root) throw new Error('PostgreSQL postmaster not found in /proc');
-  let total = root.own + root.children;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const child = procCpuMs(Number(name));
-    if (child && child.ppid === postmaster) total += child.own + child.children;
-  }
-  return total;
-}
-
-/** Redis's CPU so far (user + system, all its threads), in ms. */
-function redisCpuMs(redis: PrivateRedis): number {
-  const info = redis.cli('INFO', 'cpu');
-  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
-  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
-}
 
 interface Round {
   pages: number;

@@ -160,8 +160,8 @@ export async function describeOutstanding(redis: Redis, namespace: string, parti
 }
 
 /** Removes everything a test or benchmark namespace left: its Redis keys and PostgreSQL schema. */
-export function dropNamespace(namespace: string): Promise<void> {
-  return dropNamespaceOn(namespace, { redisUrl: REDIS_URL, databaseUrl: DATABASE_URL });
+export function dropNamespace(namespace: string, servers = { redisUrl: REDIS_URL, databaseUrl: DATABASE_URL }): Promise<void> {
+  return dropNamespaceOn(namespace, servers);
 }
 
 /** What each trawl process reports as it exits (the crawl's summary, or a worker's line). */
