@@ -450,7 +450,9 @@ function pagesNote(pages: ProfiledWeb, scenario: Scenario): string {
  * any of them prints its table and leaves BENCHMARKS.md alone.
  */
 export async function compareBench(rounds: number, only: Scenario['id'] | undefined, profile: BenchProfile): Promise<void> {
-  const [redis, postgres] = await Promise.all([PrivateRedis.start(), PrivatePostgres.start()]);
+  // Set up as this machine's shared services, on which the earlier runs were made: Redis keeps
+  // nothing on disk; PostgreSQL commits with fsync and has Debian's 128 MB of shared buffers.
+  const [redis, postgres] = await Promise.all([PrivateRedis.start({ appendOnly: false }), PrivatePostgres.start({ settings: { shared_buffers: '128MB' } })]);
   try {
     for (const base of SCENARIOS.filter((s) => !only || s.id === only)) await compareScenario(base, rounds, profile, { redis, postgres });
   } finally {
@@ -613,7 +615,8 @@ Duration: first dispatch to done (process start-up excluded); the server's span 
 request's arrival to its last response's end. CPU: all of the crawler's processes, start-up
 included; all-in adds what the crawler's services used over the run: trawl's Redis (\`INFO cpu\`)
 and PostgreSQL (every process of the cluster, from \`/proc\`), a Redis and a PostgreSQL started for
-this benchmark alone (Crawlee keeps its queue in process memory: its all-in is its CPU).
+this benchmark alone (Redis keeping nothing on disk, PostgreSQL committing with fsync, 128 MB of
+shared buffers; Crawlee keeps its queue in process memory: its all-in is its CPU).
 RSS: sum of the processes' peaks. Politeness and coverage are judged from the server's log.
 
 ${table(headers, rows)}

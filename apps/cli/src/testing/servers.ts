@@ -39,22 +39,29 @@ export class PrivateRedis {
   private constructor(
     readonly port: number,
     readonly dir: string,
+    private readonly appendOnly: boolean,
   ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(await freePort(), mkdtempSync(join(tmpdir(), 'trawl-chaos-redis-')));
+  /**
+   * `appendOnly` (default true): an append-only file, fsynced every second, so a restart keeps
+   * the data (what the chaos cases need); false keeps nothing on disk, like this machine's own
+   * Redis, for a benchmark that compares with runs on it.
+   */
+  static async start(options: { appendOnly?: boolean } = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort(), mkdtempSync(join(tmpdir(), 'trawl-chaos-redis-')), options.appendOnly ?? true);
     await redis.launch();
     return redis;
   }
 
   private async launch(): Promise<void> {
+    const persistence = this.appendOnly ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no'];
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'everysec', '--save', '', '--maxmemory-policy', 'noeviction', '--logfile', join(this.dir, 'redis.log')],
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, ...persistence, '--save', '', '--maxmemory-policy', 'noeviction', '--logfile', join(this.dir, 'redis.log')],
       { stdio: 'ignore' },
     );
     this.child = child;
