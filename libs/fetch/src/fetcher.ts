@@ -367,7 +367,16 @@ export class Fetcher {
         truncated = true;
         stopReading();
       });
-      stream.once('end', succeed);
+      // got leaves a stream open after its end, and with it its listeners: on the caller's signal
+      // (an AbortSignal.any composite is kept from collection while it has one), on the socket
+      // the request came through (a pooled keep-alive socket's). Either would hold the request,
+      // and through the data listener above its whole body, as long as the signal or the socket
+      // lives: for a worker's life, for every page. Destroyed once read, it lets go of them; the
+      // socket is back in the agent's pool already (the response's end released it).
+      stream.once('end', () => {
+        succeed();
+        stream.destroy();
+      });
       // Stays attached after settling: a late error from a destroyed stream must not be unhandled.
       stream.on('error', fail);
       stream.once('close', () => {
