@@ -1,14 +1,11 @@
 import type { TrawlError } from '@trawl/core';
-import { closePipeline, type CrawlWorkerDeps, type ProcessWorker } from '@trawl/crawl/process';
+import { closePipeline, type ProcessWorker, type SharedPipeline } from '@trawl/crawl/process';
 import type { CrawlWorker, RenderStage } from '@trawl/crawl';
 import type { Runtime } from '@trawl/runtime';
 import type { ProcessThread } from './process-on-thread.js';
 
 /** A worker process's stages (TRAWL_WORKER_ROLES). */
 export type WorkerRole = 'fetch' | 'process' | 'render';
-
-/** What the stages of one process share, and close once all have stopped. */
-export type StageDeps = Pick<CrawlWorkerDeps, 'discovery' | 'records' | 'acks' | 'archive' | 'analyzer' | 'counters' | 'render'>;
 
 /**
  * A worker process's stages, as TRAWL_WORKER_ROLES says: the fetch stage (one BullMQ consumer
@@ -18,7 +15,7 @@ export type StageDeps = Pick<CrawlWorkerDeps, 'discovery' | 'records' | 'acks' |
  */
 export class WorkerStages {
   constructor(
-    readonly deps: StageDeps,
+    readonly deps: SharedPipeline,
     readonly fetch: CrawlWorker | null,
     /** The process stage on this event loop. */
     readonly process: ProcessWorker | null,

@@ -1,5 +1,5 @@
 export type { BlockingDeps, CrawlWorkerDeps, PipelineDeps, SitemapDeps } from './deps.js';
-export { closePipeline } from './close-pipeline.js';
+export { closePipeline, type SharedPipeline } from './close-pipeline.js';
 export { blockOptionsOf } from './fetch/block-step.js';
 export { processFetchJob } from './fetch/fetch-job.js';
 export { GATE_ASK_AHEAD_MS } from './fetch/gate.js';

@@ -5,7 +5,7 @@
  * process-only worker.
  */
 export type { CrawlWorkerDeps, PipelineDeps } from './deps.js';
-export { closePipeline } from './close-pipeline.js';
+export { closePipeline, type SharedPipeline } from './close-pipeline.js';
 export { RecentBodies } from './bodies.js';
 export { Acks, Records, UrlStates, Validators } from './records.js';
 export { type EntryOutcome, type ProcessDeps, processEntry } from './process/process-entry.js';
