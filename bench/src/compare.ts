@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropNamespace, PrivatePostgres, PrivateRedis, runCrawlProcesses, trawlRuntime, uniqueNamespace } from '@trawl/cli/testing';
@@ -8,7 +8,7 @@ import { analyzeLog, type RequestLogEntry, type TestWebOptions } from '@trawl/te
 import { runToEnd } from './child.js';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
-import { postgresCpuMs, redisCpuMs } from './service-cpu.js';
+import { postgresCpuMs, processCpuMs, redisCpuMs } from './service-cpu.js';
 import { type BenchProfile, type ProfiledWeb, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
@@ -74,7 +74,7 @@ function onProfile(base: Scenario, profile: BenchProfile): { scenario: Scenario;
 }
 
 /** What a crawler run reports about itself (pages and politeness come from the server log). */
-type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'serviceCpuMs' | 'maxRssMb'>;
+type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'serviceCpuMs' | 'maxRssMb' | 'busyCpuMs'>;
 
 interface RunResult {
   crawler: string;
@@ -89,6 +89,13 @@ interface RunResult {
   /** CPU of the services the crawler needs besides its own processes: trawl's Redis and PostgreSQL (Crawlee needs none: 0). */
   serviceCpuMs: number;
   maxRssMb: number;
+  /**
+   * Every CPU ms the machine spent on the crawl from the web's first request to the crawler's exit:
+   * the crawler's processes (their start-up before it left out), its Redis and PostgreSQL, and the
+   * web (this process). Divided by the cores, the shortest that part of the crawl could take if no
+   * thread ever waited for another. Null for Crawlee (its start-up is not told apart).
+   */
+  busyCpuMs: number | null;
   coverage: number;
   duplicates: number;
   robotsViolations: number;
@@ -222,19 +229,40 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
   const own = (row.roles ?? []).map((roles) => ({ TRAWL_WORKER_ROLES: roles }));
   const serviceCpuBefore = redisCpuMs(services.redis) + postgresCpuMs(services.postgres);
-  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes, nodeArgs, own);
+  // From /proc alone (no redis-cli to wait for): read at the first request, it must not hold up the web.
+  const serviceCpu = () => processCpuMs(services.redis.pid ?? 0) + postgresCpuMs(services.postgres);
+  const webCpu = () => {
+    const used = process.cpuUsage();
+    return (used.user + used.system) / 1000;
+  };
+  // At the web's first request: what the crawler's processes (start-up done), the services and
+  // the web had used so far.
+  let pids: number[] = [];
+  let atFirst: { crawler: number; services: number; web: number } | null = null;
+  const watch = setInterval(() => {
+    if (atFirst !== null || pids.length === 0 || web.log.length === 0) return;
+    atFirst = { crawler: pids.reduce((sum, pid) => sum + processCpuMs(pid), 0), services: serviceCpu(), web: webCpu() };
+  }, 5);
+  const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes, nodeArgs, own, (crawl, workers) => {
+    pids = [crawl, ...workers].flatMap((p) => (p.child.pid === undefined ? [] : [p.child.pid]));
+  }).finally(() => clearInterval(watch));
+  const webAfter = webCpu();
   // The crawl's PostgreSQL backends exit with its processes: a moment for the postmaster to reap them.
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const serviceCpuMs = redisCpuMs(services.redis) + postgresCpuMs(services.postgres) - serviceCpuBefore;
+  const servicesAfter = serviceCpu();
+  const serviceCpuMs = servicesAfter - serviceCpuBefore;
+  const cpuMs = reports.reduce((s, r) => s + r.process.cpuMs, 0);
+  const first = atFirst as { crawler: number; services: number; web: number } | null;
   await dropNamespace(namespace, { redisUrl: services.redis.url, databaseUrl: services.postgres.url });
   // The crawl process's own fetches: how late each started after its host's due time.
   const late = summary.fetchLateness;
   if (late) console.log(`  ${row.name}: fetch lateness (the crawl process's ${late.count} fetches) p50 ${(late.p50S * 1000).toFixed(1)} ms, p90 ${(late.p90S * 1000).toFixed(1)} ms, p99 ${(late.p99S * 1000).toFixed(1)} ms`);
   return {
     durationMs: summary.durationMs,
-    cpuMs: reports.reduce((s, r) => s + r.process.cpuMs, 0),
+    cpuMs,
     serviceCpuMs,
     maxRssMb: reports.reduce((s, r) => s + r.process.maxRssMb, 0),
+    busyCpuMs: first === null ? null : cpuMs - first.crawler + (servicesAfter - first.services) + (webAfter - first.web),
   };
 }
 
@@ -261,7 +289,16 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
     'crawlee runner',
   );
   const result = JSON.parse(out.trim().split('\n').pop() as string) as { durationMs: number; cpuMs: number; maxRssMb: number; finished: number };
-  return { durationMs: result.durationMs, cpuMs: result.cpuMs, serviceCpuMs: 0, maxRssMb: result.maxRssMb };
+  return { durationMs: result.durationMs, cpuMs: result.cpuMs, serviceCpuMs: 0, maxRssMb: result.maxRssMb, busyCpuMs: null };
+}
+
+/** The cores the crawlers, their services and the web share. */
+const CORES = availableParallelism();
+
+/** The median over the runs that measured their busy CPU of `figure` (see `RunResult.busyCpuMs`), or '–' when none did. */
+function busy(runs: readonly RunResult[], figure: (busyCpuMs: number, run: RunResult) => number): string {
+  const values = runs.flatMap((r) => (r.busyCpuMs === null ? [] : [figure(r.busyCpuMs, r)]));
+  return values.length === 0 ? '–' : fmt(median(values), 2);
 }
 
 /** Each host's requests, in the order they arrived. */
@@ -515,6 +552,8 @@ async function compareScenario(base: Scenario, rounds: number, profile: BenchPro
       ideal > 0 ? fmt(m((r) => r.idealFromEndsMs / r.durationMs), 2) : '–',
       fmt(m((r) => r.cpuMs / r.pages), 2),
       fmt(m((r) => (r.cpuMs + r.serviceCpuMs) / r.pages), 2),
+      busy(runs, (ms) => ms / CORES / 1000),
+      ...(scenario.crawlDelayS > 0 ? [busy(runs, (ms, r) => Math.min(1, r.idealFromEndsMs / (ms / CORES)))] : []),
       fmt(m((r) => r.maxRssMb)),
       `${fmt(m((r) => r.coverage) * 100, 1)} %`,
       fmt(m((r) => r.duplicates)),
@@ -538,6 +577,8 @@ async function compareScenario(base: Scenario, rounds: number, profile: BenchPro
     'polite efficiency, delay from the response\'s end',
     'CPU ms / page',
     'all-in CPU ms / page (with Redis and PostgreSQL)',
+    `CPU from the first request on (crawler, Redis, PostgreSQL, web) ÷ ${CORES} cores s`,
+    ...(scenario.crawlDelayS > 0 ? ['polite efficiency (from ends) the CPU allows'] : []),
     'peak RSS MB',
     'coverage',
     'duplicate fetches',
@@ -617,6 +658,15 @@ included; all-in adds what the crawler's services used over the run: trawl's Red
 and PostgreSQL (every process of the cluster, from \`/proc\`), a Redis and a PostgreSQL started for
 this benchmark alone (Redis keeping nothing on disk, PostgreSQL committing with fsync, 128 MB of
 shared buffers; Crawlee keeps its queue in process memory: its all-in is its CPU).
+CPU from the first request on: everything the machine spent on the crawl from the web's first request
+to the crawler's exit — the crawler's processes without their start-up (their CPU read from \`/proc\` at
+that request), its Redis and PostgreSQL, and the synthetic web (this benchmark's process) — divided by
+the ${CORES} cores: the shortest that part of the crawl could take if no thread ever waited for a core.${
+  scenario.crawlDelayS > 0
+    ? ` The efficiency it allows is the ideal from responses' ends divided by it (at most 1): no order of the same
+work does better on these cores; where it is near the measured efficiency, the row is CPU-bound.`
+    : ''
+}
 RSS: sum of the processes' peaks. Politeness and coverage are judged from the server's log.
 
 ${table(headers, rows)}

@@ -45,3 +45,9 @@ export function postgresCpuMs(postgres: PrivatePostgres): number {
   }
   return (ticks * 1000) / CLOCK_TICKS;
 }
+
+/** CPU ms a live process has used so far (all its threads), or 0 once it is gone. */
+export function processCpuMs(pid: number): number {
+  const stat = procStat(pid);
+  return stat ? (stat.self * 1000) / CLOCK_TICKS : 0;
+}

@@ -192,8 +192,8 @@ export async function runCrawlProcesses(
   nodeArgs: string[] = [],
   /** Each process's own settings (the crawl's first, then each worker's), e.g. TRAWL_WORKER_ROLES. */
   own: readonly Record<string, string>[] = [],
-  /** Called once the crawl process is spawned (a benchmark watching its threads). */
-  onCrawl?: (crawl: Proc) => void,
+  /** Called once the crawl process is spawned, with the workers already started (a benchmark watching their CPU). */
+  onCrawl?: (crawl: Proc, workers: readonly Proc[]) => void,
 ): Promise<CrawlProcesses> {
   const workers: Proc[] = [];
   // Workers log their lifecycle at info (a handful of lines, none per page): the crawl starts once
@@ -205,7 +205,7 @@ export async function runCrawlProcesses(
     if (w.child.exitCode !== null) throw new Error(`trawl worker exited ${w.child.exitCode} before it started: ${w.stderr()}`);
   }
   const crawl = trawl(['crawl', ...seeds, '--json'], { ...env, ...own[0] }, nodeArgs);
-  onCrawl?.(crawl);
+  onCrawl?.(crawl, workers);
   const { code } = await crawl.exited;
   for (const w of workers) w.child.kill('SIGTERM');
   await Promise.all(workers.map((w) => w.exited));

@@ -42,6 +42,11 @@ export class PrivateRedis {
     private readonly appendOnly: boolean,
   ) {}
 
+  /** The redis-server's pid while it runs. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
