@@ -249,8 +249,8 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   const webAfter = webCpu();
   // The crawl's PostgreSQL backends exit with its processes: a moment for the postmaster to reap them.
   await new Promise((resolve) => setTimeout(resolve, 500));
+  const serviceCpuMs = redisCpuMs(services.redis) + postgresCpuMs(services.postgres) - serviceCpuBefore;
   const servicesAfter = serviceCpu();
-  const serviceCpuMs = servicesAfter - serviceCpuBefore;
   const cpuMs = reports.reduce((s, r) => s + r.process.cpuMs, 0);
   const first = atFirst as { crawler: number; services: number; web: number } | null;
   await dropNamespace(namespace, { redisUrl: services.redis.url, databaseUrl: services.postgres.url });
