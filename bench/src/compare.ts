@@ -8,7 +8,7 @@ import { analyzeLog, type RequestLogEntry, type TestWebOptions } from '@trawl/te
 import { runToEnd } from './child.js';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
-import { postgresCpuMs, processCpuMs, redisCpuMs } from './service-cpu.js';
+import { postgresCpuMs, processCpuMs } from './service-cpu.js';
 import { type BenchProfile, type ProfiledWeb, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
@@ -210,6 +210,13 @@ interface Services {
   postgres: PrivatePostgres;
 }
 
+/** CPU ms used so far by a crawl's processes, its Redis and PostgreSQL, and the web (this process). */
+interface CpuSoFar {
+  crawler: number;
+  services: number;
+  web: number;
+}
+
 async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFile: string, services: Services): Promise<Measured> {
   const namespace = uniqueNamespace(`cmp_${scenario.id}`);
   // What any user of the synthetic web must give: a namespace, the loopback range (refused by
@@ -228,9 +235,14 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   // BENCH_NODE_ARGS: Node flags for the crawl process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean) : [];
   const own = (row.roles ?? []).map((roles) => ({ TRAWL_WORKER_ROLES: roles }));
-  const serviceCpuBefore = redisCpuMs(services.redis) + postgresCpuMs(services.postgres);
-  // From /proc alone (no redis-cli to wait for): read at the first request, it must not hold up the web.
-  const serviceCpu = () => processCpuMs(services.redis.pid ?? 0) + postgresCpuMs(services.postgres);
+  // Redis's and PostgreSQL's processes, from /proc alone: read at the web's first request too, so
+  // nothing here may wait (on a redis-cli) while the web serves.
+  const serviceCpu = () => {
+    const redisPid = services.redis.pid;
+    if (redisPid === null) throw new Error('the benchmark\'s redis-server is not running');
+    return processCpuMs(redisPid) + postgresCpuMs(services.postgres);
+  };
+  const serviceCpuBefore = serviceCpu();
   const webCpu = () => {
     const used = process.cpuUsage();
     return (used.user + used.system) / 1000;
@@ -238,7 +250,7 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   // At the web's first request: what the crawler's processes (start-up done), the services and
   // the web had used so far.
   let pids: number[] = [];
-  let atFirst: { crawler: number; services: number; web: number } | null = null;
+  let atFirst: CpuSoFar | null = null;
   const watch = setInterval(() => {
     if (atFirst !== null || pids.length === 0 || web.log.length === 0) return;
     atFirst = { crawler: pids.reduce((sum, pid) => sum + processCpuMs(pid), 0), services: serviceCpu(), web: webCpu() };
@@ -249,10 +261,11 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   const webAfter = webCpu();
   // The crawl's PostgreSQL backends exit with its processes: a moment for the postmaster to reap them.
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const serviceCpuMs = redisCpuMs(services.redis) + postgresCpuMs(services.postgres) - serviceCpuBefore;
   const servicesAfter = serviceCpu();
+  const serviceCpuMs = servicesAfter - serviceCpuBefore;
   const cpuMs = reports.reduce((s, r) => s + r.process.cpuMs, 0);
-  const first = atFirst as { crawler: number; services: number; web: number } | null;
+  // Set by the timer above (TypeScript cannot see that and narrows it to null).
+  const first = atFirst as CpuSoFar | null;
   await dropNamespace(namespace, { redisUrl: services.redis.url, databaseUrl: services.postgres.url });
   // The crawl process's own fetches: how late each started after its host's due time.
   const late = summary.fetchLateness;
@@ -654,7 +667,7 @@ What each row sets:
 
 Duration: first dispatch to done (process start-up excluded); the server's span is its first
 request's arrival to its last response's end. CPU: all of the crawler's processes, start-up
-included; all-in adds what the crawler's services used over the run: trawl's Redis (\`INFO cpu\`)
+included; all-in adds what the crawler's services used over the run: trawl's Redis (its process's CPU in \`/proc\`)
 and PostgreSQL (every process of the cluster, from \`/proc\`), a Redis and a PostgreSQL started for
 this benchmark alone (Redis keeping nothing on disk, PostgreSQL committing with fsync, 128 MB of
 shared buffers; Crawlee keeps its queue in process memory: its all-in is its CPU).
