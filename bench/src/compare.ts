@@ -8,7 +8,7 @@ import { analyzeLog, type RequestLogEntry, type TestWebOptions } from '@trawl/te
 import { runToEnd } from './child.js';
 import type { RunnerConfig } from './crawlee-runner.js';
 import { fmt, machine, median, table, writeSection } from './report.js';
-import { postgresCpuMs, processCpuMs } from './service-cpu.js';
+import { machineTicks, postgresCpuMs, processCpuMs } from './service-cpu.js';
 import { type BenchProfile, type ProfiledWeb, profiledWeb, startBenchWeb } from './web-profile.js';
 
 const RUNNER = fileURLToPath(new URL('./crawlee-runner.ts', import.meta.url));
@@ -74,7 +74,7 @@ function onProfile(base: Scenario, profile: BenchProfile): { scenario: Scenario;
 }
 
 /** What a crawler run reports about itself (pages and politeness come from the server log). */
-type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'serviceCpuMs' | 'maxRssMb' | 'busyCpuMs'>;
+type Measured = Pick<RunResult, 'durationMs' | 'cpuMs' | 'serviceCpuMs' | 'maxRssMb' | 'busyCpuMs' | 'machineBusy'>;
 
 interface RunResult {
   crawler: string;
@@ -96,6 +96,12 @@ interface RunResult {
    * thread ever waited for another. Null for Crawlee (its start-up is not told apart).
    */
   busyCpuMs: number | null;
+  /**
+   * The share of the machine's cores that were busy (`/proc/stat`: anything but idle and I/O
+   * wait, whoever ran) over the same span as `busyCpuMs`; near 1, the crawl waited for cores
+   * whatever `busyCpuMs` says it needed. Null for Crawlee.
+   */
+  machineBusy: number | null;
   coverage: number;
   duplicates: number;
   robotsViolations: number;
@@ -215,6 +221,8 @@ interface CpuSoFar {
   crawler: number;
   services: number;
   web: number;
+  /** The machine's clock ticks so far (see `machineTicks`). */
+  machine: { busy: number; total: number };
 }
 
 async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFile: string, services: Services): Promise<Measured> {
@@ -253,12 +261,13 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
   let atFirst: CpuSoFar | null = null;
   const watch = setInterval(() => {
     if (atFirst !== null || pids.length === 0 || web.log.length === 0) return;
-    atFirst = { crawler: pids.reduce((sum, pid) => sum + processCpuMs(pid), 0), services: serviceCpu(), web: webCpu() };
+    atFirst = { crawler: pids.reduce((sum, pid) => sum + processCpuMs(pid), 0), services: serviceCpu(), web: webCpu(), machine: machineTicks() };
   }, 5);
   const { summary, reports } = await runCrawlProcesses(web.rootUrls(), env, row.processes, nodeArgs, own, (crawl, workers) => {
     pids = [crawl, ...workers].flatMap((p) => (p.child.pid === undefined ? [] : [p.child.pid]));
   }).finally(() => clearInterval(watch));
   const webAfter = webCpu();
+  const machineAfter = machineTicks();
   // The crawl's PostgreSQL backends exit with its processes: a moment for the postmaster to reap them.
   await new Promise((resolve) => setTimeout(resolve, 500));
   const servicesAfter = serviceCpu();
@@ -276,6 +285,7 @@ async function runTrawl(web: TestWeb, scenario: Scenario, row: TrawlRow, hostsFi
     serviceCpuMs,
     maxRssMb: reports.reduce((s, r) => s + r.process.maxRssMb, 0),
     busyCpuMs: first === null ? null : cpuMs - first.crawler + (servicesAfter - first.services) + (webAfter - first.web),
+    machineBusy: first === null ? null : (machineAfter.busy - first.machine.busy) / Math.max(1, machineAfter.total - first.machine.total),
   };
 }
 
@@ -302,7 +312,7 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
     'crawlee runner',
   );
   const result = JSON.parse(out.trim().split('\n').pop() as string) as { durationMs: number; cpuMs: number; maxRssMb: number; finished: number };
-  return { durationMs: result.durationMs, cpuMs: result.cpuMs, serviceCpuMs: 0, maxRssMb: result.maxRssMb, busyCpuMs: null };
+  return { durationMs: result.durationMs, cpuMs: result.cpuMs, serviceCpuMs: 0, maxRssMb: result.maxRssMb, busyCpuMs: null, machineBusy: null };
 }
 
 /** The cores the crawlers, their services and the web share. */
@@ -567,6 +577,7 @@ async function compareScenario(base: Scenario, rounds: number, profile: BenchPro
       fmt(m((r) => (r.cpuMs + r.serviceCpuMs) / r.pages), 2),
       busy(runs, (ms) => ms / CORES / 1000),
       ...(scenario.crawlDelayS > 0 ? [busy(runs, (ms, r) => Math.min(1, r.idealFromEndsMs / (ms / CORES)))] : []),
+      busy(runs, (_, r) => r.machineBusy ?? 0),
       fmt(m((r) => r.maxRssMb)),
       `${fmt(m((r) => r.coverage) * 100, 1)} %`,
       fmt(m((r) => r.duplicates)),
@@ -592,6 +603,7 @@ async function compareScenario(base: Scenario, rounds: number, profile: BenchPro
     'all-in CPU ms / page (with Redis and PostgreSQL)',
     `CPU from the first request on (crawler, Redis, PostgreSQL, web) ÷ ${CORES} cores s`,
     ...(scenario.crawlDelayS > 0 ? ['polite efficiency (from ends) the CPU allows'] : []),
+    'share of the machine\'s cores busy over that span (/proc/stat)',
     'peak RSS MB',
     'coverage',
     'duplicate fetches',
@@ -679,7 +691,10 @@ the ${CORES} cores: the shortest that part of the crawl could take if no thread 
     ? ` The efficiency it allows is the ideal from responses' ends divided by it (at most 1): no order of the same
 work does better on these cores; where it is near the measured efficiency, the row is CPU-bound.`
     : ''
-}
+} Over the same span the machine's own count (\`/proc/stat\`: all but idle and I/O wait, whoever
+ran — the kernel's work for the loopback traffic and anything else on the machine included) gives
+the share of the cores that were busy: near 100 %, the crawl waited for cores, whatever the sum
+before it says it needed.
 RSS: sum of the processes' peaks. Politeness and coverage are judged from the server's log.
 
 ${table(headers, rows)}

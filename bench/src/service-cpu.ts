@@ -46,6 +46,14 @@ export function postgresCpuMs(postgres: PrivatePostgres): number {
   return (ticks * 1000) / CLOCK_TICKS;
 }
 
+/** The machine's CPU time so far, all cores, in clock ticks: busy (not idle, not waiting on I/O) and in all (`/proc/stat`). */
+export function machineTicks(): { busy: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((sum, n) => sum + n, 0);
+  // user nice system idle iowait irq softirq steal
+  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
+}
+
 /** CPU ms a live process has used so far (all its threads), or 0 once it is gone. */
 export function processCpuMs(pid: number): number {
   const stat = procStat(pid);
