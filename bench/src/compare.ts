@@ -693,7 +693,7 @@ work does better on these cores; where it is near the measured efficiency, the r
     : ''
 } Over the same span the machine's own count (\`/proc/stat\`: all but idle and I/O wait, whoever
 ran — the kernel's work for the loopback traffic and anything else on the machine included) gives
-the share of the cores that were busy: near 100 %, the crawl waited for cores, whatever the sum
+the share of the cores that were busy (0–1): near 1, the crawl waited for cores, whatever the sum
 before it says it needed.
 RSS: sum of the processes' peaks. Politeness and coverage are judged from the server's log.
 
