@@ -216,7 +216,7 @@ interface Services {
   postgres: PrivatePostgres;
 }
 
-/** CPU ms used so far by a crawl's processes, its Redis and PostgreSQL, and the web (this process). */
+/** CPU ms used so far by a crawl's processes, its Redis and PostgreSQL, and the web (this process); and the machine's clock ticks. */
 interface CpuSoFar {
   crawler: number;
   services: number;
@@ -318,9 +318,9 @@ async function runCrawlee(web: TestWeb, scenario: Scenario): Promise<Measured> {
 /** The cores the crawlers, their services and the web share. */
 const CORES = availableParallelism();
 
-/** The median over the runs that measured their busy CPU of `figure` (see `RunResult.busyCpuMs`), or '–' when none did. */
-function busy(runs: readonly RunResult[], figure: (busyCpuMs: number, run: RunResult) => number): string {
-  const values = runs.flatMap((r) => (r.busyCpuMs === null ? [] : [figure(r.busyCpuMs, r)]));
+/** The median of `figure` over the runs that measured it (null: not measured, as for Crawlee), or '–' when none did. */
+function measured(runs: readonly RunResult[], figure: (run: RunResult) => number | null): string {
+  const values = runs.flatMap((r) => figure(r) ?? []);
   return values.length === 0 ? '–' : fmt(median(values), 2);
 }
 
@@ -575,9 +575,9 @@ async function compareScenario(base: Scenario, rounds: number, profile: BenchPro
       ideal > 0 ? fmt(m((r) => r.idealFromEndsMs / r.durationMs), 2) : '–',
       fmt(m((r) => r.cpuMs / r.pages), 2),
       fmt(m((r) => (r.cpuMs + r.serviceCpuMs) / r.pages), 2),
-      busy(runs, (ms) => ms / CORES / 1000),
-      ...(scenario.crawlDelayS > 0 ? [busy(runs, (ms, r) => Math.min(1, r.idealFromEndsMs / (ms / CORES)))] : []),
-      busy(runs, (_, r) => r.machineBusy ?? 0),
+      measured(runs, (r) => (r.busyCpuMs === null ? null : r.busyCpuMs / CORES / 1000)),
+      ...(scenario.crawlDelayS > 0 ? [measured(runs, (r) => (r.busyCpuMs === null ? null : Math.min(1, r.idealFromEndsMs / (r.busyCpuMs / CORES))))] : []),
+      measured(runs, (r) => r.machineBusy),
       fmt(m((r) => r.maxRssMb)),
       `${fmt(m((r) => r.coverage) * 100, 1)} %`,
       fmt(m((r) => r.duplicates)),
