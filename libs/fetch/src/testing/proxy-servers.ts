@@ -3,7 +3,7 @@
 // skipped: a missing binary fails the test, saying how to install it.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,27 @@ function track(child: ChildProcess, url: string, port: number, log: () => string
   return proxy;
 }
 
+let squids = 0;
+
+/**
+ * A service name of this squid's own. squid names its shared-memory segments after it
+ * (`/dev/shm/<name>-cf__queues.shm`), so two squids under the default name, started at once by
+ * test files running in parallel, race to create the same segments and one dies ("File exists").
+ */
+function squidServiceName(): string {
+  squids += 1;
+  return `trawltest${process.pid}x${squids}`;
+}
+
+/** Removes the segments a SIGKILLed squid leaves behind. */
+function removeSquidSegments(serviceName: string): void {
+  try {
+    for (const file of readdirSync('/dev/shm')) if (file.startsWith(`${serviceName}-`)) rmSync(join('/dev/shm', file), { force: true });
+  } catch {
+    // no /dev/shm: nothing was left there
+  }
+}
+
 const credentials = (auth?: { user: string; password: string }): string =>
   auth === undefined ? '' : `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.password)}@`;
 
@@ -141,7 +162,8 @@ export async function startSquid(options: { auth?: { user: string; password: str
     'http_access deny all',
   ].join('\n');
   writeFileSync(join(dir, 'squid.conf'), `${conf}\n`, { mode: 0o644 });
-  const child = spawn(squid, ['-N', '-f', join(dir, 'squid.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const serviceName = squidServiceName();
+  const child = spawn(squid, ['-N', '-n', serviceName, '-f', join(dir, 'squid.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -152,7 +174,10 @@ export async function startSquid(options: { auth?: { user: string; password: str
       return '';
     }
   };
-  const proxy = track(child, `http://${credentials(options.auth)}127.0.0.1:${port}`, port, () => read('access.log'), () => rmSync(dir, { recursive: true, force: true }));
+  const proxy = track(child, `http://${credentials(options.auth)}127.0.0.1:${port}`, port, () => read('access.log'), () => {
+    rmSync(dir, { recursive: true, force: true });
+    removeSquidSegments(serviceName);
+  });
   await waitForPort(port, child, 'squid', () => `${output}\n${read('cache.log').slice(-2000)}`);
   return proxy;
 }
