@@ -94,17 +94,13 @@ function track(child: ChildProcess, url: string, port: number, log: () => string
   return proxy;
 }
 
-let squids = 0;
-
 /**
- * A service name of this squid's own. squid names its shared-memory segments after it
- * (`/dev/shm/<name>-cf__queues.shm`), so two squids under the default name, started at once by
+ * A service name of this squid's own (its port is, while it runs; the test process's id keeps a
+ * name clear of segments a killed test run left). squid names its shared-memory segments after
+ * it (`/dev/shm/<name>-cf__queues.shm`), so two squids under the default name, started at once by
  * test files running in parallel, race to create the same segments and one dies ("File exists").
  */
-function squidServiceName(): string {
-  squids += 1;
-  return `trawltest${process.pid}x${squids}`;
-}
+const squidServiceName = (port: number): string => `trawltest${process.pid}p${port}`;
 
 /** Removes the segments a SIGKILLed squid leaves behind. */
 function removeSquidSegments(serviceName: string): void {
@@ -162,7 +158,7 @@ export async function startSquid(options: { auth?: { user: string; password: str
     'http_access deny all',
   ].join('\n');
   writeFileSync(join(dir, 'squid.conf'), `${conf}\n`, { mode: 0o644 });
-  const serviceName = squidServiceName();
+  const serviceName = squidServiceName(port);
   const child = spawn(squid, ['-N', '-n', serviceName, '-f', join(dir, 'squid.conf')], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
