@@ -1,5 +1,5 @@
 import { systemClock } from '@trawl/core';
-import { Frontier, ProcessStream, type Lease } from '@trawl/frontier';
+import { Frontier, frontierKeys, ProcessStream, type Lease } from '@trawl/frontier';
 import { testConnection, testRedis, type TestRedis } from '@trawl/redis/testing';
 import { createLogger } from '@trawl/telemetry';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -106,5 +106,46 @@ describe('ProcessWorker', () => {
     await new Promise((r) => setTimeout(r, CLAIM_IDLE_MS + 50));
     const after = new ProcessStream(t.redis, prefix, 1, 'after');
     expect(await after.claimStale(0, CLAIM_IDLE_MS, 10)).toHaveLength(2);
+  });
+
+  it('works on entries of different partitions that carry the same stream id, each at once', async () => {
+    // Each partition's stream numbers its entries itself (time-sequence), so two partitions'
+    // pages handed off in the same millisecond share an id: neither may be taken for the other.
+    const prefix = `${t.prefix}:same-id`;
+    const lease = (partition: number): Lease =>
+      ({ id: `p${partition}-1`, url: `http://h${partition}.example/`, host: `h${partition}.example`, partition, depth: 0, hops: 0, flags: 0, band: 0, dueAt: 0 }) as Lease;
+    for (const partition of [0, 1]) await t.redis.xadd(frontierKeys(prefix, partition).process, '1000-1', 'd', handedPayload(lease(partition)));
+    let asked = 0;
+    const deps = {
+      maxDeliveries: 3,
+      policy: {
+        get: async () => {
+          asked += 1;
+          return null;
+        },
+        refresh: async () => null,
+      },
+      counters: { add: () => undefined },
+      logger: createLogger({ level: 'silent', name: 'test' }),
+    } as unknown as ProcessDeps;
+    const connection = testConnection();
+    // A claim time far beyond the test: an entry left unread now would be taken only then.
+    const worker = new ProcessWorker(deps, {
+      stream: new ProcessStream(connection, prefix, 2, 'one'),
+      partitions: [0, 1],
+      concurrency: 4,
+      claimIdleMs: 60_000,
+      blockMs: 50,
+      logger: createLogger({ level: 'silent', name: 'test' }),
+    });
+    try {
+      worker.start();
+      const deadline = Date.now() + 3000;
+      while (asked < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(asked).toBe(2);
+    } finally {
+      await worker.stop(2000);
+      connection.disconnect();
+    }
   });
 });

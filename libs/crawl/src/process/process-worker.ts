@@ -31,6 +31,7 @@ export interface ProcessWorkerOptions {
  * left (it died, or a try failed). It never fetches.
  */
 export class ProcessWorker {
+  /** The entries in hand, by `keyOf`. */
   private readonly inFlight = new Map<string, ProcessEntry>();
   private running: Promise<void> | null = null;
   private stopping = false;
@@ -109,8 +110,9 @@ export class ProcessWorker {
   }
 
   private run(entry: ProcessEntry): void {
-    if (this.inFlight.has(entry.id)) return;
-    this.inFlight.set(entry.id, entry);
+    const key = keyOf(entry);
+    if (this.inFlight.has(key)) return;
+    this.inFlight.set(key, entry);
     processEntry(this.deps, entry)
       .catch((error: unknown) => {
         if (isTrawlError(error) && error.action === 'fatal') {
@@ -122,7 +124,7 @@ export class ProcessWorker {
         } else this.options.logger.error({ err: error, entry: entry.id }, 'processing a page failed unexpectedly; it is claimed again later');
       })
       .finally(() => {
-        this.inFlight.delete(entry.id);
+        this.inFlight.delete(key);
         this.wake?.();
       });
   }
@@ -145,3 +147,10 @@ export class ProcessWorker {
     await Promise.all([...byPartition].map(([partition, ids]) => this.options.stream.touch(partition, ids)));
   }
 }
+
+/**
+ * An entry's key among those in hand: its partition and its id, since each partition's stream
+ * numbers its entries itself and two partitions' pages handed off in the same millisecond share
+ * an id (one keyed by id alone was dropped, and waited a whole claim time to be processed).
+ */
+const keyOf = (entry: ProcessEntry): string => `${entry.partition}/${entry.id}`;
