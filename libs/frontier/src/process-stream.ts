@@ -66,8 +66,10 @@ export class ProcessStream {
   /**
    * New entries of these partitions, about `count` of them, urgent ones first, waiting up to
    * `blockMs` for the first one. On a single Redis one blocking call reads every stream of every
-   * partition; its COUNT applies to each stream, so each is asked for half of `count` (rounded
-   * up), and with one partition at most one entry more than `count` comes back. A cluster's
+   * partition; its COUNT applies to each stream, so each is asked for an even share of `count`
+   * (rounded up): fewer than one entry per stream more than `count` comes back (one partition, two
+   * streams: at most one more), where asking each stream for `count` would let one reader take
+   * a whole backlog that other process stages could be working on. A cluster's
    * partitions live in different slots, so there each stream is read without blocking, urgent
    * ones first, never taking more than `count`, and an empty read waits `blockMs`.
    */
@@ -78,7 +80,7 @@ export class ProcessStream {
       if (!isCluster(this.redis)) {
         const keys = [...partitions.map((p) => this.keyOf(p, true)), ...partitions.map((p) => this.keyOf(p, false))];
         const reply = (await this.redis.xreadgroup(
-          'GROUP', PROCESS_GROUP, this.consumer, 'COUNT', Math.ceil(count / 2), 'BLOCK', Math.max(1, Math.round(blockMs)), 'STREAMS', ...keys, ...keys.map(() => '>'),
+          'GROUP', PROCESS_GROUP, this.consumer, 'COUNT', Math.ceil(count / keys.length), 'BLOCK', Math.max(1, Math.round(blockMs)), 'STREAMS', ...keys, ...keys.map(() => '>'),
         )) as RawEntries;
         return this.entries(reply, 1);
       }

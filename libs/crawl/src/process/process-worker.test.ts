@@ -148,4 +148,51 @@ describe('ProcessWorker', () => {
       connection.disconnect();
     }
   });
+
+  it('processes no more than its concurrency at once, whatever a read across partitions brings', async () => {
+    const prefix = `${t.prefix}:bounded`;
+    const entries = [0, 1, 2].flatMap((partition) => [1, 2, 3].map((n) => ({ partition, n })));
+    for (const { partition, n } of entries) {
+      const lease = { id: `p${partition}-${n}`, url: `http://h${partition}.example/${n}`, host: `h${partition}.example`, partition, depth: 0, hops: 0, flags: 0, band: 0, dueAt: 0 } as Lease;
+      await t.redis.xadd(frontierKeys(prefix, partition).process, '*', 'd', handedPayload(lease));
+    }
+    let active = 0;
+    let most = 0;
+    let started = 0;
+    const deps = {
+      maxDeliveries: 3,
+      policy: {
+        get: async () => {
+          started += 1;
+          active += 1;
+          most = Math.max(most, active);
+          await new Promise((r) => setTimeout(r, 30));
+          active -= 1;
+          return null;
+        },
+        refresh: async () => null,
+      },
+      counters: { add: () => undefined },
+      logger: createLogger({ level: 'silent', name: 'test' }),
+    } as unknown as ProcessDeps;
+    const connection = testConnection();
+    const worker = new ProcessWorker(deps, {
+      stream: new ProcessStream(connection, prefix, 3, 'bounded'),
+      partitions: [0, 1, 2],
+      concurrency: 2,
+      claimIdleMs: 60_000,
+      blockMs: 50,
+      logger: createLogger({ level: 'silent', name: 'test' }),
+    });
+    try {
+      worker.start();
+      const deadline = Date.now() + 5000;
+      while (started < entries.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(started).toBe(entries.length);
+      expect(most).toBe(2);
+    } finally {
+      await worker.stop(2000);
+      connection.disconnect();
+    }
+  });
 });

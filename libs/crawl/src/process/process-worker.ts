@@ -31,8 +31,15 @@ export interface ProcessWorkerOptions {
  * left (it died, or a try failed). It never fetches.
  */
 export class ProcessWorker {
-  /** The entries in hand, by `keyOf`. */
+  /** The entries in hand (being processed, or waiting in `queued` for a free slot), by `keyOf`. */
   private readonly inFlight = new Map<string, ProcessEntry>();
+  /**
+   * Entries read beyond the free slots (a read asks every stream for a share, see
+   * `ProcessStream.read`): held and touched like the rest, started in order as slots free up, so
+   * no more than `concurrency` pages are processed at once.
+   */
+  private readonly queued: ProcessEntry[] = [];
+  private processing = 0;
   private running: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
@@ -113,6 +120,12 @@ export class ProcessWorker {
     const key = keyOf(entry);
     if (this.inFlight.has(key)) return;
     this.inFlight.set(key, entry);
+    if (this.processing >= this.options.concurrency) this.queued.push(entry);
+    else this.process(entry, key);
+  }
+
+  private process(entry: ProcessEntry, key: string): void {
+    this.processing += 1;
     processEntry(this.deps, entry)
       .catch((error: unknown) => {
         if (isTrawlError(error) && error.action === 'fatal') {
@@ -124,7 +137,10 @@ export class ProcessWorker {
         } else this.options.logger.error({ err: error, entry: entry.id }, 'processing a page failed unexpectedly; it is claimed again later');
       })
       .finally(() => {
+        this.processing -= 1;
         this.inFlight.delete(key);
+        const next = this.fatal ? undefined : this.queued.shift();
+        if (next) this.process(next, keyOf(next));
         this.wake?.();
       });
   }
