@@ -163,7 +163,7 @@ export const configSchema = z.object({
     heartbeatMs: set(
       int(300, 600_000).default(3000),
       'TRAWL_WORKER_HEARTBEAT_MS',
-      'Workers heartbeat in Redis (every third of this); partitions are spread over the live ones on the hash ring (domain affinity). A worker silent for this long drops out: its partitions move to the others, and the first worker to notice frees what it held (its URLs go back to the frontier, its hosts are due again after their delay, its process stage\'s pages are claimed by another). Longer than any pause of a worker\'s event loop, or a paused worker loses its jobs.',
+      'Workers heartbeat in Redis (every third of this); partitions are spread evenly over the live ones, each keeping its partitions while others come and go (domain affinity). A worker silent for this long drops out: its partitions move to the others, and the first worker to notice frees what it held (its URLs go back to the frontier, its hosts are due again after their delay, its process stage\'s pages are claimed by another). Longer than any pause of a worker\'s event loop, or a paused worker loses its jobs.',
     ),
     contactUrl: set(
       url(['http:', 'https:']).default('https://github.com/trawl-crawler/trawl'),

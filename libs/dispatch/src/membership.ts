@@ -1,5 +1,5 @@
 import { type Clock, sleep } from '@trawl/core';
-import { HashRing } from '@trawl/frontier';
+import { murmur3 } from '@trawl/frontier';
 import type { Redis } from '@trawl/redis';
 
 /**
@@ -56,33 +56,74 @@ export class Membership {
 }
 
 /**
- * Which member the consistent-hash ring prefers for each partition: adding or removing a member
- * moves only about 1/N of the partitions, so warm state (connections, DNS and robots.txt caches)
- * mostly stays where it was.
+ * Which member each partition's scheduler should be: one per partition, spread evenly (see
+ * `balancedOwners`), so adding or removing a member moves only a few partitions and warm state
+ * (connections, DNS and robots.txt caches) mostly stays where it was.
  */
 export function preferredOwners(members: readonly string[], partitions: number): string[] {
   if (members.length === 0) return [];
-  const ring = new HashRing([...members].sort());
-  return Array.from({ length: partitions }, (_, p) => ring.owner(`partition:${p}`));
+  return balancedOwners(members, partitions, 1).map((owners) => owners[0] as string);
 }
 
 /**
- * The partitions each live worker consumes, on the consistent-hash ring: every partition goes to
- * its first ⌈workers / partitions⌉ members clockwise, so each worker has work whatever the counts
- * (one partition and three workers: all three consume it), a worker keeps its partitions — and
+ * The partitions each live worker consumes: every partition goes to ⌈workers / partitions⌉
+ * members, so each worker has work whatever the counts (one partition and three workers: all
+ * three consume it); the partitions are spread evenly (twelve over three workers: four each,
+ * where a ring's draw would often give one of them six), a worker keeps its partitions — and
  * their warm connections, DNS and robots.txt caches — while others come and go, and a joining or
- * leaving worker moves only about 1/N of them.
+ * leaving worker moves only some of them.
  */
 export function workerAssignments(members: readonly string[], partitions: number): Map<string, number[]> {
   const out = new Map<string, number[]>(members.map((m) => [m, []]));
   if (members.length === 0) return out;
-  const ring = new HashRing([...members].sort());
-  const replicas = Math.max(1, Math.ceil(members.length / partitions));
-  for (let p = 0; p < partitions; p += 1) {
-    for (const member of ring.owners(`partition:${p}`, replicas)) out.get(member)?.push(p);
-  }
+  const owners = balancedOwners(members, partitions, Math.max(1, Math.ceil(out.size / partitions)));
+  owners.forEach((of, p) => {
+    for (const member of of) out.get(member)?.push(p);
+  });
   return out;
 }
+
+/**
+ * Rendezvous hashing with bounded loads: every (partition, member) pair has a fixed weight (a
+ * hash of both), and pairs are taken heaviest first while the partition still needs owners and
+ * the member has room — first up to the even share rounded down, then rounded up (then, only if
+ * distinct owners run short, anywhere). So each member ends with ⌊share⌋ or ⌈share⌉ partitions
+ * whoever the members are, where a plain hash ring draws each partition's owner at random and,
+ * with a few partitions per member, gives some twice their share (the busiest member sets the
+ * crawl's pace). A pair's weight never changes: a member that joins takes its share and about
+ * half as many again move between the others to even the load; when one leaves, the others keep
+ * nearly all theirs. Deterministic in the set of members, so every member computes the same.
+ */
+export function balancedOwners(members: readonly string[], partitions: number, replicas: number): readonly (readonly string[])[] {
+  const sorted = [...new Set(members)].sort();
+  const key = `${partitions}\n${replicas}\n${sorted.join('\n')}`;
+  const known = balanced.get(key);
+  if (known) return known;
+  const pairs: { partition: number; member: string; weight: number }[] = [];
+  for (let partition = 0; partition < partitions; partition += 1) {
+    for (const member of sorted) pairs.push({ partition, member, weight: murmur3(`${member}\npartition:${partition}`) });
+  }
+  pairs.sort((a, b) => b.weight - a.weight || a.partition - b.partition || (a.member < b.member ? -1 : 1));
+  const owners: string[][] = Array.from({ length: partitions }, () => []);
+  const load = new Map(sorted.map((m) => [m, 0]));
+  const share = (partitions * Math.min(replicas, sorted.length)) / sorted.length;
+  for (const room of [Math.floor(share), Math.ceil(share), Number.POSITIVE_INFINITY]) {
+    for (const { partition, member } of pairs) {
+      const of = owners[partition] as string[];
+      const taken = load.get(member) as number;
+      if (of.length >= replicas || taken >= room || of.includes(member)) continue;
+      of.push(member);
+      load.set(member, taken + 1);
+    }
+  }
+  // Members change seldom and every membership round asks again (a crawl process asks for its
+  // scheduler's and its worker's shares): the last few answers are kept.
+  if (balanced.size >= 4) balanced.clear();
+  balanced.set(key, owners);
+  return owners;
+}
+
+const balanced = new Map<string, readonly (readonly string[])[]>();
 
 /**
  * Runs `round` once, then every third of a membership's TTL (or `everyMs`, when given and

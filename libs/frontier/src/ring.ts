@@ -53,20 +53,6 @@ export class HashRing<M extends string | number = number> {
     this.pointOwners = entries.map((e) => e.member);
   }
 
-  /**
-   * The first `count` distinct members clockwise from the key's hash (its owner first): the
-   * replicas of a key. Adding or removing a member changes only the keys near its virtual nodes.
-   */
-  owners(key: string, count: number): M[] {
-    const out: M[] = [];
-    const start = this.indexOf(murmur3(key));
-    for (let i = 0; i < this.points.length && out.length < count; i += 1) {
-      const member = this.pointOwners[(start + i) % this.points.length] as M;
-      if (!out.includes(member)) out.push(member);
-    }
-    return out;
-  }
-
   private indexOf(hash: number): number {
     let lo = 0;
     let hi = this.points.length;
