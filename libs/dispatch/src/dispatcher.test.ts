@@ -60,6 +60,25 @@ describe('Dispatcher.reclaimOrphans', () => {
     expect(again.leases.map((l) => l.host).sort()).toEqual(['b.example', 'c.example']);
     expect((await frontier.stats()).leased).toBe(3);
   });
+
+  it('never gives back a lease whose URL was fetched, though its fetch job is gone (a page handed to a render stage)', async () => {
+    const { frontier, queues, clock, dispatcher } = setup();
+    await frontier.push([url('h.example')]);
+    const [lease] = (await frontier.claim(0, 10)).leases as [Lease];
+    await queues.addLeased(0, [fetchJobOf(lease)]);
+    const ticket = { partition: 0, host: lease.host, leaseId: lease.id, token: 'tok', band: lease.band, entry: lease };
+    expect(await frontier.acquire(ticket)).toMatchObject({ kind: 'ok' });
+    // Fetched, and handed with its host to a render stage: the fetch job is finished, the lease
+    // lives on with the render, renewed only every third of its time.
+    await frontier.release(ticket, clock.now() + 500, { leaseUntil: clock.now() + 300_000, fetchedAliveUntil: clock.now() + 300_000, keepHost: true });
+    await frontier.markHandedToRender(0, lease.id, 'tok', clock.now() + 300_000);
+    // The finished job has left the queue's history (completed jobs are kept up to a count).
+    await (await queues.queue(0).getJob(lease.id))?.remove();
+    clock.advance(2500);
+    expect(await dispatcher.reclaimOrphans(0)).toBe(0);
+    expect((await frontier.stats()).leased).toBe(1);
+    expect((await frontier.claim(0, 10)).leases).toEqual([]);
+  });
 });
 
 describe('Dispatcher: a partition taken over', () => {

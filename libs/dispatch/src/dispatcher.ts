@@ -104,7 +104,9 @@ export class Dispatcher {
    * will run, which would otherwise hold their URLs (and hosts) for a whole TRAWL_LEASE_MS. Only
    * leases claimed at least `orphanAgeMs` ago are looked at, so a live dispatcher's claim in
    * flight is left alone; should an old dispatcher add the job after all, the gate finds the
-   * lease tombstoned and drops the job. Returns how many were requeued.
+   * lease tombstoned and drops the job. A lease whose URL was fetched never goes back, whether or
+   * not its finished job is still in the queue's history (`Frontier.requeue`). Returns how many
+   * were requeued.
    */
   async reclaimOrphans(partition: number): Promise<number> {
     const { frontier, queues, clock } = this.deps;

@@ -621,6 +621,27 @@ describe('crash windows', () => {
     // The old dispatcher was only slow and adds a job after all: the gate drops it.
     expect(await f.acquire(ticket(orphans[0] as Lease, 'late'))).toEqual({ kind: 'stale' });
   });
+
+  it('a lease whose URL was fetched is never given back as an orphan: its page is on its way to the record', async () => {
+    const f = makeFrontier({ leaseMs: 60_000 });
+    await f.push([item('a', '/1'), item('b', '/1'), item('c', '/1')]);
+    const leases = (await f.claim(0, 10)).leases;
+    const [handed, fetched, never] = ['a', 'b', 'c'].map((h) => leases.find((l) => l.host === h) as Lease);
+    // a: fetched and handed to the process stage (its fetch job is finished, and may be gone from
+    // the queue's history); b: fetched, its job still recording it; c: never brought to the gate.
+    for (const [lease, token] of [[handed, 'ta'], [fetched, 'tb']] as const) {
+      await f.acquire(ticket(lease, token));
+      await f.release(ticket(lease, token), clock.now() + 500, { fetchedAliveUntil: clock.now() + 3000 });
+    }
+    expect(await f.handOff(0, handed.id, 'ta', 'page a')).not.toBeNull();
+    clock.advance(2000);
+    expect(await f.requeue(0, [handed.id, fetched.id, never.id])).toBe(1);
+    expect((await f.stats()).leased).toBe(2);
+    clock.advance(1000);
+    expect((await f.claim(0, 10)).leases.map((l) => l.url)).toEqual(['http://c/1']);
+    // The handed page is acknowledged with its lease as usual.
+    expect(await f.ack(0, [handed.id])).toBe(1);
+  });
 });
 
 describe('idle hosts', () => {

@@ -801,7 +801,8 @@ export class Frontier {
   /**
    * Returns live leases' URLs to the front of their queues now (flagged Verify), leaving
    * tombstones: for leases whose fetch job does not exist (a dispatcher died between claiming
-   * and adding the jobs). Returns how many were requeued.
+   * and adding the jobs). A lease whose URL was fetched is left alone (its page is on its way to
+   * the record). Returns how many were requeued.
    */
   async requeue(partition: number, leaseIds: readonly string[]): Promise<number> {
     if (leaseIds.length === 0) return 0;
