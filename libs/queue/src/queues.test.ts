@@ -41,6 +41,20 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise
 }
 
 describe('FetchQueues and FetchWorker', () => {
+  it('tells which jobs exist (the orphan sweep\'s question) in one round trip', async () => {
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 2, attempts: 1 });
+    try {
+      await queues.addLeased(1, [job('p1-1'), job('p1-2'), job('p1-3')]);
+      await (await queues.queue(1).getJob('p1-3'))?.remove();
+      expect(await queues.jobsExist(1, ['p1-1', 'p1-2', 'p1-3', 'p1-4'])).toEqual([true, true, false, false]);
+      expect(await queues.jobsExist(0, ['p1-1'])).toEqual([false]);
+      expect(await queues.jobsExist(1, [])).toEqual([]);
+    } finally {
+      await queues.close();
+    }
+  });
+
   it('keeps only a short event stream, and the dashboard opening the queue leaves that setting alone', async () => {
     await withWorker(1, async () => ({ outcome: 'done', summary: {} }), async (queues) => {
       const namespace = `${t.prefix}q${n}`;

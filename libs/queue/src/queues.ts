@@ -56,7 +56,7 @@ export class FetchQueues {
   private readonly queues: Queue[];
 
   constructor(
-    connection: RedisClient,
+    private readonly connection: RedisClient,
     readonly options: FetchQueueOptions,
   ) {
     this.queues = Array.from(
@@ -97,11 +97,20 @@ export class FetchQueues {
     );
   }
 
-  /** Whether each of these jobs exists in the partition's queue (in any state). */
+  /**
+   * Whether each of these jobs exists in the partition's queue (in any state): one EXISTS per job
+   * hash, in one round trip — the orphan sweep asks this of every lease it looks at, and reading
+   * whole jobs (`getJob`) for that moved each one's data and options for nothing.
+   */
   async jobsExist(partition: number, ids: readonly string[]): Promise<boolean[]> {
+    if (ids.length === 0) return [];
     const queue = this.queue(partition);
-    const jobs = await Promise.all(ids.map((id) => queue.getJob(id)));
-    return jobs.map((job) => job !== undefined && job !== null);
+    const pipeline = this.connection.pipeline();
+    for (const id of ids) pipeline.exists(queue.toKey(id));
+    return ((await pipeline.exec()) ?? []).map(([error, found]) => {
+      if (error) throw error;
+      return found === 1;
+    });
   }
 
   /** Jobs waiting to be picked up (not active, not delayed): the dispatcher's backpressure signal. */
