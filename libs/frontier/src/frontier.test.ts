@@ -626,7 +626,7 @@ describe('crash windows', () => {
     const f = makeFrontier({ leaseMs: 60_000 });
     await f.push([item('a', '/1'), item('b', '/1'), item('c', '/1')]);
     const leases = (await f.claim(0, 10)).leases;
-    const [handed, fetched, never] = ['a', 'b', 'c'].map((h) => leases.find((l) => l.host === h) as Lease);
+    const [handed, fetched, never] = ['a', 'b', 'c'].map((h) => leases.find((l) => l.host === h)) as [Lease, Lease, Lease];
     // a: fetched and handed to the process stage (its fetch job is finished, and may be gone from
     // the queue's history); b: fetched, its job still recording it; c: never brought to the gate.
     for (const [lease, token] of [[handed, 'ta'], [fetched, 'tb']] as const) {
