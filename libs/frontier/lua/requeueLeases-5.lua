@@ -6,8 +6,8 @@
   (acknowledged, expired) is left alone, and so is one whose URL was fetched (its `fetched` mark):
   a job ran it, and its page is being recorded, rendered by a render stage or waits in the
   process stream; the fetch job may be finished and gone from the queue's history, but the page
-  must not be fetched again. Each lease requeued leaves a tombstone, so a job for it that does turn up (the old
-  dispatcher was only slow) is dropped as stale at the gate.
+  must not be fetched again. Each lease requeued leaves a tombstone, so a job for it that does
+  turn up (the old dispatcher was only slow) is dropped as stale at the gate.
 
   KEYS[1] ready  KEYS[2] leases  KEYS[3] leaseData  KEYS[4] tombstones  KEYS[5] stats
   ARGV[1] key base  ARGV[2] now (ms)  ARGV[3..] lease ids
