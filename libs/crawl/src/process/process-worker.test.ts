@@ -40,6 +40,43 @@ function handedPayload(lease: Lease): string {
   });
 }
 
+/** Process deps whose every page stops at its first step, the crawl policy (`policy` is called once per page, then it is left for a retry). */
+const depsAsking = (policy: () => Promise<null>): ProcessDeps =>
+  ({
+    maxDeliveries: 3,
+    policy: { get: policy, refresh: async () => null },
+    counters: { add: () => undefined },
+    logger: createLogger({ level: 'silent', name: 'test' }),
+  }) as unknown as ProcessDeps;
+
+/** The `n`th lease of partition `partition`'s host, for pages written to its stream by hand. */
+const leaseIn = (partition: number, n: number): Lease =>
+  ({ id: `p${partition}-${n}`, url: `http://h${partition}.example/${n}`, host: `h${partition}.example`, partition, depth: 0, hops: 0, flags: 0, band: 0, dueAt: 0 }) as Lease;
+
+/**
+ * Runs a process stage over `partitions` until `done()` (at most `timeoutMs`). Its claim time is
+ * far beyond the test: an entry it read and left alone would be taken again only then.
+ */
+async function runStage(deps: ProcessDeps, prefix: string, partitions: number[], concurrency: number, done: () => boolean, timeoutMs: number): Promise<void> {
+  const connection = testConnection();
+  const worker = new ProcessWorker(deps, {
+    stream: new ProcessStream(connection, prefix, partitions.length, 'one'),
+    partitions,
+    concurrency,
+    claimIdleMs: 60_000,
+    blockMs: 50,
+    logger: createLogger({ level: 'silent', name: 'test' }),
+  });
+  try {
+    worker.start();
+    const deadline = Date.now() + timeoutMs;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  } finally {
+    await worker.stop(2000);
+    connection.disconnect();
+  }
+}
+
 describe('ProcessWorker', () => {
   it('keeps a full hand of slow pages its own past the claim time: another process stage claims none of them', async () => {
     const prefix = `${t.prefix}:slow`;
@@ -59,19 +96,11 @@ describe('ProcessWorker', () => {
     let release!: () => void;
     const stalled = new Promise<void>((resolve) => (release = resolve));
     const asked: string[] = [];
-    const deps = {
-      maxDeliveries: 3,
-      policy: {
-        get: async () => {
-          asked.push('policy');
-          await stalled;
-          return null;
-        },
-        refresh: async () => null,
-      },
-      counters: { add: () => undefined },
-      logger: createLogger({ level: 'silent', name: 'test' }),
-    } as unknown as ProcessDeps;
+    const deps = depsAsking(async () => {
+      asked.push('policy');
+      await stalled;
+      return null;
+    });
     const readerConnection = testConnection();
     const otherConnection = testConnection();
     const worker = new ProcessWorker(deps, {
@@ -112,87 +141,30 @@ describe('ProcessWorker', () => {
     // Each partition's stream numbers its entries itself (time-sequence), so two partitions'
     // pages handed off in the same millisecond share an id: neither may be taken for the other.
     const prefix = `${t.prefix}:same-id`;
-    const lease = (partition: number): Lease =>
-      ({ id: `p${partition}-1`, url: `http://h${partition}.example/`, host: `h${partition}.example`, partition, depth: 0, hops: 0, flags: 0, band: 0, dueAt: 0 }) as Lease;
-    for (const partition of [0, 1]) await t.redis.xadd(frontierKeys(prefix, partition).process, '1000-1', 'd', handedPayload(lease(partition)));
+    for (const partition of [0, 1]) await t.redis.xadd(frontierKeys(prefix, partition).process, '1000-1', 'd', handedPayload(leaseIn(partition, 1)));
     let asked = 0;
-    const deps = {
-      maxDeliveries: 3,
-      policy: {
-        get: async () => {
-          asked += 1;
-          return null;
-        },
-        refresh: async () => null,
-      },
-      counters: { add: () => undefined },
-      logger: createLogger({ level: 'silent', name: 'test' }),
-    } as unknown as ProcessDeps;
-    const connection = testConnection();
-    // A claim time far beyond the test: an entry left unread now would be taken only then.
-    const worker = new ProcessWorker(deps, {
-      stream: new ProcessStream(connection, prefix, 2, 'one'),
-      partitions: [0, 1],
-      concurrency: 4,
-      claimIdleMs: 60_000,
-      blockMs: 50,
-      logger: createLogger({ level: 'silent', name: 'test' }),
-    });
-    try {
-      worker.start();
-      const deadline = Date.now() + 3000;
-      while (asked < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(asked).toBe(2);
-    } finally {
-      await worker.stop(2000);
-      connection.disconnect();
-    }
+    const deps = depsAsking(async () => ((asked += 1), null));
+    await runStage(deps, prefix, [0, 1], 4, () => asked >= 2, 3000);
+    expect(asked).toBe(2);
   });
 
   it('processes no more than its concurrency at once, whatever a read across partitions brings', async () => {
     const prefix = `${t.prefix}:bounded`;
-    const entries = [0, 1, 2].flatMap((partition) => [1, 2, 3].map((n) => ({ partition, n })));
-    for (const { partition, n } of entries) {
-      const lease = { id: `p${partition}-${n}`, url: `http://h${partition}.example/${n}`, host: `h${partition}.example`, partition, depth: 0, hops: 0, flags: 0, band: 0, dueAt: 0 } as Lease;
-      await t.redis.xadd(frontierKeys(prefix, partition).process, '*', 'd', handedPayload(lease));
-    }
+    const leases = [0, 1, 2].flatMap((partition) => [1, 2, 3].map((n) => leaseIn(partition, n)));
+    for (const lease of leases) await t.redis.xadd(frontierKeys(prefix, lease.partition).process, '*', 'd', handedPayload(lease));
     let active = 0;
     let most = 0;
     let started = 0;
-    const deps = {
-      maxDeliveries: 3,
-      policy: {
-        get: async () => {
-          started += 1;
-          active += 1;
-          most = Math.max(most, active);
-          await new Promise((r) => setTimeout(r, 30));
-          active -= 1;
-          return null;
-        },
-        refresh: async () => null,
-      },
-      counters: { add: () => undefined },
-      logger: createLogger({ level: 'silent', name: 'test' }),
-    } as unknown as ProcessDeps;
-    const connection = testConnection();
-    const worker = new ProcessWorker(deps, {
-      stream: new ProcessStream(connection, prefix, 3, 'bounded'),
-      partitions: [0, 1, 2],
-      concurrency: 2,
-      claimIdleMs: 60_000,
-      blockMs: 50,
-      logger: createLogger({ level: 'silent', name: 'test' }),
+    const deps = depsAsking(async () => {
+      started += 1;
+      active += 1;
+      most = Math.max(most, active);
+      await new Promise((r) => setTimeout(r, 30));
+      active -= 1;
+      return null;
     });
-    try {
-      worker.start();
-      const deadline = Date.now() + 5000;
-      while (started < entries.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(started).toBe(entries.length);
-      expect(most).toBe(2);
-    } finally {
-      await worker.stop(2000);
-      connection.disconnect();
-    }
+    await runStage(deps, prefix, [0, 1, 2], 2, () => started >= leases.length, 5000);
+    expect(started).toBe(leases.length);
+    expect(most).toBe(2);
   });
 });
