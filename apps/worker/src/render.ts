@@ -57,7 +57,10 @@ export function renderHandOverOf(runtime: Runtime): (RenderHandOverDeps & { clos
   const { config } = runtime;
   if (config.render.mode === 'never') return undefined;
   const settings = renderSettingsFrom(config.render);
-  const queue = new RenderQueue(runtime.redis, config.namespace);
+  // BullMQ defines its scripts on the connection it is given; on the runtime's auto-pipelined
+  // connection every batch of commands would then copy them all (ioredis's Pipeline does, per
+  // batch): the producers' connection has no auto-pipelining and carries BullMQ's scripts already.
+  const queue = new RenderQueue(runtime.queueRedis, config.namespace);
   const registry = new RenderWorkers(runtime.redis, config.namespace);
   let answer = { alive: false, until: 0 };
   return {
