@@ -22,7 +22,7 @@ afterAll(async () => {
   await t.cleanup();
 });
 
-function setup(window = 100, backlogMax?: number) {
+function setup(window = 100, backlogMax?: number, orphanPageSize?: number) {
   const namespace = `${t.prefix}d${(n += 1)}`;
   const clock = new ManualClock(Date.now());
   const frontier = new Frontier(t.redis, { prefix: namespace, partitions: 1, bands: 4, leaseMs: 300_000, fetchHoldMs: 65_000, busyRetryMs: 250, maxUrlsPerHost: 0, clock });
@@ -37,7 +37,7 @@ function setup(window = 100, backlogMax?: number) {
     addLeased: queues.addLeased.bind(queues),
     jobsExist: queues.jobsExist.bind(queues),
   };
-  const dispatcher = new Dispatcher({ frontier, queues: counted, policy, clock, logger: silentLogger }, { window, pollMs: 25, leadMs: 0, orphanAgeMs: 2000, backlogMax });
+  const dispatcher = new Dispatcher({ frontier, queues: counted, policy, clock, logger: silentLogger }, { window, pollMs: 25, leadMs: 0, orphanAgeMs: 2000, backlogMax, orphanPageSize });
   return { frontier, queues, clock, dispatcher, store, depthReads };
 }
 
@@ -59,6 +59,37 @@ describe('Dispatcher.reclaimOrphans', () => {
     const again = await frontier.claim(0, 10);
     expect(again.leases.map((l) => l.host).sort()).toEqual(['b.example', 'c.example']);
     expect((await frontier.stats()).leased).toBe(3);
+  });
+
+  it('looks at every old enough lease, a page at a time, however many have jobs', async () => {
+    // Pages of two: the sweep must read past leases whose jobs wait in the queue, and past the
+    // places the leases it gives back leave empty.
+    const { frontier, queues, clock, dispatcher } = setup(100, undefined, 2);
+    const hosts = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((h) => `${h}.example`);
+    await frontier.push(hosts.map(url));
+    const leases = (await frontier.claim(0, 10)).leases;
+    expect(leases).toHaveLength(7);
+    // Oldest first is lease id order here (one claim, one expiry): jobs for the 1st, 2nd, 4th
+    // and 6th; the 3rd, 5th and 7th are orphans.
+    const byId = [...leases].sort((x, y) => (x.id < y.id ? -1 : 1));
+    await queues.addLeased(0, [0, 1, 3, 5].map((i) => fetchJobOf(byId[i] as Lease)));
+    clock.advance(2500);
+    expect(await dispatcher.reclaimOrphans(0)).toBe(3);
+    const again = await frontier.claim(0, 10);
+    expect(again.leases.map((l) => l.host).sort()).toEqual([2, 4, 6].map((i) => (byId[i] as Lease).host).sort());
+  });
+
+  it('finds the orphans behind a thousand leases whose jobs wait', async () => {
+    const { frontier, queues, clock, dispatcher } = setup();
+    await frontier.push(Array.from({ length: 1002 }, (_, i) => url(`h${i}.example`)));
+    const leases = (await frontier.claim(0, 2000)).leases;
+    expect(leases).toHaveLength(1002);
+    // All expire together, so the set orders them by id: the first 1000 have jobs.
+    const byId = [...leases].sort((x, y) => (x.id < y.id ? -1 : 1));
+    await queues.addLeased(0, byId.slice(0, 1000).map(fetchJobOf));
+    clock.advance(2500);
+    expect(await dispatcher.reclaimOrphans(0)).toBe(2);
+    expect((await frontier.stats()).queued).toBe(2);
   });
 
   it('never gives back a lease whose URL was fetched, though its fetch job is gone (a page handed to a render stage)', async () => {

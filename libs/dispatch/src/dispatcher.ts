@@ -46,6 +46,8 @@ export interface DispatcherOptions {
   backlogMax?: number;
   /** Refill rounds of a partition at most this often (default 100 ms). */
   refillEveryMs?: number;
+  /** Leases the orphan sweep reads per round trip (default 1000); it reads them all, page by page. */
+  orphanPageSize?: number;
 }
 
 /** Lease ids the dispatcher issues: `p<partition>-<sequence>`, also the fetch job's id. */
@@ -105,17 +107,26 @@ export class Dispatcher {
    * leases claimed at least `orphanAgeMs` ago are looked at, so a live dispatcher's claim in
    * flight is left alone; should an old dispatcher add the job after all, the gate finds the
    * lease tombstoned and drops the job. A lease whose URL was fetched never goes back, whether or
-   * not its finished job is still in the queue's history (`Frontier.requeue`). Returns how many
-   * were requeued.
+   * not its finished job is still in the queue's history (`Frontier.requeue`). Every old enough
+   * lease is looked at, a page at a time: a big crawl's queue window and deferred jobs can hold
+   * thousands, all older than the orphans behind them. Returns how many were requeued.
    */
   async reclaimOrphans(partition: number): Promise<number> {
     const { frontier, queues, clock } = this.deps;
     const ageMs = this.options.orphanAgeMs ?? 2000;
-    const candidates = (await frontier.leasesExpiringBy(partition, clock.now() + frontier.options.leaseMs - ageMs)).filter((id) => DISPATCHED_LEASE.test(id));
-    if (candidates.length === 0) return 0;
-    const exists = await queues.jobsExist(partition, candidates);
-    const orphans = candidates.filter((_, i) => !exists[i]);
-    const requeued = await frontier.requeue(partition, orphans);
+    const pageSize = this.options.orphanPageSize ?? 1000;
+    const maxExpiry = clock.now() + frontier.options.leaseMs - ageMs;
+    let requeued = 0;
+    for (let offset = 0; ; ) {
+      const page = await frontier.leasesExpiringBy(partition, maxExpiry, pageSize, offset);
+      const candidates = page.filter((id) => DISPATCHED_LEASE.test(id));
+      const exists = candidates.length === 0 ? [] : await queues.jobsExist(partition, candidates);
+      const given = await frontier.requeue(partition, candidates.filter((_, i) => !exists[i]));
+      requeued += given;
+      if (page.length < pageSize) break;
+      // The leases given back have left the set: the next page starts that many places sooner.
+      offset += page.length - given;
+    }
     if (requeued > 0) this.deps.logger.warn({ partition, requeued }, 'gave back leases whose fetch jobs were never added (a dispatcher died between claim and add)');
     return requeued;
   }

@@ -791,11 +791,12 @@ export class Frontier {
 
   /**
    * Live leases of a partition that expire no later than `maxExpiry` (i.e. were claimed or last
-   * extended at least `leaseMs − (maxExpiry − now)` ago), oldest first.
+   * extended at least `leaseMs − (maxExpiry − now)` ago), oldest first: `limit` of them from
+   * the `offset`-th on.
    */
-  async leasesExpiringBy(partition: number, maxExpiry: number, limit = 1000): Promise<string[]> {
+  async leasesExpiringBy(partition: number, maxExpiry: number, limit = 1000, offset = 0): Promise<string[]> {
     const keys = this.keysOf(partition);
-    return this.redis.zrangebyscore(keys.leases, '-inf', Math.floor(maxExpiry), 'LIMIT', 0, limit);
+    return this.redis.zrangebyscore(keys.leases, '-inf', Math.floor(maxExpiry), 'LIMIT', offset, limit);
   }
 
   /**
