@@ -31,6 +31,9 @@ export interface RuntimeOptions {
   processStageOnly?: boolean;
 }
 
+/** Roles whose processes add to the seen-set (seeds, discovered links): they create it at start. */
+const PREPARES_SEEN = new Set(['crawl', 'scheduler', 'worker']);
+
 /** The frontier as every trawl process opens it, from the configuration. */
 export function frontierOptions(config: Config, prefix: string, clock: Clock): FrontierOptions {
   return {
@@ -182,6 +185,9 @@ export class Runtime {
       // An intact crawl's partitions are live (a crawl created before the mark existed gets it now).
       if (!settings.wiped) await frontier.markLive();
       const bloom = await createBloomFilter(redis, bloomOptions, settings.seenBackend);
+      // The filter's allocation (tens of MB, Redis busy meanwhile) as the crawl's processes start,
+      // not in its first discovery batch; a wiped crawl's filter is its rebuild's to restore.
+      if (PREPARES_SEEN.has(options.role) && !settings.wiped) await bloom.prepare();
       const seen = new SeenSet(bloom, db);
       const queues = queueModule && new queueModule.FetchQueues(queueRedis, { namespace: config.namespace, partitions: config.partitions, attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax });
       // A good copy stays for the outage fallback: the fallback period plus the copy's own lifetime.
@@ -334,6 +340,7 @@ export class Runtime {
     await this.db.migrate();
     await this.settings.record();
     await this.frontier.markLive();
+    await this.seen.bloom.prepare();
   }
 
   async close(): Promise<void> {

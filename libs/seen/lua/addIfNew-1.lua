@@ -21,6 +21,7 @@
   ARGV[5] 1 = add, 0 = only test
   ARGV[6..] pairs h1, h2
   Returns one integer per item: 1 = definitely new (added, unless only testing), 0 = maybe seen.
+  Adding no items creates layer 0 if the filter has none (see addLayer), and nothing else.
 ]]
 local meta = KEYS[1]
 local base = ARGV[1]
@@ -29,11 +30,15 @@ local LN2SQ = math.log(2) * math.log(2)
 -- Items per BITFIELD call: up to 4 arguments per bit, kept well under Lua's limit on unpack.
 local PER_CALL = 64
 
+-- The new layer's bitmap is allocated at its full size here (its last bit incremented by 0, which
+-- changes no bit): Redis would otherwise grow it on writes far into it, and a call of nothing to
+-- add (the filter's `prepare`) would leave it to the crawl's first discovery batch.
 local function addLayer(i, capacity, errorRate)
   local m = math.ceil(-capacity * math.log(errorRate) / LN2SQ)
   if m > 4294967295 then m = 4294967295 end
   local k = math.max(1, math.ceil(-math.log(errorRate) / math.log(2)))
   redis.call('HSET', meta, 'layers', i + 1, 'm' .. i, m, 'k' .. i, k, 'c' .. i, capacity, 'n' .. i, 0, 'p' .. i, errorRate)
+  redis.call('BITFIELD', base .. i, 'INCRBY', 'u1', m - 1, 0)
 end
 
 local h1s, h2s = {}, {}

@@ -30,6 +30,13 @@ export interface BloomFilter {
   /** Tests without adding: true means maybe seen. */
   mightContain(fingerprints: readonly Buffer[]): Promise<boolean[]>;
   info(): Promise<BloomInfo>;
+  /**
+   * Creates the filter at its full first size if it does not exist yet, adding nothing; leaves an
+   * existing one as it is. A Redis string of tens of MB (the default capacity) is allocated and
+   * zeroed in one command, during which Redis serves nobody: called as a crawl's processes start,
+   * that happens before the first fetch, not in the crawl's first discovery batch.
+   */
+  prepare(): Promise<void>;
   /** Removes the filter's keys. */
   clear(): Promise<void>;
 }

@@ -25,15 +25,19 @@ export class LuaBloomFilter implements BloomFilter {
     return (await this.run(fingerprints, false)).map((isNew) => !isNew);
   }
 
+  async prepare(): Promise<void> {
+    // An add of nothing: it creates each shard's first layer (bitmap included) when missing.
+    await Promise.all(Array.from({ length: this.options.shards }, (_, shard) => this.scripts.addIfNew([`${bloomKeyBase(this.options.prefix, shard)}meta`], this.args(shard, true))));
+  }
+
   private async run(fingerprints: readonly Buffer[], adding: boolean): Promise<boolean[]> {
     const result = new Array<boolean>(fingerprints.length);
-    const perShardCapacity = Math.max(1, Math.ceil(this.options.capacity / this.options.shards));
     const calls: Promise<void>[] = [];
     for (const [shard, indexes] of byShard(fingerprints, this.options.shards)) {
       const base = bloomKeyBase(this.options.prefix, shard);
       for (let i = 0; i < indexes.length; i += CHUNK) {
         const chunk = indexes.slice(i, i + CHUNK);
-        const args: (string | number)[] = [`${base}b:`, perShardCapacity, this.options.errorRate, 2, adding ? 1 : 0];
+        const args = this.args(shard, adding);
         for (const index of chunk) {
           const fp = fingerprints[index] as Buffer;
           // h2 is forced odd so it is never 0 and shares no factor 2 with the bitmap size.
@@ -50,6 +54,12 @@ export class LuaBloomFilter implements BloomFilter {
     }
     await Promise.all(calls);
     return result;
+  }
+
+  /** The script's arguments before the items: layer keys' base, layer 0's capacity, error rate, expansion, add or test. */
+  private args(shard: number, adding: boolean): (string | number)[] {
+    const perShardCapacity = Math.max(1, Math.ceil(this.options.capacity / this.options.shards));
+    return [`${bloomKeyBase(this.options.prefix, shard)}b:`, perShardCapacity, this.options.errorRate, 2, adding ? 1 : 0];
   }
 
   async info(): Promise<BloomInfo> {

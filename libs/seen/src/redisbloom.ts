@@ -32,8 +32,11 @@ export class RedisBloomFilter implements BloomFilter {
 
   /** BF.INSERT's options: create a missing shard with this filter's parameters. */
   private createOptions(): (string | number)[] {
-    const capacity = Math.max(1, Math.ceil(this.options.capacity / this.options.shards));
-    return ['CAPACITY', capacity, 'ERROR', this.options.errorRate, 'EXPANSION', 2];
+    return ['CAPACITY', this.shardCapacity(), 'ERROR', this.options.errorRate, 'EXPANSION', 2];
+  }
+
+  private shardCapacity(): number {
+    return Math.max(1, Math.ceil(this.options.capacity / this.options.shards));
   }
 
   private async run(command: 'add' | 'exists', fingerprints: readonly Buffer[]): Promise<number[]> {
@@ -52,6 +55,19 @@ export class RedisBloomFilter implements BloomFilter {
       }),
     );
     return result;
+  }
+
+  async prepare(): Promise<void> {
+    await Promise.all(
+      Array.from({ length: this.options.shards }, async (_, shard) => {
+        try {
+          await this.redis.call('BF.RESERVE', this.key(shard), this.options.errorRate, this.shardCapacity(), 'EXPANSION', 2);
+        } catch (error) {
+          // Created already (by this crawl's first process, or its first add).
+          if (!/exists/i.test((error as Error).message)) throw error;
+        }
+      }),
+    );
   }
 
   async addIfNew(fingerprints: readonly Buffer[]): Promise<boolean[]> {

@@ -82,6 +82,26 @@ export function bloomContract(
       }
     });
 
+    it('prepare creates the filter at full size and adds nothing; on a filter in use it changes nothing', async () => {
+      const { filter, cleanup } = await make({ capacity: 200_000, errorRate: 0.01, shards: 2 });
+      try {
+        await filter.prepare();
+        const prepared = await filter.info();
+        // ~9.6 bits an item at 1 % (more in the Lua filter's first layer, at half the rate): well
+        // over a byte an item, allocated before anything is added.
+        expect(prepared.bytes).toBeGreaterThan(200_000);
+        expect(prepared.items).toBe(0);
+        const fps = randomFingerprints(200);
+        expect((await filter.mightContain(fps)).some(Boolean)).toBe(false);
+        expect((await filter.addIfNew(fps)).every(Boolean)).toBe(true);
+        await filter.prepare();
+        expect((await filter.mightContain(fps)).every(Boolean)).toBe(true);
+        expect((await filter.info()).items).toBe(200);
+      } finally {
+        await cleanup();
+      }
+    });
+
     it('mightContain does not add', async () => {
       const { filter, cleanup } = await make({ capacity: 1000, errorRate: 0.01, shards: 1 });
       try {
