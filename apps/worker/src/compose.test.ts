@@ -17,7 +17,7 @@ afterAll(async () => {
 
 describe('a fetch stage\'s connections', () => {
   // ioredis copies every script defined on a connection into each pipeline it builds, and an
-  // auto-pipelined connection builds one per batch of commands: BullMQ's ~40 scripts on the
+  // auto-pipelined connection builds one per batch of commands: BullMQ's 64 scripts on the
   // runtime's connection cost every gate, release and hand-off that copy.
   it('keeps BullMQ\'s scripts off the runtime\'s auto-pipelined connection', async () => {
     const config = loadConfig({ env: { TRAWL_NAMESPACE: namespace, TRAWL_PROCESS_THREAD: 'false' } });
