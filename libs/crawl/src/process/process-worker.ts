@@ -39,7 +39,6 @@ export class ProcessWorker {
    * no more than `concurrency` pages are processed at once.
    */
   private readonly queued: ProcessEntry[] = [];
-  private processing = 0;
   private running: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
@@ -120,12 +119,12 @@ export class ProcessWorker {
     const key = keyOf(entry);
     if (this.inFlight.has(key)) return;
     this.inFlight.set(key, entry);
-    if (this.processing >= this.options.concurrency) this.queued.push(entry);
+    // The entries in hand but not waiting are the ones being processed (this one included).
+    if (this.inFlight.size - this.queued.length > this.options.concurrency) this.queued.push(entry);
     else this.process(entry, key);
   }
 
   private process(entry: ProcessEntry, key: string): void {
-    this.processing += 1;
     processEntry(this.deps, entry)
       .catch((error: unknown) => {
         if (isTrawlError(error) && error.action === 'fatal') {
@@ -137,7 +136,6 @@ export class ProcessWorker {
         } else this.options.logger.error({ err: error, entry: entry.id }, 'processing a page failed unexpectedly; it is claimed again later');
       })
       .finally(() => {
-        this.processing -= 1;
         this.inFlight.delete(key);
         const next = this.fatal ? undefined : this.queued.shift();
         if (next) this.process(next, keyOf(next));
