@@ -120,7 +120,7 @@ export class Dispatcher {
     for (let offset = 0; ; ) {
       const page = await frontier.leasesExpiringBy(partition, maxExpiry, pageSize, offset);
       const candidates = page.filter((id) => DISPATCHED_LEASE.test(id));
-      const exists = candidates.length === 0 ? [] : await queues.jobsExist(partition, candidates);
+      const exists = await queues.jobsExist(partition, candidates);
       const given = await frontier.requeue(partition, candidates.filter((_, i) => !exists[i]));
       requeued += given;
       if (page.length < pageSize) break;
