@@ -38,7 +38,7 @@ const gate = (job: FetchJobContext): Promise<GateDecision> =>
   });
 
 async function runWorker(handler: (job: FetchJobContext) => Promise<JobResult>, until: () => Promise<boolean>): Promise<void> {
-  const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, handler);
+  const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options }, handler);
   void worker.run();
   try {
     await waitFor(until, 15_000, 'the queue to settle');

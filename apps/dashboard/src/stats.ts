@@ -1,7 +1,7 @@
 import type { ResolvedPolicy } from '@trawl/model';
 import type { Freshness, OperatorQueries } from '@trawl/db';
 import { schedulerStatus, workerStatus } from '@trawl/dispatch';
-import { isFetchQueueName, type openQueue, type QueueSpec, RENDER_QUEUE } from '@trawl/queue';
+import { isFetchQueueName, type openQueue, type QueueSpec, ReadyJobs, RENDER_QUEUE } from '@trawl/queue';
 import type { Runtime } from '@trawl/runtime';
 import { politeCapacity, RateWindow } from './capacity.js';
 import { type HostInspector, iso } from './hosts.js';
@@ -98,9 +98,17 @@ export class CrawlStats {
       runtime.frontier.sampleHosts(Math.ceil(HOST_SAMPLE / config.partitions)),
       runtime.admission.check(),
     ]);
+    const readyJobs = new ReadyJobs(runtime.redis, config.namespace);
     const queueCounts = await Promise.all(
       queues.map(async ({ spec, queue }) => {
         const counts = (await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')) as Record<'waiting' | 'active' | 'delayed' | 'failed' | 'completed', number>;
+        // A fetch queue's dispatched jobs wait on its partition's ready list, beside it.
+        if (isFetchQueueName(spec.name)) {
+          const ready = await readyJobs.counts(Number(spec.name.slice('fetch-p'.length)));
+          counts.waiting += ready.waiting;
+          counts.active += ready.active;
+          counts.completed += ready.completed;
+        }
         return { name: spec.name, prefix: spec.prefix, ...counts };
       }),
     );

@@ -632,7 +632,7 @@ describe('bull-board', () => {
   it('"Retry all" gives every dead-lettered fetch job a fresh lease id too', async () => {
     const queues = new FetchQueues(runtime.redis, { namespace, partitions: 1, attempts: 1 });
     const blocking = createRedis(REDIS_URL, { blocking: true });
-    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000 }, async () => ({ outcome: 'dead', reason: 'ERR_FETCH_TIMEOUT: gave up' }));
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000, jobs: queues.options }, async () => ({ outcome: 'dead', reason: 'ERR_FETCH_TIMEOUT: gave up' }));
     void worker.run();
     try {
       await queues.addLeased(0, ['p0-801', 'p0-802'].map((l) => decodeFetchJob({ u: `http://dead.example/${l}`, h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l })));
@@ -657,7 +657,7 @@ describe('bull-board', () => {
   it('retries a dead-lettered fetch job with a fresh, explicit lease id', async () => {
     const queues = new FetchQueues(runtime.redis, { namespace, partitions: 1, attempts: 1 });
     const blocking = createRedis(REDIS_URL, { blocking: true });
-    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async () => ({ outcome: 'dead', reason: 'ERR_HTTP_5XX: HTTP 500' }));
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options }, async () => ({ outcome: 'dead', reason: 'ERR_HTTP_5XX: HTTP 500' }));
     void worker.run();
     try {
       await queues.addLeased(0, [decodeFetchJob({ u: 'http://dead.example/x', h: 'dead.example', p: 0, d: 0, x: 0, f: 0, b: 0, l: 'p0-900' })]);

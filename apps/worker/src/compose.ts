@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TrawlError } from '@trawl/core';
 import { ProcessStream } from '@trawl/frontier';
-import { heldFetchJobs, RenderWorkers } from '@trawl/queue';
+import { forgetHeldFetchJobs, heldFetchJobs, RenderWorkers } from '@trawl/queue';
 import { WorkerMembership } from '@trawl/dispatch';
 import { AddressGroups, blockOptionsOf, CrawlWorker, type CrawlWorkerDeps, RecentBodies, RenderStage } from '@trawl/crawl';
 import { pauseBlockedHost, type Runtime } from '@trawl/runtime';
@@ -72,6 +72,7 @@ export function createCrawlWorker(
         partitions,
         concurrency: options.concurrency,
         stalledMs: config.worker.stalledMs,
+        jobs: { attempts: config.worker.attempts, deadLetterMax: config.worker.dlqMax },
         logger: runtime.logger,
         holder: () => runtime.frontier.holderId || undefined,
         onFatal: options.onFatal,
@@ -144,6 +145,8 @@ export async function startWorkerService(
     // Its fetch jobs not yet at the gate hold their hosts too (their leases were dispatched).
     const jobs = new Map(await Promise.all(Array.from({ length: config.partitions }, async (_, p) => [p, await heldFetchJobs(runtime.redis, config.namespace, p, member)] as const)));
     const requeued = await runtime.frontier.releaseHolder(member, jobs);
+    // Their URLs are back in the frontier: the jobs it had taken from the ready lists must not run.
+    await Promise.all(Array.from({ length: config.partitions }, (_, p) => forgetHeldFetchJobs(runtime.redis, config.namespace, p, member)));
     // The dead worker's process stage (same process) leaves pages mid-processing: claimable now.
     const identity = member.startsWith(WORKER_MEMBER) ? member.slice(WORKER_MEMBER.length, member.lastIndexOf(':')) : '';
     if (identity !== '') await streams.expedite(`${PROCESS_CONSUMER}${identity}:`);

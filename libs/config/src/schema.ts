@@ -319,7 +319,7 @@ export const configSchema = z.object({
   }),
 
   dispatch: z.object({
-    window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting in a partition\'s fetch queue at most; the dispatcher claims more only below it.'),
+    window: set(int(1, 100_000).default(256), 'TRAWL_DISPATCH_WINDOW', 'Jobs waiting for a worker in a partition (its ready list and fetch queue) at most; the dispatcher claims more only below it.'),
     bands: set(int(1, 16).default(4), 'TRAWL_PRIORITY_BANDS', 'Priority bands per host back queue.'),
     priorityWeights: set(
       priorityWeights(),

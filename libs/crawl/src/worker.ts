@@ -1,5 +1,5 @@
 import { isTrawlError, type TrawlError } from '@trawl/core';
-import { type FetchJobContext, FetchWorker, type JobResult } from '@trawl/queue';
+import { type FetchJobContext, type FetchWorkerOptions, FetchWorker, type JobResult } from '@trawl/queue';
 import type { Redis } from '@trawl/redis';
 import type { Logger } from '@trawl/telemetry';
 import type { CrawlWorkerDeps } from './deps.js';
@@ -15,6 +15,8 @@ export interface CrawlWorkerOptions {
   concurrency: number;
   /** BullMQ job lock duration. */
   stalledMs: number;
+  /** How jobs that leave the ready list for the BullMQ queue are tried and kept (as the dispatcher's). */
+  jobs: FetchWorkerOptions['jobs'];
   logger: Logger;
   /**
    * This worker process's member id, once it has joined the crawl's workers: the jobs it takes
@@ -30,7 +32,7 @@ export interface CrawlWorkerOptions {
 }
 
 /**
- * The fetch stage's consumer: one BullMQ worker per partition, all sharing this process's
+ * The fetch stage's consumer: one FetchWorker (the ready list and the BullMQ queue) per partition, all sharing this process's
  * batchers (discovery, records, acks) so their round trips coalesce.
  */
 export class CrawlWorker {
@@ -78,6 +80,7 @@ export class CrawlWorker {
           partition,
           concurrency: options.concurrency,
           stalledMs: options.stalledMs,
+          jobs: options.jobs,
           holder: options.holder?.(),
           onInvalid: (jobId, problem) => options.logger.warn({ jobId, problem }, 'invalid fetch job dead-lettered'),
           onError: (error) => options.logger.error({ err: error, partition }, 'fetch worker error'),

@@ -2,7 +2,7 @@ import { loadConfig } from '@trawl/config';
 import { ManualClock } from '@trawl/core';
 import { PolicyFollower, policyFromConfig, PolicyStore } from '@trawl/model';
 import { Frontier, type Lease } from '@trawl/frontier';
-import { FetchQueues } from '@trawl/queue';
+import { FetchQueues, ReadyJobs } from '@trawl/queue';
 import { testRedis } from '@trawl/redis/testing';
 import { silentLogger } from '@trawl/telemetry';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -38,7 +38,12 @@ function setup(window = 100, backlogMax?: number, orphanPageSize?: number) {
     jobsExist: queues.jobsExist.bind(queues),
   };
   const dispatcher = new Dispatcher({ frontier, queues: counted, policy, clock, logger: silentLogger }, { window, pollMs: 25, leadMs: 0, orphanAgeMs: 2000, backlogMax, orphanPageSize });
-  return { frontier, queues, clock, dispatcher, store, depthReads };
+  // A worker at work: takes up to `count` jobs off the ready list and finishes them.
+  const ready = new ReadyJobs(t.redis, namespace);
+  const work = async (count: number): Promise<void> => {
+    for (const job of await ready.take(0, 'worker@test|p0|c', null, count)) await ready.finish(0, 'worker@test|p0|c', job.id, true);
+  };
+  return { frontier, queues, clock, dispatcher, store, depthReads, work };
 }
 
 const url = (host: string) => ({ url: `http://${host}/`, host, depth: 0, hops: 0, flags: 0, priority: 0.5 });
@@ -93,18 +98,18 @@ describe('Dispatcher.reclaimOrphans', () => {
   });
 
   it('never gives back a lease whose URL was fetched, though its fetch job is gone (a page handed to a render stage)', async () => {
-    const { frontier, queues, clock, dispatcher } = setup();
+    const { frontier, queues, clock, dispatcher, work } = setup();
     await frontier.push([url('h.example')]);
     const [lease] = (await frontier.claim(0, 10)).leases as [Lease];
     await queues.addLeased(0, [fetchJobOf(lease)]);
+    await work(1);
+    expect(await queues.jobsExist(0, [lease.id])).toEqual([false]);
     const ticket = { partition: 0, host: lease.host, leaseId: lease.id, token: 'tok', band: lease.band, entry: lease };
     expect(await frontier.acquire(ticket)).toMatchObject({ kind: 'ok' });
     // Fetched, and handed with its host to a render stage: the fetch job is finished, the lease
     // lives on with the render, renewed only every third of its time.
     await frontier.release(ticket, clock.now() + 500, { leaseUntil: clock.now() + 300_000, fetchedAliveUntil: clock.now() + 300_000, keepHost: true });
     await frontier.markHandedToRender(0, lease.id, 'tok', clock.now() + 300_000);
-    // The finished job has left the queue's history (completed jobs are kept up to a count).
-    await (await queues.queue(0).getJob(lease.id))?.remove();
     clock.advance(2500);
     expect(await dispatcher.reclaimOrphans(0)).toBe(0);
     expect((await frontier.stats()).leased).toBe(1);
@@ -137,33 +142,31 @@ describe('Dispatcher.tick: the window', () => {
   const publish = (store: PolicyStore) => store.publish(policyFromConfig(loadConfig({ env: {} }), ['http://h0.example/']));
 
   it('never puts more than the window in the queue', async () => {
-    const { frontier, queues, clock, dispatcher, store } = setup(10);
+    const { frontier, queues, clock, dispatcher, store, work } = setup(10);
     await publish(store);
     await frontier.push(Array.from({ length: 40 }, (_, i) => url(`h${i}.example`)));
-    const queue = queues.queue(0);
     await dispatcher.tick(0);
-    expect(await queue.getWaitingCount()).toBe(10);
+    expect(await queues.waiting(0)).toBe(10);
     for (let i = 0; i < 3; i += 1) await dispatcher.tick(0);
-    expect(await queue.getWaitingCount()).toBe(10);
-    // Workers take 4 jobs at a time: each tick fills the room they left, never more.
+    expect(await queues.waiting(0)).toBe(10);
+    // Workers take 3 jobs at a time: each tick fills the room they left, never more.
     for (let i = 0; i < 6; i += 1) {
-      await Promise.all((await queue.getWaiting(0, 3)).map((job) => job.remove()));
+      await work(3);
       clock.advance(100);
       await dispatcher.tick(0);
-      expect(await queue.getWaitingCount()).toBe(10);
+      expect(await queues.waiting(0)).toBe(10);
     }
   });
 
   it('reads the queue depth when its last read is a second old or leaves less than half the window, not per claim', async () => {
-    const { frontier, queues, clock, dispatcher, store, depthReads } = setup(10);
+    const { frontier, queues, clock, dispatcher, store, depthReads, work } = setup(10);
     await publish(store);
-    const queue = queues.queue(0);
     const round = async (label: string, advanceMs: number) => {
       await frontier.push(Array.from({ length: 3 }, (_, i) => url(`${label}${i}.example`)));
       clock.advance(advanceMs);
       await dispatcher.tick(0);
-      expect(await queue.getWaitingCount()).toBe(3);
-      await queue.drain(false); // workers keep the queue empty
+      expect(await queues.waiting(0)).toBe(3);
+      await work(100); // workers keep the queue empty
       return depthReads.n;
     };
     expect(await round('a', 0)).toBe(1); // nothing known: read
@@ -176,10 +179,9 @@ describe('Dispatcher.tick: the window', () => {
 
 describe('Dispatcher.tick: backpressure from the process stage', () => {
   it('claims less as the process backlog grows, nothing at TRAWL_PROCESS_BACKLOG_MAX, and picks up again as it drains', async () => {
-    const { frontier, queues, clock, dispatcher, store } = setup(20, 100);
+    const { frontier, queues, clock, dispatcher, store, work } = setup(20, 100);
     await store.publish(policyFromConfig(loadConfig({ env: {} }), ['http://h0.example/']));
     await frontier.push(Array.from({ length: 80 }, (_, i) => url(`h${i}.example`)));
-    const queue = queues.queue(0);
     const stream = frontier.keysOf(0).process;
     // Pages handed to the process stage and not yet recorded (as handOff adds them).
     const backlog = async (n: number) => {
@@ -187,11 +189,11 @@ describe('Dispatcher.tick: backpressure from the process stage', () => {
       for (let i = 0; i < n; i += 1) await t.redis.xadd(stream, '*', 'd', '{}');
     };
     const claimed = async () => {
-      const before = await queue.getWaitingCount();
+      const before = await queues.waiting(0);
       clock.advance(1500); // past the depth read's freshness
       await dispatcher.tick(0);
-      const added = (await queue.getWaitingCount()) - before;
-      await queue.drain(false); // workers keep the fetch queue empty
+      const added = (await queues.waiting(0)) - before;
+      await work(1000); // workers keep the fetch queue empty
       return added;
     };
     await backlog(100);

@@ -15,10 +15,13 @@ export {
   DEFAULT_DEAD_LETTER_MAX,
   FetchQueues,
   type FetchQueueOptions,
+  fetchJobOptions,
   FetchWorker,
   type FetchWorkerOptions,
+  forgetHeldFetchJobs,
   heldFetchJobs,
 } from './queues.js';
+export { type ReadyJob, ReadyJobs, readyKeys } from './ready.js';
 export {
   describeIssues,
   SEEDS_QUEUE,

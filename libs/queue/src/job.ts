@@ -26,6 +26,10 @@ export const fetchJobDataSchema = z.object({
   l: z.string().min(1).max(200).optional(),
   /** When the host comes due (epoch ms), if the job was handed out ahead of it: a hint, the gate decides. */
   t: z.number().int().min(0).optional(),
+  /** Tries made before this job was put in the BullMQ queue (from the ready list, which keeps no count). */
+  a: z.number().int().min(0).optional(),
+  /** Why the pipeline gave up on it: set on a job from the ready list that goes straight to the dead-letter queue. */
+  e: z.string().max(10_000).optional(),
 }).superRefine((data, ctx) => {
   // The host gate, the pause and the politeness delay key on `h`: a job whose `h` is not its URL's
   // host (one added or edited by hand) would be fetched under another host's rules.

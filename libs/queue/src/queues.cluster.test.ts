@@ -48,7 +48,7 @@ describe('fetch queues on a Redis Cluster', () => {
     };
     const workers = Array.from(
       { length: partitions },
-      (_, partition) => new FetchWorker(blocking, { namespace, partition, concurrency: 4, stalledMs: 5000 }, handler),
+      (_, partition) => new FetchWorker(blocking, { namespace, partition, concurrency: 4, stalledMs: 5000, jobs: queues.options }, handler),
     );
     for (const worker of workers) void worker.run();
     try {

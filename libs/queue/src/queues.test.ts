@@ -1,7 +1,8 @@
 import { testConnection, testRedis } from '@trawl/redis/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeFetchJob, type FetchJob, type FetchJobContext, type JobResult } from './job.js';
-import { FETCH_EVENTS_MAX_LEN, FetchQueues, FetchWorker, heldFetchJobs } from './queues.js';
+import { FETCH_EVENTS_MAX_LEN, FetchQueues, FetchWorker, forgetHeldFetchJobs, heldFetchJobs } from './queues.js';
+import { ReadyJobs, readyKeys } from './ready.js';
 import { openQueue } from './registry.js';
 import { fetchQueueName, fetchQueuePrefix } from './job.js';
 
@@ -22,7 +23,7 @@ async function withWorker(
 ): Promise<void> {
   const namespace = `${t.prefix}q${(n += 1)}`;
   const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts });
-  const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 4, stalledMs: 5000 }, handler);
+  const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 4, stalledMs: 5000, jobs: queues.options }, handler);
   void worker.run();
   try {
     await body(queues);
@@ -41,13 +42,18 @@ async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise
 }
 
 describe('FetchQueues and FetchWorker', () => {
-  it('tells which jobs exist (the orphan sweep\'s question) in one round trip', async () => {
+  it('tells which jobs exist (the orphan sweep\'s question): on the ready list, taken, or in the BullMQ queue', async () => {
     const namespace = `${t.prefix}q${(n += 1)}`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 2, attempts: 1 });
+    const ready = new ReadyJobs(t.redis, namespace);
     try {
       await queues.addLeased(1, [job('p1-1'), job('p1-2'), job('p1-3')]);
-      await (await queues.queue(1).getJob('p1-3'))?.remove();
-      expect(await queues.jobsExist(1, ['p1-1', 'p1-2', 'p1-3', 'p1-4'])).toEqual([true, true, false, false]);
+      // p1-2 taken by a consumer (still a job), p1-3 taken and over (no longer one).
+      const taken = await ready.take(1, 'worker@h:1:aaaaaa|p1|c', null, 2);
+      expect(taken.map((j) => j.id)).toEqual(['p1-1', 'p1-2']);
+      await ready.finish(1, 'worker@h:1:aaaaaa|p1|c', 'p1-1', true);
+      await queues.queue(1).add('fetch', { u: 'http://h/p1-5', h: 'h', p: 1, d: 0 }, { jobId: 'p1-5' });
+      expect(await queues.jobsExist(1, ['p1-1', 'p1-2', 'p1-3', 'p1-4', 'p1-5'])).toEqual([false, true, true, false, true]);
       expect(await queues.jobsExist(0, ['p1-1'])).toEqual([false]);
       expect(await queues.jobsExist(1, [])).toEqual([]);
     } finally {
@@ -63,8 +69,9 @@ describe('FetchQueues and FetchWorker', () => {
       const inspected = openQueue(t.redis, { prefix: fetchQueuePrefix(namespace, 0), name: fetchQueueName(0) });
       await inspected.waitUntilReady();
       await inspected.close();
+      // Jobs that went through BullMQ (deferred, retried, added by hand): the ready list's make no events.
       const ids = Array.from({ length: 600 }, (_, i) => `p0-${i + 1}`);
-      await queues.addLeased(0, ids.map((id) => job(id)));
+      await queues.queue(0).addBulk(ids.map((id) => ({ name: 'fetch', data: { u: `http://h/${id}`, h: 'h', p: 0, d: 0 }, opts: { jobId: id } })));
       await until(async () => ((await queues.counts()).completed ?? 0) >= 600, 20_000);
       expect(await t.redis.hget(`${base}:meta`, 'opts.maxLenEvents')).toBe(String(FETCH_EVENTS_MAX_LEN));
       // Four events per job (added, waiting, active, completed) would be 2 400; trimming is
@@ -145,7 +152,7 @@ describe('FetchQueues and FetchWorker', () => {
   it('caps the dead-letter queue by count, keeping the newest', async () => {
     const namespace = `${t.prefix}q${(n += 1)}`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1, deadLetterMax: 3 });
-    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async (ctx) => ({ outcome: 'dead', reason: `ERR_HTTP_4XX: ${ctx.id}` }));
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options }, async (ctx) => ({ outcome: 'dead', reason: `ERR_HTTP_4XX: ${ctx.id}` }));
     void worker.run();
     try {
       for (let i = 1; i <= 6; i += 1) {
@@ -164,7 +171,7 @@ describe('FetchQueues and FetchWorker', () => {
     const invalid: string[] = [];
     const namespace = `${t.prefix}q${(n += 1)}`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 3 });
-    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, onInvalid: (id, p) => invalid.push(`${id} ${p}`) }, async () => ({ outcome: 'done', summary: {} }));
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options, onInvalid: (id, p) => invalid.push(`${id} ${p}`) }, async () => ({ outcome: 'done', summary: {} }));
     void worker.run();
     await queues.queue(0).add('fetch', { u: 42, h: '' }, { jobId: 'bad-1', attempts: 3 });
     await until(async () => (await queues.counts()).failed === 1);
@@ -180,7 +187,7 @@ describe('FetchQueues and FetchWorker', () => {
     const seen: string[] = [];
     const namespace = `${t.prefix}q${(n += 1)}`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
-    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async ({ job }) => {
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options }, async ({ job }) => {
       seen.push(`${job.host} ${job.url}`);
       return { outcome: 'done', summary: {} };
     });
@@ -197,6 +204,55 @@ describe('FetchQueues and FetchWorker', () => {
     }
   });
 
+  it('runs at most `concurrency` jobs at once, from the ready list and the BullMQ queue together', async () => {
+    let running = 0;
+    let most = 0;
+    let ran = 0;
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 3, stalledMs: 5000, jobs: queues.options }, async () => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 30));
+      running -= 1;
+      ran += 1;
+      return { outcome: 'done', summary: {} };
+    });
+    void worker.run();
+    try {
+      await queues.addLeased(0, Array.from({ length: 12 }, (_, i) => job(`p0-${i}`)));
+      await queues.queue(0).addBulk(Array.from({ length: 6 }, (_, i) => ({ name: 'fetch', data: { u: `http://h/b${i}`, h: 'h', p: 0, d: 0 }, opts: { jobId: `b${i}` } })));
+      await until(async () => ran === 18);
+      expect(most).toBe(3);
+      expect((await queues.counts()).completed).toBe(18);
+    } finally {
+      await worker.close();
+      await queues.close();
+    }
+  });
+
+  it('gives back, at the head of the ready list and in order, the jobs a stopping consumer took and never started', async () => {
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
+    const ready = new ReadyJobs(t.redis, namespace);
+    try {
+      await queues.addLeased(0, ['p0-1', 'p0-2', 'p0-3', 'p0-4', 'p0-5'].map((id) => job(id)));
+      const consumer = 'worker@h:1:aaaaaa|p0|c';
+      await ready.register(0, consumer);
+      expect((await ready.take(0, consumer, null, 3)).map((j) => j.id)).toEqual(['p0-1', 'p0-2', 'p0-3']);
+      // p0-2 is still running: it stays held; the other two go back before p0-4.
+      expect(await ready.giveBack(0, consumer, ['p0-2'])).toBe(2);
+      expect(await t.redis.lrange(readyKeys(namespace, 0).ready, 0, -1)).toEqual(['p0-1', 'p0-3', 'p0-4', 'p0-5']);
+      expect((await heldFetchJobs(t.redis, namespace, 0, 'worker@h:1:aaaaaa')).map((j) => j.jobId)).toEqual(['p0-2']);
+      await ready.finish(0, consumer, 'p0-2', true);
+      // Nothing held any more: the held list leaves the registry.
+      expect(await ready.giveBack(0, consumer, [])).toBe(0);
+      expect(await t.redis.smembers(readyKeys(namespace, 0).registry)).toEqual([]);
+    } finally {
+      await queues.close();
+    }
+  });
+
   it('counts waiting jobs for backpressure', async () => {
     const namespace = `${t.prefix}q${(n += 1)}`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 2, attempts: 1 });
@@ -208,7 +264,7 @@ describe('FetchQueues and FetchWorker', () => {
 });
 
 describe('heldFetchJobs', () => {
-  it('finds the jobs a worker process holds (active under its lock) with their leases, and nobody else’s', async () => {
+  it('finds the jobs a worker process holds (taken from the ready list, or active under its lock) with their leases, and nobody else’s', async () => {
     const namespace = `${t.prefix}held`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
     const release: (() => void)[] = [];
@@ -219,8 +275,8 @@ describe('heldFetchJobs', () => {
       return { outcome: 'done', summary: {} };
     };
     const other = testConnection({ blocking: true });
-    const a = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000, holder: 'worker@h:1:aaaaaa' }, hold);
-    const b = new FetchWorker(other, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, holder: 'worker@h:10:bbbbbb' }, hold);
+    const a = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000, jobs: queues.options, holder: 'worker@h:1:aaaaaa' }, hold);
+    const b = new FetchWorker(other, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options, holder: 'worker@h:10:bbbbbb' }, hold);
     void a.run();
     void b.run();
     try {
@@ -235,6 +291,11 @@ describe('heldFetchJobs', () => {
       expect([...heldByA, ...heldByB].map((j) => j.token).sort()).toEqual([...seen].sort());
       expect(heldByA.every((j) => j.token.startsWith('worker@h:1:aaaaaa|p0|'))).toBe(true);
       expect(await heldFetchJobs(t.redis, namespace, 0, 'worker@h:1')).toEqual([]);
+      // Once their leases are freed, a lapsed worker's ready-list jobs are dropped, nobody else's.
+      expect(await forgetHeldFetchJobs(t.redis, namespace, 0, 'worker@h:1:aaaaaa')).toBe(2);
+      expect(await heldFetchJobs(t.redis, namespace, 0, 'worker@h:1:aaaaaa')).toEqual([]);
+      expect((await queues.jobsExist(0, ['p0-1', 'p0-2', 'p0-3'])).filter(Boolean)).toHaveLength(1);
+      expect(await heldFetchJobs(t.redis, namespace, 0, 'worker@h:10:bbbbbb')).toHaveLength(1);
     } finally {
       for (const r of release) r();
       await Promise.all([a.close(), b.close()]);

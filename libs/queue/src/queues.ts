@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DelayedError, type Job, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, type Job, type JobsOptions, type KeepJobs, Queue, UnrecoverableError, Worker } from 'bullmq';
 import type { RedisClient } from '@trawl/redis';
+import { type ReadyJob, ReadyJobs, readyJobToken } from './ready.js';
+import { describeIssues } from './seeds.js';
 import { freshLeaseRetry } from './retry.js';
 import { decodeFetchJob, encodeFetchJob, type FetchJob, type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
 
@@ -51,14 +53,29 @@ class RetryLater extends Error {
   }
 }
 
-/** Producer side: one BullMQ queue per frontier partition. */
+/** A fetch job's BullMQ options: its tries, backoff and how long it is kept once finished. */
+export function fetchJobOptions(options: Pick<FetchQueueOptions, 'attempts' | 'keepCompleted' | 'deadLetterMax'>): JobsOptions {
+  return {
+    attempts: options.attempts,
+    backoff: { type: 'trawl' },
+    removeOnComplete: options.keepCompleted ?? DEFAULT_KEEP_COMPLETED,
+    removeOnFail: { age: DEAD_LETTER_MAX_AGE_S, count: options.deadLetterMax ?? DEFAULT_DEAD_LETTER_MAX },
+  };
+}
+
+/**
+ * Producer side, per frontier partition: the ready list dispatched jobs go to, and the BullMQ
+ * queue that holds the jobs off the straight path (deferred, retried, dead letters, added by hand).
+ */
 export class FetchQueues {
   private readonly queues: Queue[];
+  private readonly ready: ReadyJobs;
 
   constructor(
     private readonly connection: RedisClient,
     readonly options: FetchQueueOptions,
   ) {
+    this.ready = new ReadyJobs(connection, options.namespace);
     this.queues = Array.from(
       { length: options.partitions },
       (_, p) => new Queue(fetchQueueName(p), { connection, prefix: fetchQueuePrefix(options.namespace, p), streams: { events: { maxLen: FETCH_EVENTS_MAX_LEN } } }),
@@ -77,24 +94,18 @@ export class FetchQueues {
   }
 
   /**
-   * Adds one job per leased URL. The job id is the lease id, so adding the same lease twice
-   * (a dispatcher retrying after a timeout) creates one job.
+   * Adds one job per leased URL: onto the partition's ready list (see ReadyJobs), each lease
+   * once, so a dispatcher adding the same lease twice (retrying after a timeout) makes one job.
+   * A job without a lease (one made by hand) becomes a BullMQ job, adopted at the gate.
    */
   async addLeased(partition: number, jobs: readonly FetchJob[]): Promise<void> {
     if (jobs.length === 0) return;
-    await this.queue(partition).addBulk(
-      jobs.map((job) => ({
-        name: 'fetch',
-        data: encodeFetchJob(job),
-        opts: {
-          jobId: job.leaseId ?? undefined,
-          attempts: this.options.attempts,
-          backoff: { type: 'trawl' },
-          removeOnComplete: this.options.keepCompleted ?? DEFAULT_KEEP_COMPLETED,
-          removeOnFail: { age: DEAD_LETTER_MAX_AGE_S, count: this.options.deadLetterMax ?? DEFAULT_DEAD_LETTER_MAX },
-        },
-      })),
-    );
+    const leased = jobs.filter((job) => job.leaseId !== null);
+    const unleased = jobs.filter((job) => job.leaseId === null);
+    await Promise.all([
+      this.ready.add(partition, leased.map((job) => ({ id: job.leaseId as string, payload: JSON.stringify(encodeFetchJob(job)) }))),
+      unleased.length === 0 ? undefined : this.queue(partition).addBulk(unleased.map((job) => ({ name: 'fetch', data: encodeFetchJob(job), opts: fetchJobOptions(this.options) }))),
+    ]);
   }
 
   /**
@@ -107,15 +118,17 @@ export class FetchQueues {
     const queue = this.queue(partition);
     const pipeline = this.connection.pipeline();
     for (const id of ids) pipeline.exists(queue.toKey(id));
-    return ((await pipeline.exec()) ?? []).map(([error, found]) => {
+    const [inQueue, onList] = await Promise.all([pipeline.exec(), this.ready.exist(partition, ids)]);
+    return (inQueue ?? []).map(([error, found], i) => {
       if (error) throw error;
-      return found === 1;
+      return found === 1 || onList[i] === true;
     });
   }
 
   /** Jobs waiting to be picked up (not active, not delayed): the dispatcher's backpressure signal. */
   async waiting(partition: number): Promise<number> {
-    return this.queue(partition).getWaitingCount();
+    const [inQueue, onList] = await Promise.all([this.queue(partition).getWaitingCount(), this.ready.waiting(partition)]);
+    return inQueue + onList;
   }
 
   /** The dead-letter queue: failed jobs of every partition, newest first. */
@@ -130,7 +143,7 @@ export class FetchQueues {
           partition,
           url: typeof data.u === 'string' ? data.u : null,
           reason: job.failedReason ?? '',
-          attempts: job.attemptsMade,
+          attempts: job.attemptsMade + (typeof data.a === 'number' ? data.a : 0),
           failedAt: job.finishedOn ?? null,
         });
       }
@@ -163,8 +176,9 @@ export class FetchQueues {
 
   async counts(): Promise<Record<string, number>> {
     const totals: Record<string, number> = {};
-    for (const queue of this.queues) {
-      const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed');
+    for (const [partition, queue] of this.queues.entries()) {
+      const [counts, ready] = await Promise.all([queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed'), this.ready.counts(partition)]);
+      for (const [state, n] of Object.entries(ready)) counts[state] = (counts[state] ?? 0) + n;
       for (const [state, n] of Object.entries(counts)) totals[state] = (totals[state] ?? 0) + n;
     }
     return totals;
@@ -178,53 +192,74 @@ export class FetchQueues {
 export interface FetchWorkerOptions {
   namespace: string;
   partition: number;
+  /** Jobs run at once, from the ready list and the BullMQ queue together. */
   concurrency: number;
   /** Job lock duration: a job whose worker stops renewing it this long is handed to another. */
   stalledMs: number;
+  /** How jobs that leave the ready list for the BullMQ queue are tried and kept (the producers' settings). */
+  jobs: Pick<FetchQueueOptions, 'attempts' | 'keepCompleted' | 'deadLetterMax'>;
   /** Called for a job whose payload fails validation (it is dead-lettered). */
   onInvalid?: (jobId: string, problem: string) => void;
   /** Called when the worker itself reports an error (connection trouble). */
   onError?: (error: Error) => void;
   /**
-   * The worker process's member id: the jobs this worker takes are locked under a token that
-   * starts with it (`<holder>|p<partition>|…`), so that when its heartbeat lapses another worker
-   * finds them (`heldFetchJobs`) and frees their leases at once.
+   * The worker process's member id: the jobs this worker takes are held under a name and locked
+   * under a token that start with it (`<holder>|p<partition>|…`), so that when its heartbeat
+   * lapses another worker finds them (`heldFetchJobs`) and frees their leases at once.
    */
   holder?: string;
 }
 
+/** How long the ready list's consumer blocks for a job at a time (seconds): also the longest a close waits for it. */
+const READY_BLOCK_S = 0.5;
+
 /**
- * Consumer side: runs `process` for every job of one partition and turns its JobResult into a
- * BullMQ action. This is the only place that knows how deferral, retry and dead-lettering map
+ * Consumer side: runs `process` for every job of one partition — those on its ready list and
+ * those in its BullMQ queue — at most `concurrency` at once, and turns each JobResult into
+ * what follows. This is the only place that knows how deferral, retry and dead-lettering map
  * onto BullMQ (moveToDelayed + DelayedError, a thrown error with a custom backoff,
- * UnrecoverableError).
+ * UnrecoverableError); a job from the ready list that leaves the straight path becomes a BullMQ
+ * job (delayed, or failed) carrying the tries it has made (`a`).
  */
 export class FetchWorker {
   readonly worker: Worker;
+  private readonly slots: Slots;
+  private readonly lane: ReadyLane;
 
   constructor(
     connection: RedisClient,
     options: FetchWorkerOptions,
     process: (job: FetchJobContext) => Promise<JobResult>,
   ) {
+    const slots = new Slots(options.concurrency);
+    this.slots = slots;
     this.worker = new Worker(
       fetchQueueName(options.partition),
       async (job: Job, token?: string, signal?: AbortSignal) => {
         const parsed = fetchJobDataSchema.safeParse(job.data);
         if (!parsed.success) {
-          const problem = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+          const problem = describeIssues(parsed.error);
           options.onInvalid?.(String(job.id), problem);
           throw new UnrecoverableError(`ERR_JOB_DATA_INVALID: ${problem}`);
         }
-        const result = await process({
-          id: String(job.id),
-          job: decodeFetchJob(parsed.data),
-          token: token ?? `${job.id}:${job.attemptsStarted}`,
-          attempt: job.attemptsMade + 1,
-          maxAttempts: job.opts.attempts ?? 1,
-          signal,
-          redelivered: (job.stalledCounter ?? 0) > 0,
-        });
+        // A job from the ready list that its pipeline gave up on: straight to the failed set.
+        if (parsed.data.e !== undefined) throw new UnrecoverableError(parsed.data.e);
+        const before = parsed.data.a ?? 0;
+        await slots.acquire();
+        let result: JobResult;
+        try {
+          result = await process({
+            id: String(job.id),
+            job: decodeFetchJob(parsed.data),
+            token: token ?? `${job.id}:${job.attemptsStarted}`,
+            attempt: job.attemptsMade + 1 + before,
+            maxAttempts: (job.opts.attempts ?? 1) + before,
+            signal,
+            redelivered: (job.stalledCounter ?? 0) > 0,
+          });
+        } finally {
+          slots.release();
+        }
         switch (result.outcome) {
           case 'done':
             return result.summary;
@@ -252,51 +287,278 @@ export class FetchWorker {
         },
       },
     );
+    const consumer = `${options.holder ?? `anonymous-${randomUUID().slice(0, 8)}`}|p${options.partition}|${randomUUID().slice(0, 8)}`;
     // BullMQ locks each job under `<worker id>:<n>`, the token the gate knows the attempt by.
-    if (options.holder) (this.worker as { id: string }).id = `${options.holder}|p${options.partition}|${randomUUID().slice(0, 8)}`;
+    if (options.holder) (this.worker as { id: string }).id = consumer;
     this.worker.on('error', (error) => options.onError?.(error));
+    this.lane = new ReadyLane(connection, options, consumer, slots, process);
   }
 
   /** Starts consuming; resolves when the worker stops. */
-  run(): Promise<void> {
-    return this.worker.run();
+  async run(): Promise<void> {
+    await Promise.all([this.worker.run(), this.lane.run()]);
   }
 
   /** Resolves once the worker's Redis connections are up (jobs added now are picked up at once). */
   async ready(): Promise<void> {
-    await this.worker.waitUntilReady();
+    await Promise.all([this.worker.waitUntilReady(), this.lane.ready()]);
   }
 
   /** Stops taking jobs and waits for active ones to finish (or abandons them with force). */
-  close(force = false): Promise<void> {
-    return this.worker.close(force);
+  async close(force = false): Promise<void> {
+    this.slots.close();
+    await Promise.all([this.lane.close(force), this.worker.close(force)]);
+  }
+}
+
+/**
+ * A worker's job slots, shared by its ready list's consumer and its BullMQ worker: together they
+ * run at most `size` jobs. A waiting acquirer is handed the next slot released.
+ */
+class Slots {
+  private used = 0;
+  private readonly waiting: (() => void)[] = [];
+  private freed: (() => void) | null = null;
+  private closed = false;
+
+  constructor(private readonly size: number) {}
+
+  /** Slots no one holds or waits for. */
+  get free(): number {
+    return Math.max(0, this.size - this.used - this.waiting.length);
+  }
+
+  acquire(): Promise<void> {
+    if (this.used < this.size && this.waiting.length === 0) {
+      this.used += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) {
+      next();
+      return;
+    }
+    this.used -= 1;
+    this.wake();
+  }
+
+  /** Resolves once a slot is free (or the slots are closed). */
+  whenFree(): Promise<void> {
+    if (this.free > 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => (this.freed = resolve));
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const freed = this.freed;
+    this.freed = null;
+    freed?.();
+  }
+}
+
+/**
+ * Takes a partition's ready-list jobs (see ReadyJobs) as slots free up — one blocking move, then
+ * as many more as there are free slots in one script — and runs them. A job's end takes it off
+ * the consumer's held list; one that leaves the straight path goes to the BullMQ queue first.
+ */
+class ReadyLane {
+  private readonly jobs: ReadyJobs;
+  private readonly blocking: RedisClient;
+  /** The BullMQ queue deferred, retried and dead-lettered jobs go to. */
+  private readonly queue: Queue;
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly controller = new AbortController();
+  private loop: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly connection: RedisClient,
+    private readonly options: FetchWorkerOptions,
+    /** This consumer's name: its held list's, and the start of its attempts' tokens. */
+    private readonly consumer: string,
+    private readonly slots: Slots,
+    private readonly process: (job: FetchJobContext) => Promise<JobResult>,
+  ) {
+    this.jobs = new ReadyJobs(connection, options.namespace);
+    // Its own connection: a blocking move holds it until a job comes.
+    this.blocking = (connection as { duplicate(): RedisClient }).duplicate();
+    this.blocking.on('error', (error: Error) => options.onError?.(error));
+    this.queue = new Queue(fetchQueueName(options.partition), {
+      connection,
+      prefix: fetchQueuePrefix(options.namespace, options.partition),
+      streams: { events: { maxLen: FETCH_EVENTS_MAX_LEN } },
+    });
+  }
+
+  async ready(): Promise<void> {
+    await Promise.all([this.queue.waitUntilReady(), this.blocking.ping()]);
+  }
+
+  run(): Promise<void> {
+    this.loop ??= this.consume();
+    return this.loop;
+  }
+
+  private async consume(): Promise<void> {
+    const { partition } = this.options;
+    const keys = this.jobs.keys(partition);
+    const held = keys.heldPrefix + this.consumer;
+    await this.jobs.register(partition, this.consumer).catch((error: Error) => this.options.onError?.(error));
+    while (!this.closed) {
+      await this.slots.whenFree();
+      if (this.closed) break;
+      let taken: ReadyJob[];
+      try {
+        const first = await this.blocking.blmove(keys.ready, held, 'LEFT', 'RIGHT', READY_BLOCK_S);
+        // Moved as the consumer closes: given back by close().
+        if (first === null || this.closed) continue;
+        taken = await this.jobs.take(partition, this.consumer, first, this.slots.free - 1);
+      } catch (error) {
+        if (this.closed) break;
+        this.options.onError?.(error as Error);
+        // What was moved and never started goes back for the next try.
+        await this.jobs.giveBack(partition, this.consumer, [...this.running.keys()]).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        continue;
+      }
+      for (const job of taken) this.start(job);
+    }
+  }
+
+  private start(job: ReadyJob): void {
+    const done = this.runJob(job)
+      .catch((error: unknown) => this.options.onError?.(error as Error))
+      .finally(() => this.running.delete(job.id));
+    this.running.set(job.id, done);
+  }
+
+  private async runJob(entry: ReadyJob): Promise<void> {
+    const { options } = this;
+    let data: unknown;
+    try {
+      data = JSON.parse(entry.payload);
+    } catch {
+      data = entry.payload;
+    }
+    const parsed = fetchJobDataSchema.safeParse(data);
+    if (!parsed.success) {
+      // The BullMQ worker dead-letters it, as it would have from the start.
+      await this.toQueue(entry, data, { attempts: 1 });
+      return;
+    }
+    const before = parsed.data.a ?? 0;
+    const maxAttempts = Math.max(1, options.jobs.attempts);
+    await this.slots.acquire();
+    let result: JobResult;
+    try {
+      result = await this.process({
+        id: entry.id,
+        job: decodeFetchJob(parsed.data),
+        token: readyJobToken(this.consumer, entry.id),
+        attempt: before + 1,
+        maxAttempts,
+        signal: this.controller.signal,
+      });
+    } catch (error) {
+      // As the BullMQ worker does with a thrown error: an attempt, tried again a second later.
+      result = { outcome: 'retry', reason: error instanceof Error ? error.message : String(error), delayMs: 1000 };
+    } finally {
+      this.slots.release();
+    }
+    const made = before + 1;
+    switch (result.outcome) {
+      case 'done':
+      case 'stale':
+        await this.jobs.finish(options.partition, this.consumer, entry.id, true);
+        return;
+      case 'defer':
+        await this.toQueue(entry, parsed.data, { attempts: maxAttempts - before, delay: Math.ceil(result.until) - Date.now() });
+        return;
+      case 'retry':
+      case 'dead':
+        if (result.outcome === 'retry' && made < maxAttempts) await this.toQueue(entry, { ...parsed.data, a: made }, { attempts: maxAttempts - made, delay: result.delayMs });
+        // Given up, or no try left: to the dead-letter queue with the reason.
+        else await this.toQueue(entry, { ...parsed.data, a: made, e: result.reason }, { attempts: 1 });
+        return;
+    }
+  }
+
+  /** The job leaves the ready list for the BullMQ queue (added first: a crash between keeps both, never neither). */
+  private async toQueue(entry: ReadyJob, data: unknown, opts: { attempts: number; delay?: number }): Promise<void> {
+    await this.queue.add('fetch', data, {
+      ...fetchJobOptions(this.options.jobs),
+      jobId: entry.id,
+      attempts: Math.max(1, opts.attempts),
+      ...(opts.delay !== undefined && opts.delay > 0 ? { delay: opts.delay } : {}),
+    });
+    await this.jobs.finish(this.options.partition, this.consumer, entry.id, false);
+  }
+
+  /**
+   * Stops taking jobs; waits for those running (with force, aborts them and leaves them held:
+   * their leases come back with the process's heartbeat), then gives back the jobs it took and
+   * never started.
+   */
+  async close(force: boolean): Promise<void> {
+    this.closed = true;
+    await this.loop?.catch(() => undefined);
+    if (force) this.controller.abort(new Error('the fetch worker is closing'));
+    else await Promise.allSettled([...this.running.values()]);
+    try {
+      await this.jobs.giveBack(this.options.partition, this.consumer, [...this.running.keys()]);
+    } catch (error) {
+      this.options.onError?.(error as Error);
+    }
+    this.blocking.disconnect();
+    await this.queue.close();
   }
 }
 
 /**
  * The fetch jobs of one partition that a worker process (`FetchWorkerOptions.holder`) holds
- * now: active in the queue under its lock. Read when its heartbeat lapses, to free their leases
- * without waiting for BullMQ's stalled check.
+ * now: taken from the ready list onto its held lists, or active in the BullMQ queue under its
+ * lock. Read when its heartbeat lapses, to free their leases without waiting for their lease to
+ * run out or BullMQ's stalled check; then `forgetHeldFetchJobs` drops the ready list's ones.
  */
 export async function heldFetchJobs(redis: RedisClient, namespace: string, partition: number, holder: string): Promise<{ jobId: string; leaseId: string; token: string }[]> {
+  const held: { jobId: string; leaseId: string; token: string }[] = [];
+  const leaseOf = (data: string): string | null => {
+    try {
+      const parsed = fetchJobDataSchema.safeParse(JSON.parse(data));
+      return parsed.success ? decodeFetchJob(parsed.data).leaseId : null;
+    } catch {
+      // An unreadable job is the dead-letter queue's business, not this sweep's.
+      return null;
+    }
+  };
+  for (const job of await new ReadyJobs(redis, namespace).heldBy(partition, holder)) {
+    held.push({ jobId: job.id, leaseId: leaseOf(job.payload) ?? job.id, token: job.token });
+  }
   const base = `${fetchQueuePrefix(namespace, partition)}:${fetchQueueName(partition)}`;
   const active = await redis.lrange(`${base}:active`, 0, -1);
-  if (active.length === 0) return [];
+  if (active.length === 0) return held;
   const pipeline = redis.pipeline();
   for (const id of active) pipeline.get(`${base}:${id}:lock`).hget(`${base}:${id}`, 'data');
   const replies = ((await pipeline.exec()) ?? []).map(([, value]) => value as string | null);
-  const held: { jobId: string; leaseId: string; token: string }[] = [];
   active.forEach((jobId, i) => {
     const token = replies[2 * i];
     const data = replies[2 * i + 1];
     if (!token?.startsWith(`${holder}|`) || !data) return;
-    try {
-      const parsed = fetchJobDataSchema.safeParse(JSON.parse(data));
-      const leaseId = parsed.success ? decodeFetchJob(parsed.data).leaseId : null;
-      if (leaseId) held.push({ jobId, leaseId, token });
-    } catch {
-      // An unreadable job is the dead-letter queue's business, not this sweep's.
-    }
+    const leaseId = leaseOf(data);
+    if (leaseId) held.push({ jobId, leaseId, token });
   });
   return held;
+}
+
+/** Drops the ready-list jobs a lapsed worker process held (after their leases were freed). Returns how many. */
+export function forgetHeldFetchJobs(redis: RedisClient, namespace: string, partition: number, holder: string): Promise<number> {
+  return new ReadyJobs(redis, namespace).forget(partition, holder);
 }

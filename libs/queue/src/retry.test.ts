@@ -27,7 +27,7 @@ describe('freshLeaseRetry', () => {
     const namespace = `${t.prefix}a`;
     const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 2 });
     const seen: { lease: string | null; attempt: number }[] = [];
-    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000 }, async (ctx) => {
+    const worker = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 1, stalledMs: 5000, jobs: queues.options }, async (ctx) => {
       seen.push({ lease: ctx.job.leaseId, attempt: ctx.attempt });
       return seen.length === 1 ? { outcome: 'dead', reason: 'ERR_HTTP_5XX: HTTP 500' } : { outcome: 'done', summary: {} };
     });

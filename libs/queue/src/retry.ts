@@ -18,7 +18,8 @@ export const isFetchQueueName = (name: string): boolean => /^fetch-p\d+$/.test(n
  */
 export async function freshLeaseRetry(job: Job, state: FinishedStatus = 'failed'): Promise<void> {
   if (isFetchQueueName(job.queueName)) {
-    const data = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
+    // Fresh tries too: the count and the reason a job from the ready list carried in its data go.
+    const { a: _tries, e: _reason, ...data } = (typeof job.data === 'object' && job.data !== null ? job.data : {}) as Record<string, unknown>;
     await job.updateData({ ...data, l: freshLeaseId() });
   }
   await job.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
