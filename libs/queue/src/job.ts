@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** The longest give-up reason a fetch job's payload carries (`e`). */
+export const REASON_MAX_LENGTH = 10_000;
+
 /**
  * A fetch job's payload on the wire. Kept small (BullMQ stores it per waiting job): the URL and
  * the few fields the gate and the pipeline need. Field names are short on purpose and never
@@ -29,7 +32,7 @@ export const fetchJobDataSchema = z.object({
   /** Tries made before this job was put in the BullMQ queue (from the ready list, which keeps no count). */
   a: z.number().int().min(0).optional(),
   /** Why the pipeline gave up on it: set on a job from the ready list that goes straight to the dead-letter queue. */
-  e: z.string().max(10_000).optional(),
+  e: z.string().max(REASON_MAX_LENGTH).optional(),
 }).superRefine((data, ctx) => {
   // The host gate, the pause and the politeness delay key on `h`: a job whose `h` is not its URL's
   // host (one added or edited by hand) would be fetched under another host's rules.

@@ -122,6 +122,16 @@ describe('FetchQueues and FetchWorker', () => {
     });
   });
 
+  it('dead-letters a job from the ready list with its reason, however long', async () => {
+    const long = `ERR_HTTP_4XX: ${'x'.repeat(20_000)}`;
+    await withWorker(1, async () => ({ outcome: 'dead', reason: long }), async (queues) => {
+      await queues.addLeased(0, [job('p0-6')]);
+      await until(async () => (await queues.counts()).failed === 1);
+      const [failed] = await queues.queue(0).getFailed();
+      expect(failed?.failedReason).toBe(long.slice(0, 10_000));
+    });
+  });
+
   it('re-runs dead letters with fresh attempts and a fresh, explicit lease id each time', async () => {
     let rounds = 0;
     const runs: { id: string; lease: string | null; attempt: number }[] = [];

@@ -4,7 +4,7 @@ import type { RedisClient } from '@trawl/redis';
 import { type ReadyJob, ReadyJobs, readyJobToken } from './ready.js';
 import { describeIssues } from './seeds.js';
 import { freshLeaseRetry } from './retry.js';
-import { decodeFetchJob, encodeFetchJob, type FetchJob, type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult } from './job.js';
+import { decodeFetchJob, encodeFetchJob, type FetchJob, type FetchJobContext, type FetchJobData, fetchJobDataSchema, fetchQueueName, fetchQueuePrefix, type JobResult, REASON_MAX_LENGTH } from './job.js';
 
 export interface FetchQueueOptions {
   namespace: string;
@@ -486,7 +486,7 @@ class ReadyLane {
       case 'dead':
         if (result.outcome === 'retry' && made < maxAttempts) await this.toQueue(entry, { ...parsed.data, a: made }, { attempts: maxAttempts - made, delay: result.delayMs });
         // Given up, or no try left: to the dead-letter queue with the reason.
-        else await this.toQueue(entry, { ...parsed.data, a: made, e: result.reason }, { attempts: 1 });
+        else await this.toQueue(entry, { ...parsed.data, a: made, e: result.reason.slice(0, REASON_MAX_LENGTH) }, { attempts: 1 });
         return;
     }
   }
