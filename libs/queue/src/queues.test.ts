@@ -106,6 +106,50 @@ describe('FetchQueues and FetchWorker', () => {
     });
   });
 
+  it('a turn due soon is waited for in the worker, still held; one due later becomes a BullMQ delayed job', async () => {
+    const runs: string[] = [];
+    await withWorker(1, async (ctx) => {
+      runs.push(ctx.id);
+      if (ctx.id === 'p0-far') return { outcome: 'defer', until: Date.now() + 60_000 };
+      return runs.filter((id) => id === ctx.id).length === 1 ? { outcome: 'defer', until: Date.now() + 300 } : { outcome: 'done', summary: {} };
+    }, async (queues) => {
+      await queues.addLeased(0, [job('p0-near'), job('p0-far')]);
+      await until(async () => runs.length === 2);
+      // Waiting in the worker: held (a job still), not in BullMQ.
+      expect(await queues.queue(0).getJobState('p0-near')).toBe('unknown');
+      expect(await queues.jobsExist(0, ['p0-near'])).toEqual([true]);
+      await until(async () => (await queues.queue(0).getJobState('p0-far')) === 'delayed');
+      await until(async () => runs.filter((id) => id === 'p0-near').length === 2);
+      await until(async () => (await queues.jobsExist(0, ['p0-near']))[0] === false);
+    });
+  });
+
+  it('a stopping worker gives its jobs waiting for their turn back to the ready list, for another to run', async () => {
+    const namespace = `${t.prefix}q${(n += 1)}`;
+    const queues = new FetchQueues(t.redis, { namespace, partitions: 1, attempts: 1 });
+    const first = new FetchWorker(blocking, { namespace, partition: 0, concurrency: 2, stalledMs: 5000, jobs: queues.options }, async () => ({ outcome: 'defer', until: Date.now() + 20_000 }));
+    const ran: string[] = [];
+    const other = testConnection({ blocking: true });
+    const second = new FetchWorker(other, { namespace, partition: 0, concurrency: 2, stalledMs: 5000, jobs: queues.options }, async (ctx) => {
+      ran.push(ctx.id);
+      return { outcome: 'done', summary: {} };
+    });
+    try {
+      void first.run();
+      await queues.addLeased(0, [job('p0-1'), job('p0-2')]);
+      await until(async () => (await queues.waiting(0)) === 0 && (await queues.jobsExist(0, ['p0-1', 'p0-2'])).every(Boolean));
+      await first.close();
+      expect(await t.redis.lrange(readyKeys(namespace, 0).ready, 0, -1)).toEqual(['p0-1', 'p0-2']);
+      void second.run();
+      await until(async () => ran.length === 2);
+      expect(ran.sort()).toEqual(['p0-1', 'p0-2']);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+      other.disconnect();
+      await queues.close();
+    }
+  });
+
   it('retries after the delay the pipeline chose, then dead-letters with the reason', async () => {
     const attempts: number[] = [];
     await withWorker(3, async (ctx) => {

@@ -210,6 +210,12 @@ export interface FetchWorkerOptions {
   holder?: string;
 }
 
+/**
+ * A ready-list job deferred at most this far ahead waits in its worker, still held; one due later
+ * (a long Crawl-delay, a blocked host's next tier) becomes a BullMQ delayed job.
+ */
+const LOCAL_DEFER_MAX_MS = 30_000;
+
 /** How long the ready list's consumer blocks for a job at a time (seconds): also the longest a close waits for it. */
 const READY_BLOCK_S = 0.5;
 
@@ -218,8 +224,9 @@ const READY_BLOCK_S = 0.5;
  * those in its BullMQ queue — at most `concurrency` at once, and turns each JobResult into
  * what follows. This is the only place that knows how deferral, retry and dead-lettering map
  * onto BullMQ (moveToDelayed + DelayedError, a thrown error with a custom backoff,
- * UnrecoverableError); a job from the ready list that leaves the straight path becomes a BullMQ
- * job (delayed, or failed) carrying the tries it has made (`a`).
+ * UnrecoverableError); a job from the ready list waits for a turn due soon in the worker, and
+ * one that leaves the straight path becomes a BullMQ job (delayed, or failed) carrying the tries
+ * it has made (`a`).
  */
 export class FetchWorker {
   readonly worker: Worker;
@@ -375,6 +382,8 @@ class ReadyLane {
   /** The BullMQ queue deferred, retried and dead-lettered jobs go to. */
   private readonly queue: Queue;
   private readonly running = new Map<string, Promise<void>>();
+  /** Held jobs waiting here for their host's turn, by id. */
+  private readonly deferred = new Map<string, NodeJS.Timeout>();
   private readonly controller = new AbortController();
   private loop: Promise<void> | null = null;
   private closed = false;
@@ -479,9 +488,16 @@ class ReadyLane {
       case 'stale':
         await this.jobs.finish(options.partition, this.consumer, entry.id, true);
         return;
-      case 'defer':
-        await this.toQueue(entry, parsed.data, { attempts: maxAttempts - before, delay: Math.ceil(result.until) - Date.now() });
+      case 'defer': {
+        const waitMs = Math.ceil(result.until) - Date.now();
+        // A turn due soon (the host's delay, the page after robots.txt) is waited for here,
+        // the job still held (a crash frees it with the rest); a BullMQ delayed job would come
+        // back up to ~100 ms late, and cost its add, promotion and pick-up.
+        // A closing worker leaves it held: close() gives it back for another worker to run.
+        if (waitMs > LOCAL_DEFER_MAX_MS) await this.toQueue(entry, parsed.data, { attempts: maxAttempts - before, delay: waitMs });
+        else if (!this.closed) this.deferHere(entry, waitMs);
         return;
+      }
       case 'retry':
       case 'dead':
         if (result.outcome === 'retry' && made < maxAttempts) await this.toQueue(entry, { ...parsed.data, a: made }, { attempts: maxAttempts - made, delay: result.delayMs });
@@ -489,6 +505,15 @@ class ReadyLane {
         else await this.toQueue(entry, { ...parsed.data, a: made, e: result.reason.slice(0, REASON_MAX_LENGTH) }, { attempts: 1 });
         return;
     }
+  }
+
+  /** Runs the held job again in `waitMs` (holding no slot meanwhile); a close gives it back instead. */
+  private deferHere(entry: ReadyJob, waitMs: number): void {
+    const timer = setTimeout(() => {
+      this.deferred.delete(entry.id);
+      if (!this.closed) this.start(entry);
+    }, Math.max(0, waitMs));
+    this.deferred.set(entry.id, timer);
   }
 
   /** The job leaves the ready list for the BullMQ queue (added first: a crash between keeps both, never neither). */
@@ -505,10 +530,12 @@ class ReadyLane {
   /**
    * Stops taking jobs; waits for those running (with force, aborts them and leaves them held:
    * their leases come back with the process's heartbeat), then gives back the jobs it took and
-   * never started.
+   * is not running (never started, or waiting here for their turn).
    */
   async close(force: boolean): Promise<void> {
     this.closed = true;
+    for (const timer of this.deferred.values()) clearTimeout(timer);
+    this.deferred.clear();
     await this.loop?.catch(() => undefined);
     if (force) this.controller.abort(new Error('the fetch worker is closing'));
     else await Promise.allSettled([...this.running.values()]);

@@ -28,8 +28,8 @@ export function readyKeys(namespace: string, partition: number): { ready: string
  * The dispatched fetch jobs' way to the workers: a Redis list per partition that a consumer
  * takes from in batches (one blocking move, then up to its free slots in one script), where a
  * BullMQ job would cost each page its own add, pick-up and completion scripts. Only the jobs
- * that leave the straight path — deferred, retried, dead-lettered — become BullMQ jobs (see
- * FetchWorker). A taken job sits on its consumer's held list until it is over, so a consumer
+ * that leave the straight path — retried, dead-lettered, deferred far ahead — become BullMQ
+ * jobs (see FetchWorker). A taken job sits on its consumer's held list until it is over, so a consumer
  * that stops gives back what it never started, and the jobs of a worker process that died are
  * found under its member id (`heldFetchJobs`) and dropped once their leases are freed.
  */
