@@ -65,7 +65,7 @@ export function fetchJobOptions(options: Pick<FetchQueueOptions, 'attempts' | 'k
 
 /**
  * Producer side, per frontier partition: the ready list dispatched jobs go to, and the BullMQ
- * queue that holds the jobs off the straight path (deferred, retried, dead letters, added by hand).
+ * queue that holds the jobs off the straight path (deferred far ahead, retried, dead letters, added by hand).
  */
 export class FetchQueues {
   private readonly queues: Queue[];
