@@ -60,6 +60,8 @@ export interface StatsDeps {
  */
 export class CrawlStats {
   private readonly rate = new RateWindow(30_000);
+  /** The fetch queues' ready lists, counted beside each queue. */
+  private readonly readyJobs: ReadyJobs;
   private readonly cache: Cached<CrawlSnapshot>;
   private readonly slow: Cached<[Awaited<ReturnType<Runtime['db']['counts']>>, { code: string; pages: number }[], Awaited<ReturnType<Freshness['report']>>['total']]>;
 
@@ -67,6 +69,7 @@ export class CrawlStats {
     private readonly deps: StatsDeps,
     options: { snapshotTtlMs?: number; slowTtlMs?: number } = {},
   ) {
+    this.readyJobs = new ReadyJobs(deps.runtime.redis, deps.runtime.config.namespace);
     this.cache = new Cached(options.snapshotTtlMs ?? 2000, () => this.compute());
     this.slow = new Cached(options.slowTtlMs ?? SLOW_TTL_MS, () =>
       Promise.all([deps.runtime.db.counts(), deps.queries.errorCodes(10), deps.freshness.report({}).then((r) => r.total)]),
@@ -98,13 +101,12 @@ export class CrawlStats {
       runtime.frontier.sampleHosts(Math.ceil(HOST_SAMPLE / config.partitions)),
       runtime.admission.check(),
     ]);
-    const readyJobs = new ReadyJobs(runtime.redis, config.namespace);
     const queueCounts = await Promise.all(
       queues.map(async ({ spec, queue }) => {
         const counts = (await queue.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')) as Record<'waiting' | 'active' | 'delayed' | 'failed' | 'completed', number>;
         // A fetch queue's dispatched jobs wait on its partition's ready list, beside it.
         if (isFetchQueueName(spec.name)) {
-          const ready = await readyJobs.counts(Number(spec.name.slice('fetch-p'.length)));
+          const ready = await this.readyJobs.counts(Number(spec.name.slice('fetch-p'.length)));
           counts.waiting += ready.waiting;
           counts.active += ready.active;
           counts.completed += ready.completed;

@@ -72,8 +72,9 @@ export class ReadyJobs {
   /** Whether each job is on the ready list or held by a consumer (not over), in one round trip. */
   async exist(partition: number, ids: readonly string[]): Promise<boolean[]> {
     if (ids.length === 0) return [];
+    const { jobs } = this.keys(partition);
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hexists(this.keys(partition).jobs, id);
+    for (const id of ids) pipeline.hexists(jobs, id);
     return ((await pipeline.exec()) ?? []).map(([error, found]) => {
       if (error) throw error;
       return found === 1;
